@@ -1,0 +1,67 @@
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { newId } from '../ids';
+import { dynamoClient } from '../store/clients';
+import { tables } from '../store/tables';
+import { generateApiKeySecret, putApiKey } from './api-keys';
+
+export interface BootstrapResult {
+  organisationId: string;
+  workspaceId: string;
+  /** Set only when this call created the first admin key; print it once. */
+  createdAdminKey?: string;
+}
+
+const markerKey = { pk: 'SYSTEM', sk: 'BOOTSTRAP' };
+
+/**
+ * Makes sure the organisation, its default workspace and an admin key exist. The first call creates
+ * them and returns the new admin key; later calls change nothing. With `adminKey`, that key is
+ * installed (idempotently) instead of a generated one. Used by the local first start and by
+ * `npm run bootstrap` against a deployed stack.
+ */
+export async function ensureBootstrap(options: { adminKey?: string } = {}): Promise<BootstrapResult> {
+  if (options.adminKey !== undefined && options.adminKey.length < 20) {
+    throw new Error('GATEWAY_ADMIN_KEY must be at least 20 characters long.');
+  }
+  const existing = await readMarker();
+  let result: BootstrapResult;
+  let created = false;
+  if (existing) {
+    result = existing;
+  } else {
+    const organisationId = newId('org');
+    const workspaceId = newId('ws');
+    const now = Math.floor(Date.now() / 1000);
+    await put({ pk: `ORG#${organisationId}`, sk: 'ORG', id: organisationId, name: 'Default organisation', created_at: now });
+    await put({ pk: `WS#${workspaceId}`, sk: 'WS', id: workspaceId, organisation_id: organisationId, name: 'Default workspace', slug: 'default', created_at: now });
+    try {
+      await put({ ...markerKey, organisation_id: organisationId, workspace_id: workspaceId, created_at: now }, 'attribute_not_exists(pk)');
+      result = { organisationId, workspaceId };
+      created = true;
+    } catch (error) {
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      result = (await readMarker())!; // another process bootstrapped first
+    }
+  }
+  const scope = { organisation_id: result.organisationId, workspace_id: result.workspaceId, role: 'admin' as const };
+  if (options.adminKey) {
+    await putApiKey(options.adminKey, { name: 'Admin key (GATEWAY_ADMIN_KEY)', ...scope }, { onlyIfAbsent: true });
+  } else if (created) {
+    const secret = generateApiKeySecret();
+    await putApiKey(secret, { name: 'First admin key', ...scope });
+    result.createdAdminKey = secret;
+  }
+  return result;
+}
+
+async function readMarker(): Promise<BootstrapResult | undefined> {
+  const found = await dynamoClient().send(new GetItemCommand({ TableName: tables.control, Key: marshall(markerKey), ConsistentRead: true }));
+  if (!found.Item) return undefined;
+  const item = unmarshall(found.Item);
+  return { organisationId: item.organisation_id, workspaceId: item.workspace_id };
+}
+
+async function put(item: Record<string, unknown>, condition?: string): Promise<void> {
+  await dynamoClient().send(new PutItemCommand({ TableName: tables.control, Item: marshall(item), ConditionExpression: condition }));
+}

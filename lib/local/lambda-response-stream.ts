@@ -1,0 +1,80 @@
+import type { ServerResponse } from 'node:http';
+import { Writable } from 'node:stream';
+import { preludeDelimiter } from './lambda-globals';
+
+/**
+ * The response stream a streaming handler writes to, turned into HTTP the way API Gateway does:
+ * the JSON prelude (status, headers, cookies) up to eight NUL bytes, then the body, written to the
+ * socket chunk by chunk with back-pressure. Ends the socket after `idleMs` without a write.
+ */
+export class LambdaResponseStream extends Writable {
+  private prelude: Buffer | undefined = Buffer.alloc(0);
+  private readonly idleTimer: NodeJS.Timeout;
+
+  constructor(private readonly res: ServerResponse, idleMs: number) {
+    super();
+    this.idleTimer = setTimeout(() => this.destroy(new Error('Stream idle timeout')), idleMs);
+    this.idleTimer.unref();
+    res.on('close', () => {
+      if (!res.writableFinished) this.destroy(new Error('Client closed the connection'));
+    });
+  }
+
+  get headersSent(): boolean {
+    return this.prelude === undefined;
+  }
+
+  setContentType(_type: string): void {
+    // API Gateway reads the content type of the invocation itself; nothing to do locally.
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.idleTimer.refresh();
+    let body = chunk;
+    if (this.prelude !== undefined) {
+      const seen = Buffer.concat([this.prelude, chunk]);
+      const end = seen.indexOf(preludeDelimiter);
+      if (end === -1) {
+        this.prelude = seen;
+        return callback();
+      }
+      this.prelude = undefined;
+      this.writeHead(seen.subarray(0, end));
+      body = seen.subarray(end + preludeDelimiter.length);
+      if (body.length === 0) return callback();
+    }
+    if (this.res.write(body)) callback();
+    else this.res.once('drain', () => callback());
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    clearTimeout(this.idleTimer);
+    if (this.prelude !== undefined) {
+      // A handler that never sent a prelude: API Gateway answers as for a failed integration.
+      this.prelude = undefined;
+      this.res.writeHead(502, { 'content-type': 'application/json' });
+      this.res.end('{"message":"Internal server error"}');
+    } else this.res.end();
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    clearTimeout(this.idleTimer);
+    if (!this.res.writableEnded) this.res.destroy();
+    callback(error);
+  }
+
+  private writeHead(preludeBytes: Buffer): void {
+    const prelude = JSON.parse(preludeBytes.toString('utf8')) as {
+      statusCode?: number;
+      headers?: Record<string, string>;
+      multiValueHeaders?: Record<string, string[]>;
+      cookies?: string[];
+    };
+    const headers: Record<string, string | string[]> = { ...prelude.multiValueHeaders, ...prelude.headers };
+    if (prelude.cookies?.length) headers['set-cookie'] = prelude.cookies;
+    this.res.writeHead(prelude.statusCode ?? 200, headers);
+    // Send the status and headers now: a client waiting on a slow stream sees them before the body.
+    this.res.flushHeaders();
+  }
+}

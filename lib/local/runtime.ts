@@ -1,0 +1,91 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ensureBootstrap, type BootstrapResult } from '../auth/bootstrap';
+import { startEmulators, type RunningEmulators } from './emulators';
+import { installLambdaGlobals } from './lambda-globals';
+import { installLogSink, type LogSink } from './log-sink';
+import { provisionResources } from './provision';
+import { startLocalServer, type LambdaHandler, type LocalServer } from './server';
+import { loadServerlessConfig, resolveIntrinsics } from './serverless-config';
+
+export interface LocalRuntimeOptions {
+  /** Project root, where serverless.yml and .build/ are. */
+  root: string;
+  host: string;
+  port: number;
+  stage: string;
+  dataDir: string;
+  adminKey?: string;
+  /** Running emulators to use instead of starting new ones. */
+  endpoints: { dynamodb?: string; sqs?: string; s3?: string };
+  logFlushIntervalMs?: number;
+}
+
+export interface LocalRuntime {
+  url: string;
+  bootstrap: BootstrapResult;
+  emulators: RunningEmulators;
+  logs: LogSink;
+  stop(): Promise<void>;
+}
+
+const region = 'us-east-1';
+
+/**
+ * The local runtime: emulators, the resources of serverless.yml, the environment the functions get
+ * on AWS, the function bundles behind a local API Gateway, and the first-start bootstrap.
+ */
+export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<LocalRuntime> {
+  const config = loadServerlessConfig({ file: path.join(options.root, 'serverless.yml'), stage: options.stage, region });
+  const emulators = await startEmulators({ dataDir: options.dataDir, use: options.endpoints });
+  process.env.GATEWAY_DYNAMODB_ENDPOINT = emulators.endpoints.dynamodb;
+  process.env.GATEWAY_SQS_ENDPOINT = emulators.endpoints.sqs;
+  process.env.GATEWAY_S3_ENDPOINT = emulators.endpoints.s3;
+  process.env.AWS_REGION ??= region;
+
+  const resources = await provisionResources(config.resources, { region });
+  const environment = resolveIntrinsics(config.environment, { ...resources, pseudo: { 'AWS::Region': region, 'AWS::AccountId': '000000000000' } }) as Record<string, unknown>;
+  for (const [name, value] of Object.entries(environment)) process.env[name] = String(value);
+  // Local mode is set explicitly, never inferred: it allows loopback upstreams.
+  process.env.GATEWAY_MODE = 'local';
+
+  installLambdaGlobals();
+  const handlers = new Map<string, LambdaHandler>();
+  for (const fn of config.functions) {
+    const bundle = path.join(options.root, '.build', 'functions', fn.name, 'index.mjs');
+    const module = (await import(pathToFileURL(bundle).href)) as { handler: LambdaHandler };
+    handlers.set(fn.name, module.handler);
+  }
+  const ingest = handlers.get('logIngest');
+  if (!ingest) throw new Error('serverless.yml has no logIngest function');
+  const logs = installLogSink({ ingest, intervalMs: options.logFlushIntervalMs, logGroup: `/aws/lambda/${config.service}-${options.stage}` });
+
+  const bootstrap = await ensureBootstrap({ adminKey: options.adminKey });
+  let server: LocalServer;
+  try {
+    server = await startLocalServer({
+      host: options.host,
+      port: options.port,
+      stage: options.stage,
+      service: config.service,
+      routes: config.routes,
+      functions: config.functions,
+      handlers,
+    });
+  } catch (error) {
+    await logs.stop();
+    await emulators.stop();
+    throw error;
+  }
+  return {
+    url: `${server.url}/v1`,
+    bootstrap,
+    emulators,
+    logs,
+    async stop() {
+      await server.close();
+      await logs.stop();
+      await emulators.stop();
+    },
+  };
+}

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import { streamingMarker } from './lambda-globals';
+import { LambdaResponseStream } from './lambda-response-stream';
+import { buildProxyEvent } from './proxy-event';
+import { RouteTable } from './route-table';
+import type { ServerlessFunction, ServerlessRoute } from './serverless-config';
+
+// API Gateway's limits for REST APIs.
+const maxPayloadBytes = 10 * 1024 * 1024;
+const maxHeaderBytes = 10_240;
+const streamIdleMs = 5 * 60_000;
+
+export type LambdaHandler = (event: unknown, contextOrStream: unknown, context?: unknown) => Promise<unknown>;
+
+export interface LocalServerOptions {
+  host: string;
+  port: number;
+  stage: string;
+  service: string;
+  routes: readonly ServerlessRoute[];
+  functions: readonly ServerlessFunction[];
+  handlers: ReadonlyMap<string, LambdaHandler>;
+}
+
+export interface LocalServer {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** API Gateway + Lambda on one port: matches routes, builds proxy events, invokes the bundles. */
+export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  const table = new RouteTable(options.routes);
+  const functions = new Map(options.functions.map((fn) => [fn.name, fn]));
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+    handle(req, res).catch((error) => {
+      console.error('Local runtime error', error);
+      if (!res.headersSent) sendJson(res, 502, { message: 'Internal server error' });
+      else res.destroy();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const match = table.match(req.method ?? 'GET', url.pathname);
+    if (!match?.route) {
+      req.resume();
+      return sendError(res, 404, `Unknown route ${req.method} ${url.pathname}. Inference routes live under /v1 (for example POST /v1/chat/completions).`, 'route_not_found');
+    }
+    if (headerBytes(req) > maxHeaderBytes) {
+      req.resume();
+      return sendError(res, 431, `Request headers total more than ${maxHeaderBytes} bytes; API Gateway refuses them. Use a saved config instead of a large inline x-gateway-config.`, 'headers_too_large');
+    }
+    const body = await readRequestBody(req);
+    if (body === undefined) return sendJson(res, 413, { message: 'Request Too Long' });
+
+    const route = match.route;
+    const fn = functions.get(route.functionName)!;
+    const handler = options.handlers.get(route.functionName);
+    if (!handler) throw new Error(`No handler loaded for function ${route.functionName}`);
+    const event = buildProxyEvent(req, url, match, body, options.stage);
+    const timeoutMs = Math.min(route.integrationTimeoutMs, fn.timeoutSeconds * 1000);
+    const context = lambdaContext(options.service, options.stage, fn, event.requestContext.requestId, timeoutMs);
+
+    if ((handler as unknown as Record<symbol, unknown>)[streamingMarker] === 'response') {
+      const stream = new LambdaResponseStream(res, streamIdleMs);
+      const deadline = setTimeout(() => stream.destroy(new Error('Integration timeout')), timeoutMs).unref();
+      try {
+        await handler(event, stream, context);
+      } catch (error) {
+        if (!stream.headersSent && !res.headersSent) sendJson(res, 502, { message: 'Internal server error' });
+        else res.destroy();
+        if (!isDisconnect(error)) console.error(`Function ${route.functionName} failed`, error);
+      } finally {
+        clearTimeout(deadline);
+      }
+      return;
+    }
+
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+    const result = await Promise.race([handler(event, context) as Promise<APIGatewayProxyResult>, timeout]).finally(() => clearTimeout(timer));
+    if (result === 'timeout') return sendJson(res, 504, { message: 'Endpoint request timed out' });
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
+    for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+    const payload = result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+    res.writeHead(result.statusCode, { ...headers, 'content-length': String(payload.length) });
+    res.end(payload);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+function lambdaContext(service: string, stage: string, fn: ServerlessFunction, requestId: string, timeoutMs: number): Context {
+  const functionName = `${service}-${stage}-${fn.name}`;
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: String(fn.memorySize),
+    awsRequestId: requestId || randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function headerBytes(req: IncomingMessage): number {
+  let total = 0;
+  for (const part of req.rawHeaders) total += Buffer.byteLength(part) + 2;
+  return total;
+}
+
+/** The whole request body, or undefined when it is above API Gateway's payload limit. */
+async function readRequestBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += chunk.length;
+    if (size > maxPayloadBytes) {
+      req.resume();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
+  res.end(payload);
+}
+
+function sendError(res: ServerResponse, status: number, message: string, code: string): void {
+  sendJson(res, status, { error: { message, type: 'invalid_request_error', param: null, code } });
+}
+
+function isDisconnect(error: unknown): boolean {
+  const message = (error as Error)?.message ?? '';
+  return message.includes('Client closed') || (error as { code?: string })?.code === 'ERR_STREAM_PREMATURE_CLOSE';
+}

@@ -1,0 +1,41 @@
+import { gunzipSync } from 'node:zlib';
+import { requestLogType, type RequestLogRecord } from './request-log';
+import { writeLogRecords } from './log-store';
+
+/** The event a CloudWatch Logs subscription delivers to a Lambda function. */
+export interface CloudWatchLogsEvent {
+  awslogs: { data: string };
+}
+
+interface CloudWatchLogsData {
+  messageType: 'DATA_MESSAGE' | 'CONTROL_MESSAGE';
+  logEvents: Array<{ id: string; timestamp: number; message: string }>;
+}
+
+/** Decodes a subscription batch (base64 of gzip of JSON) and stores its request-log records. */
+export async function ingestLogEvent(event: CloudWatchLogsEvent): Promise<{ stored: number; skipped: number }> {
+  const data = JSON.parse(gunzipSync(Buffer.from(event.awslogs.data, 'base64')).toString('utf8')) as CloudWatchLogsData;
+  if (data.messageType !== 'DATA_MESSAGE') return { stored: 0, skipped: 0 };
+  const records: RequestLogRecord[] = [];
+  let skipped = 0;
+  for (const logEvent of data.logEvents) {
+    const record = parseRecord(logEvent.message);
+    if (record) records.push(record);
+    else skipped++;
+  }
+  const stored = await writeLogRecords(records);
+  return { stored, skipped: skipped + records.length - stored };
+}
+
+function parseRecord(message: string): RequestLogRecord | undefined {
+  let parsed: any;
+  try {
+    parsed = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  // With Lambda's JSON log format a line may arrive wrapped in the runtime's envelope.
+  if (parsed?.type !== requestLogType && parsed?.message?.type === requestLogType) parsed = parsed.message;
+  if (parsed?.type !== requestLogType || typeof parsed.id !== 'string' || typeof parsed.trace_id !== 'string') return undefined;
+  return parsed as RequestLogRecord;
+}

@@ -1,0 +1,73 @@
+import { BatchWriteItemCommand, QueryCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { dynamoClient } from '../store/clients';
+import { tables } from '../store/tables';
+import type { RequestLogRecord } from './request-log';
+
+const retentionDays = Number(process.env.GATEWAY_LOG_RETENTION_DAYS ?? 30);
+const workspacePk = (workspaceId: string) => `WS#${workspaceId}`;
+const tracePk = (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`;
+
+/**
+ * Writes log records in batches. Keys come from the record's own id, so a line delivered twice
+ * overwrites itself instead of doubling. Records without a workspace (requests refused before
+ * authentication) stay in the function's log stream only.
+ */
+export async function writeLogRecords(records: RequestLogRecord[]): Promise<number> {
+  const byKey = new Map<string, RequestLogRecord>();
+  for (const record of records) if (record.workspace_id) byKey.set(record.id, record);
+  const requests: WriteRequest[] = [];
+  for (const record of byKey.values()) {
+    const expiresAt = Math.floor(Date.parse(record.created_at) / 1000) + retentionDays * 86_400;
+    requests.push({
+      PutRequest: {
+        Item: marshall(
+          { pk: workspacePk(record.workspace_id!), sk: `LOG#${record.id}`, gsi1pk: tracePk(record.workspace_id!, record.trace_id), gsi1sk: record.id, expiresAt, record },
+          { removeUndefinedValues: true, convertEmptyValues: false },
+        ),
+      },
+    });
+  }
+  for (let i = 0; i < requests.length; i += 25) await batchWrite(requests.slice(i, i + 25));
+  return requests.length;
+}
+
+async function batchWrite(requests: WriteRequest[]): Promise<void> {
+  let pending: WriteRequest[] | undefined = requests;
+  for (let attempt = 0; pending && pending.length > 0; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+    if (attempt > 8) throw new Error(`Could not write ${pending.length} log records after ${attempt} attempts.`);
+    const result: { UnprocessedItems?: Record<string, WriteRequest[]> } = await dynamoClient().send(new BatchWriteItemCommand({ RequestItems: { [tables.logs]: pending } }));
+    pending = result.UnprocessedItems?.[tables.logs];
+  }
+}
+
+/** A workspace's logs, newest first. */
+export async function listLogs(workspaceId: string, page: { limit: number; after?: string }) {
+  const result = await dynamoClient().send(
+    new QueryCommand({
+      TableName: tables.logs,
+      KeyConditionExpression: page.after ? 'pk = :pk AND sk < :after' : 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: marshall(page.after ? { ':pk': workspacePk(workspaceId), ':after': `LOG#${page.after}` } : { ':pk': workspacePk(workspaceId), ':prefix': 'LOG#' }),
+      ScanIndexForward: false,
+      Limit: page.limit + 1,
+    }),
+  );
+  const records = (result.Items ?? []).map((item) => unmarshall(item).record as RequestLogRecord);
+  return { data: records.slice(0, page.limit), has_more: records.length > page.limit };
+}
+
+/** Every record of a trace in a workspace, newest first. */
+export async function findLogsByTrace(workspaceId: string, traceId: string): Promise<RequestLogRecord[]> {
+  const result = await dynamoClient().send(
+    new QueryCommand({
+      TableName: tables.logs,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: marshall({ ':pk': tracePk(workspaceId, traceId) }),
+      ScanIndexForward: false,
+      Limit: 100,
+    }),
+  );
+  return (result.Items ?? []).map((item) => unmarshall(item).record as RequestLogRecord);
+}

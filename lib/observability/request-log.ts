@@ -1,0 +1,54 @@
+/** The record every request leaves behind, written as one JSON line once the response is complete. */
+export interface RequestLogRecord {
+  type: 'gateway.request';
+  id: string;
+  trace_id: string;
+  span_id?: string;
+  parent_span_id?: string;
+  span_name?: string;
+  metadata?: Record<string, unknown>;
+  organisation_id?: string;
+  workspace_id?: string;
+  api_key_id?: string;
+  provider?: string;
+  model?: string;
+  method: string;
+  path: string;
+  status: number;
+  stream?: boolean;
+  latency_ms: number;
+  usage?: TokenUsage;
+  error?: { message: string; code: string | null };
+  request_id: string;
+  created_at: string;
+}
+
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: Record<string, number>;
+  completion_tokens_details?: Record<string, number>;
+}
+
+/** Fields a route fills in while it works; the HTTP layer adds the rest. */
+export type RequestLogFields = Partial<Pick<RequestLogRecord, 'provider' | 'model' | 'stream' | 'usage' | 'error'>>;
+
+/** Filter pattern of the CloudWatch Logs subscription that feeds the log-ingest function. */
+export const requestLogType = 'gateway.request';
+
+interface LocalLogSink {
+  emitLog(line: string): void;
+}
+
+/**
+ * Writes the record as one JSON line on stdout, where Lambda hands it to CloudWatch Logs and the
+ * subscription delivers it to log ingestion. The local runtime installs a sink that feeds the same
+ * ingestion handler instead.
+ */
+export function emitRequestLog(record: RequestLogRecord): void {
+  const line = JSON.stringify(record);
+  const sink = (globalThis as { __gatewayLocalLogSink?: LocalLogSink }).__gatewayLocalLogSink;
+  if (sink) sink.emitLog(line);
+  else process.stdout.write(line + '\n');
+}

@@ -1,0 +1,67 @@
+import type { AuthScheme, JsonObject } from '../types';
+
+/**
+ * One row per OpenAI-compatible provider: same request, response and stream format, different base
+ * URL, auth and quirks. Adding a provider of this family is adding a row.
+ */
+export interface OpenAICompatibleProvider {
+  name: string;
+  baseUrl: string;
+  /** Omitted for providers that need no key (a local Ollama). */
+  auth?: AuthScheme;
+  /**
+   * How streamed usage is obtained: `stream_options` asks for it with `stream_options.include_usage`;
+   * `always` means the provider reports it in its final chunks unasked (and may reject the option).
+   */
+  streamUsage: 'stream_options' | 'always';
+  /** Adjusts a request body for the provider (renamed or unsupported parameters). */
+  mapRequest?: (body: JsonObject) => JsonObject;
+  /** Maps a provider-specific finish reason to OpenAI's. */
+  finishReasons?: Record<string, string>;
+}
+
+const bearer: AuthScheme = { header: 'authorization', prefix: 'Bearer ' };
+
+/** `max_completion_tokens` is OpenAI's newer name; these providers only know `max_tokens`. */
+function maxTokensOnly(body: JsonObject): JsonObject {
+  if (body.max_completion_tokens === undefined) return body;
+  const { max_completion_tokens, ...rest } = body;
+  return { max_tokens: max_completion_tokens, ...rest };
+}
+
+export const openAICompatibleProviders: readonly OpenAICompatibleProvider[] = [
+  { name: 'openai', baseUrl: 'https://api.openai.com/v1', auth: bearer, streamUsage: 'stream_options' },
+  { name: 'groq', baseUrl: 'https://api.groq.com/openai/v1', auth: bearer, streamUsage: 'stream_options' },
+  { name: 'together-ai', baseUrl: 'https://api.together.xyz/v1', auth: bearer, streamUsage: 'stream_options', finishReasons: { eos: 'stop' } },
+  { name: 'fireworks-ai', baseUrl: 'https://api.fireworks.ai/inference/v1', auth: bearer, streamUsage: 'stream_options' },
+  {
+    name: 'deepseek',
+    baseUrl: 'https://api.deepseek.com',
+    auth: bearer,
+    streamUsage: 'stream_options',
+    mapRequest: maxTokensOnly,
+    finishReasons: { insufficient_system_resource: 'length' },
+  },
+  { name: 'openrouter', baseUrl: 'https://openrouter.ai/api/v1', auth: bearer, streamUsage: 'stream_options' },
+  { name: 'ollama', baseUrl: 'http://localhost:11434/v1', streamUsage: 'stream_options' },
+  {
+    name: 'mistral-ai',
+    baseUrl: 'https://api.mistral.ai/v1',
+    auth: bearer,
+    streamUsage: 'always',
+    mapRequest: (body) => {
+      const { seed, ...rest } = maxTokensOnly(body);
+      return seed === undefined ? rest : { ...rest, random_seed: seed };
+    },
+    finishReasons: { model_length: 'length' },
+  },
+  { name: 'x-ai', baseUrl: 'https://api.x.ai/v1', auth: bearer, streamUsage: 'stream_options' },
+  { name: 'perplexity-ai', baseUrl: 'https://api.perplexity.ai', auth: bearer, streamUsage: 'always' },
+  { name: 'cerebras', baseUrl: 'https://api.cerebras.ai/v1', auth: bearer, streamUsage: 'stream_options' },
+  { name: 'deepinfra', baseUrl: 'https://api.deepinfra.com/v1/openai', auth: bearer, streamUsage: 'stream_options' },
+  { name: 'nebius', baseUrl: 'https://api.studio.nebius.com/v1', auth: bearer, streamUsage: 'stream_options' },
+  { name: 'sambanova', baseUrl: 'https://api.sambanova.ai/v1', auth: bearer, streamUsage: 'stream_options' },
+  { name: 'lambda', baseUrl: 'https://api.lambda.ai/v1', auth: bearer, streamUsage: 'stream_options' },
+  { name: 'hyperbolic', baseUrl: 'https://api.hyperbolic.xyz/v1', auth: bearer, streamUsage: 'stream_options' },
+  { name: 'novita-ai', baseUrl: 'https://api.novita.ai/v3/openai', auth: bearer, streamUsage: 'stream_options' },
+];

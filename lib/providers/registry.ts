@@ -1,0 +1,34 @@
+import { openAICompatibleProviders, type OpenAICompatibleProvider } from './openai-compatible/providers';
+
+export type Provider = OpenAICompatibleProvider;
+
+const byName = new Map(openAICompatibleProviders.map((provider) => [provider.name, provider]));
+
+export const providerNames: readonly string[] = [...byName.keys()];
+
+export function findProvider(name: string): Provider | undefined {
+  return byName.get(name.toLowerCase());
+}
+
+let overrides: { source: string; urls: Record<string, string> } | undefined;
+
+/**
+ * A provider's base URL. `GATEWAY_PROVIDER_BASE_URLS` (a JSON object of provider name → base URL)
+ * lets an operator send a provider's traffic elsewhere, e.g. through an egress proxy or a regional
+ * endpoint; per-request `custom_host` takes precedence over both.
+ */
+export function defaultBaseUrl(provider: Provider): string {
+  const source = process.env.GATEWAY_PROVIDER_BASE_URLS ?? '';
+  if (overrides?.source !== source) {
+    let urls: Record<string, string> = {};
+    if (source) {
+      try {
+        urls = JSON.parse(source);
+      } catch {
+        throw new Error('GATEWAY_PROVIDER_BASE_URLS must be a JSON object of provider name to base URL.');
+      }
+    }
+    overrides = { source, urls };
+  }
+  return overrides.urls[provider.name] ?? provider.baseUrl;
+}

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { gatewayFetch } from '../support/gateway-client';
+
+async function createKey(role: 'admin' | 'member', name = `${role} key`) {
+  const response = await gatewayFetch('/api-keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, role }) });
+  expect(response.status).toBe(200);
+  return (await response.json()) as { id: string; key: string; role: string; name: string; hint: string };
+}
+
+describe('gateway authentication', () => {
+  it('refuses a request without x-gateway-api-key with 401 and a message saying what to send', async () => {
+    const response = await gatewayFetch('/chat/completions', { method: 'POST', headers: { 'x-gateway-api-key': '' }, body: '{}' });
+    expect(response.status).toBe(401);
+    const body = await response.json();
+    expect(body.error.message).toMatch(/x-gateway-api-key/);
+    expect(body.error.type).toBe('authentication_error');
+  });
+
+  it('refuses an unknown key on every route, pass-through included', async () => {
+    for (const [method, path] of [['POST', '/chat/completions'], ['GET', '/models'], ['GET', '/api-keys'], ['GET', '/logs']]) {
+      const response = await gatewayFetch(path, { method, headers: { 'x-gateway-api-key': 'gwk_not_a_real_key' } });
+      expect(response.status, `${method} ${path}`).toBe(401);
+    }
+  });
+
+  it('creates keys, lists them without secrets, and revokes them', async () => {
+    const created = await createKey('member', 'ci member');
+    expect(created.key).toMatch(/^gwk_/);
+    expect(created.id).toMatch(/^key_/);
+
+    const list = await (await gatewayFetch('/api-keys?limit=100')).json();
+    expect(list.object).toBe('list');
+    const listed = list.data.find((key: any) => key.id === created.id);
+    expect(listed).toMatchObject({ name: 'ci member', role: 'member', status: 'active' });
+    expect(JSON.stringify(list)).not.toContain(created.key);
+
+    // The new key works at once.
+    const works = await gatewayFetch('/logs', { headers: { 'x-gateway-api-key': created.key } });
+    expect(works.status).toBe(200);
+
+    const revoked = await gatewayFetch(`/api-keys/${created.id}`, { method: 'DELETE' });
+    expect(revoked.status).toBe(200);
+    expect(await revoked.json()).toMatchObject({ id: created.id, deleted: true });
+
+    // Revocation reaches every warm cache within seconds.
+    const deadline = Date.now() + 8_000;
+    let status = 200;
+    while (Date.now() < deadline && status !== 401) {
+      status = (await gatewayFetch('/logs', { headers: { 'x-gateway-api-key': created.key } })).status;
+      if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(status).toBe(401);
+  });
+
+  it('lists keys newest first with a cursor', async () => {
+    const a = await createKey('member', 'page a');
+    const b = await createKey('member', 'page b');
+    const first = await (await gatewayFetch('/api-keys?limit=1')).json();
+    expect(first.data[0].id).toBe(b.id);
+    expect(first.has_more).toBe(true);
+    const second = await (await gatewayFetch(`/api-keys?limit=1&after=${first.last_id}`)).json();
+    expect(second.data[0].id).toBe(a.id);
+  });
+
+  it('lets only admin keys manage keys', async () => {
+    const member = await createKey('member');
+    const response = await gatewayFetch('/api-keys', { headers: { 'x-gateway-api-key': member.key } });
+    expect(response.status).toBe(403);
+    expect((await response.json()).error.message).toMatch(/admin/);
+  });
+
+  it('validates key creation input', async () => {
+    const response = await gatewayFetch('/api-keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ role: 'owner' }) });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.param).toBe('role');
+    const unknown = await gatewayFetch('/api-keys/key_doesnotexist', { method: 'DELETE' });
+    expect(unknown.status).toBe(404);
+  });
+});

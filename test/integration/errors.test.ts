@@ -1,0 +1,103 @@
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { env, gatewayFetch } from '../support/gateway-client';
+
+const json = { 'content-type': 'application/json', 'x-gateway-provider': 'openai', authorization: 'Bearer sk-test' };
+const chat = (body: unknown, headers: Record<string, string> = {}) =>
+  gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+async function expectError(response: Response, status: number, match: { param?: string | null; code?: string; message?: RegExp } = {}) {
+  expect(response.status).toBe(status);
+  const body = await response.json();
+  expect(Object.keys(body.error).sort()).toEqual(expect.arrayContaining(['code', 'message', 'param', 'type']));
+  if (match.param !== undefined) expect(body.error.param).toBe(match.param);
+  if (match.code) expect(body.error.code).toBe(match.code);
+  if (match.message) expect(body.error.message).toMatch(match.message);
+  return body;
+}
+
+describe('errors', () => {
+  it('answers 404 with the error body outside /v1', async () => {
+    const response = await fetch(`${env().gatewayUrl.replace(/\/v1$/, '')}/health`);
+    await expectError(response, 404, { code: 'route_not_found' });
+    const root = await fetch(`${env().gatewayUrl}`);
+    expect(root.status).toBe(404);
+  });
+
+  it('answers 400 for malformed JSON, missing model and missing messages', async () => {
+    await expectError(await chat('{"model": '), 400, { code: 'invalid_json' });
+    await expectError(await chat({ messages: [{ role: 'user', content: 'hi' }] }), 400, { param: 'model' });
+    await expectError(await chat({ model: 'gpt-4o' }), 400, { param: 'messages' });
+    await expectError(await chat({ model: 'gpt-4o', messages: [] }), 400, { param: 'messages' });
+    await expectError(await chat('[1,2]'), 400);
+  });
+
+  it('answers 415 for a body that is not JSON', async () => {
+    await expectError(await chat('model=gpt-4o', { 'content-type': 'application/x-www-form-urlencoded' }), 415, { message: /application\/json/ });
+  });
+
+  it('answers 413 above 4 MB', async () => {
+    const big = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x'.repeat(4 * 1024 * 1024) }] });
+    await expectError(await chat(big), 413, { message: /4 MB/ });
+  });
+
+  it('answers 400 for invalid x-gateway-metadata', async () => {
+    await expectError(await chat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-metadata': '{not json' }), 400, {
+      param: 'x-gateway-metadata',
+    });
+    await expectError(await chat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-metadata': '[1]' }), 400);
+  });
+
+  it('answers 400 saying how to select a provider when none is selected', async () => {
+    const body = await expectError(
+      await gatewayFetch('/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }) }),
+      400,
+      { code: 'provider_not_selected' },
+    );
+    expect(body.error.message).toMatch(/x-gateway-provider/);
+    await expectError(await gatewayFetch('/models'), 400, { code: 'provider_not_selected' });
+    await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { 'x-gateway-provider': 'nope' }), 400, { code: 'unknown_provider' });
+  });
+
+  it('refuses a custom host that is not an http(s) base URL', async () => {
+    for (const host of ['ftp://example.com', 'not a url', 'http://user:pw@example.com', 'http://example.com/v1?x=1']) {
+      await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { 'x-gateway-custom-host': host }), 400, { code: 'invalid_custom_host' });
+    }
+  });
+
+  it('answers 502 when the provider cannot be reached', async () => {
+    const port = await closedPort();
+    const body = await expectError(
+      await chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { 'x-gateway-custom-host': `http://127.0.0.1:${port}/v1` }),
+      502,
+      { code: 'provider_unreachable' },
+    );
+    expect(body.error.provider).toBe('openai');
+  });
+
+  it('keeps the provider status and message on unified routes', async () => {
+    const body = await expectError(await chat({ model: 'error-400', messages: [{ role: 'user', content: 'x' }] }), 400);
+    expect(body.error.provider).toBe('openai');
+    const server = await expectError(await chat({ model: 'error-503', messages: [{ role: 'user', content: 'x' }], stream: true }), 503);
+    expect(server.error.provider).toBe('openai');
+  });
+
+  it('never answers 500 to odd input', async () => {
+    const odd = ['', 'null', '"text"', '{"model":1,"messages":"x"}', '{"model":"m","messages":[null]}', '{"model":"m","messages":[{"role":"user"}],"stream":"yes"}', '\u0000\u0001'];
+    for (const body of odd) {
+      const response = await chat(body);
+      expect(response.status, body).toBeGreaterThanOrEqual(400);
+      expect(response.status, body).toBeLessThan(500);
+    }
+  });
+});
+
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,102 @@
+import { gzipSync } from 'node:zlib';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeBinaryBytes, SSE_RAW_BODY, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { env } from '../support/gateway-client';
+import { readFixtureBytes } from '../support/fixtures';
+
+describe('pass-through', () => {
+  let upstream: FakeUpstream;
+  let base: string;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+    base = `${upstream.url}/pt/v1`;
+  });
+  afterAll(() => upstream.close());
+
+  const call = (method: string, path: string, options: { body?: Buffer | string; headers?: Record<string, string> } = {}) =>
+    request(`${env().gatewayUrl}${path}`, {
+      method: method as 'GET',
+      body: options.body,
+      headers: { 'x-gateway-api-key': env().adminKey, 'x-gateway-custom-host': base, authorization: 'Bearer sk-pt', ...options.headers },
+    });
+
+  it('forwards method, path, query, body and headers to {base URL}/{path}', async () => {
+    const body = Buffer.from('{"anything":["goes",1,{"x":null}]}');
+    const response = await call('PUT', '/assistants/asst_1/echo?limit=10&order=desc&tag=a&tag=b', {
+      body,
+      headers: { 'content-type': 'application/json', 'openai-beta': 'assistants=v2', 'x-gateway-trace-id': 'pt-trace' },
+    });
+    expect(response.statusCode).toBe(200);
+    const echoed = (await response.body.json()) as any;
+    expect(echoed.method).toBe('PUT');
+    expect(echoed.url).toBe('/pt/v1/assistants/asst_1/echo?limit=10&order=desc&tag=a&tag=b');
+    expect(Buffer.from(echoed.bodyBase64, 'base64').equals(body)).toBe(true);
+    expect(echoed.headers['openai-beta']).toBe('assistants=v2');
+    expect(echoed.headers.authorization).toBe('Bearer sk-pt');
+    expect(Object.keys(echoed.headers).filter((name) => name.startsWith('x-gateway-'))).toEqual([]);
+    expect(response.headers['x-gateway-trace-id']).toBe('pt-trace');
+    expect(response.headers['x-gateway-provider']).toBe('openai');
+  });
+
+  it('forwards GET and DELETE', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const response = await call(method, '/files/file-1/echo');
+      expect(response.statusCode).toBe(200);
+      expect(((await response.body.json()) as any).method).toBe(method);
+    }
+  });
+
+  it('returns a binary body byte for byte', async () => {
+    const response = await call('GET', '/binary?size=300000');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('application/octet-stream');
+    const bytes = Buffer.from(await response.body.arrayBuffer());
+    expect(bytes.equals(fakeBinaryBytes(300000))).toBe(true);
+  });
+
+  it('relays an SSE body byte for byte, as it arrives', async () => {
+    const response = await call('GET', '/sse-raw?delayMs=150');
+    expect(response.statusCode).toBe(200);
+    const arrivals: number[] = [];
+    let text = '';
+    for await (const chunk of response.body) {
+      arrivals.push(performance.now());
+      text += chunk.toString();
+    }
+    expect(text).toBe(SSE_RAW_BODY);
+    // Not buffered whole: the parts arrive spread over the upstream's pauses.
+    expect(arrivals.length).toBeGreaterThan(1);
+    expect(arrivals.at(-1)! - arrivals[0]).toBeGreaterThan(300);
+  });
+
+  it('replays a recorded provider stream unchanged', async () => {
+    const recorded = readFixtureBytes('openai_chat_stream_tool_call_with_usage.sse');
+    upstream.script('/pt/v1/recorded', [{ rawSse: recorded, splitEvery: 97 }]);
+    const response = await call('POST', '/recorded', { body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(Buffer.from(await response.body.arrayBuffer()).equals(recorded)).toBe(true);
+  });
+
+  it('keeps the provider status, error body and headers, and drops hop-by-hop ones', async () => {
+    upstream.script('/pt/v1/thing', [{ status: 418, body: 'not json at all', headers: { 'x-provider-thing': 'kept', 'content-type': 'text/plain', connection: 'close' } }]);
+    const response = await call('POST', '/thing', { body: 'x', headers: { 'content-type': 'text/plain' } });
+    expect(response.statusCode).toBe(418);
+    expect(await response.body.text()).toBe('not json at all');
+    expect(response.headers['x-provider-thing']).toBe('kept');
+    expect(response.headers['content-type']).toBe('text/plain');
+  });
+
+  it('never decompresses an encoded body', async () => {
+    const gz = gzipSync(Buffer.from('{"compressed":true}'));
+    upstream.script('/pt/v1/gz', [{ status: 200, body: gz, headers: { 'content-encoding': 'gzip', 'content-type': 'application/json' } }]);
+    const response = await call('GET', '/gz');
+    expect(response.headers['content-encoding']).toBe('gzip');
+    expect(Buffer.from(await response.body.arrayBuffer()).equals(gz)).toBe(true);
+  });
+
+  it('refuses methods other than GET, POST, PUT and DELETE', async () => {
+    const response = await call('PATCH', '/files/echo', { body: '{}' });
+    expect(response.statusCode).toBe(405);
+    await response.body.dump();
+  });
+});

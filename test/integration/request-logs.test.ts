@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { gatewayFetch, waitForLogs } from '../support/gateway-client';
+
+const chatHeaders = { 'content-type': 'application/json', 'x-gateway-provider': 'openai', authorization: 'Bearer sk-test' };
+
+describe('request logs', () => {
+  it('records trace, spans, metadata, key, provider, model, status, latency, usage and path', async () => {
+    const traceId = `log-${Date.now()}`;
+    const response = await gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: {
+        ...chatHeaders,
+        'x-gateway-trace-id': traceId,
+        'x-gateway-span-id': 'span-1',
+        'x-gateway-parent-span-id': 'span-0',
+        'x-gateway-span-name': 'answer',
+        'x-gateway-metadata': JSON.stringify({ _user: 'alice', env: 'ci' }),
+      },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'log me' }] }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-gateway-trace-id')).toBe(traceId);
+    await response.text();
+    const [log] = await waitForLogs(traceId);
+    expect(log).toMatchObject({
+      trace_id: traceId,
+      span_id: 'span-1',
+      parent_span_id: 'span-0',
+      span_name: 'answer',
+      metadata: { _user: 'alice', env: 'ci' },
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      status: 200,
+      stream: false,
+    });
+    expect(log.workspace_id).toMatch(/^ws_/);
+    expect(log.api_key_id).toMatch(/^key_/);
+    expect(log.latency_ms).toBeGreaterThan(0);
+    expect(log.usage.prompt_tokens).toBeGreaterThan(0);
+    expect(log.usage.total_tokens).toBe(log.usage.prompt_tokens + log.usage.completion_tokens);
+  });
+
+  it('logs failed requests too', async () => {
+    const traceId = `log-fail-${Date.now()}`;
+    const response = await gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: { ...chatHeaders, 'x-gateway-trace-id': traceId },
+      body: JSON.stringify({ model: 'error-500', messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(response.status).toBe(500);
+    const invalid = await gatewayFetch('/chat/completions', { method: 'POST', headers: { ...chatHeaders, 'x-gateway-trace-id': traceId }, body: '{' });
+    expect(invalid.status).toBe(400);
+    const logs = await waitForLogs(traceId, { count: 2 });
+    expect(logs.map((log) => log.status).sort()).toEqual([400, 500]);
+    expect(logs.find((log) => log.status === 500).error.message).toBeTruthy();
+  });
+
+  it('logs pass-through requests and lists recent logs newest first', async () => {
+    const traceId = `log-pt-${Date.now()}`;
+    const response = await gatewayFetch('/models', { headers: { 'x-gateway-provider': 'openai', authorization: 'Bearer sk', 'x-gateway-trace-id': traceId } });
+    expect(response.status).toBe(200);
+    await response.text();
+    const [log] = await waitForLogs(traceId);
+    expect(log).toMatchObject({ path: '/v1/models', method: 'GET', provider: 'openai', status: 200 });
+
+    const list = await (await gatewayFetch('/logs?limit=5')).json();
+    expect(list.object).toBe('list');
+    expect(list.data.length).toBeGreaterThan(0);
+    const ids = list.data.map((entry: any) => entry.id);
+    expect([...ids].sort().reverse()).toEqual(ids);
+    const next = await (await gatewayFetch(`/logs?limit=5&after=${list.last_id}`)).json();
+    for (const entry of next.data) expect(entry.id < list.last_id).toBe(true);
+  });
+
+  it('answers 404 for an unknown trace id', async () => {
+    expect((await gatewayFetch('/logs/no-such-trace')).status).toBe(404);
+  });
+});

@@ -1,0 +1,37 @@
+import OpenAI from 'openai';
+import { inject } from 'vitest';
+
+export const env = () => inject('env');
+
+/** fetch against the shared gateway with the admin key unless other headers say otherwise. */
+export function gatewayFetch(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
+  const { gatewayUrl, adminKey } = env();
+  return fetch(`${gatewayUrl}${path}`, { ...init, headers: { 'x-gateway-api-key': adminKey, ...init.headers } });
+}
+
+/** The official OpenAI client pointed at the gateway, as the README shows. */
+export function openaiClient(options: { provider?: string; apiKey?: string; gatewayKey?: string; headers?: Record<string, string> } = {}): OpenAI {
+  const { gatewayUrl, adminKey } = env();
+  return new OpenAI({
+    baseURL: gatewayUrl,
+    apiKey: options.apiKey ?? 'sk-provider-key',
+    maxRetries: 0,
+    defaultHeaders: { 'x-gateway-api-key': options.gatewayKey ?? adminKey, 'x-gateway-provider': options.provider ?? 'openai', ...options.headers },
+  });
+}
+
+/** Waits until the gateway's log for a trace id is stored (logs are written after the response). */
+export async function waitForLogs(traceId: string, options: { count?: number; gatewayKey?: string; timeoutMs?: number } = {}): Promise<any[]> {
+  const deadline = Date.now() + (options.timeoutMs ?? 5_000);
+  for (;;) {
+    const response = await gatewayFetch(`/logs/${encodeURIComponent(traceId)}`, { headers: options.gatewayKey ? { 'x-gateway-api-key': options.gatewayKey } : {} });
+    if (response.status === 200) {
+      const body = (await response.json()) as { data: any[] };
+      if (body.data.length >= (options.count ?? 1)) return body.data;
+    } else if (response.status !== 404) {
+      throw new Error(`GET /logs/${traceId} answered ${response.status}: ${await response.text()}`);
+    }
+    if (Date.now() > deadline) throw new Error(`No log for trace ${traceId} after ${options.timeoutMs ?? 5_000} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -1,0 +1,56 @@
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { TokenUsage } from '../../lib/observability/request-log';
+import { openAIStreamTransform } from '../../lib/providers/openai-compatible/stream';
+import { readFixtureBytes } from '../support/fixtures';
+import { parseSse } from '../support/sse';
+
+async function run(input: Buffer, options: { dropUsageChunk: boolean; finishReasons?: Record<string, string> }, splitEvery = 13) {
+  const usages: TokenUsage[] = [];
+  const pieces: Buffer[] = [];
+  for (let i = 0; i < input.length; i += splitEvery) pieces.push(input.subarray(i, i + splitEvery));
+  const transform = openAIStreamTransform({ ...options, onUsage: (usage) => usages.push(usage) });
+  let out = '';
+  for await (const chunk of Readable.from(pieces).pipe(transform)) out += chunk.toString();
+  return { out, usage: usages.at(-1) };
+}
+
+describe('OpenAI stream transform on recorded streams', () => {
+  it('relays a recorded stream event for event and reads its usage', async () => {
+    const recorded = readFixtureBytes('openai_chat_stream_tool_call_with_usage.sse');
+    const { out, usage } = await run(recorded, { dropUsageChunk: false });
+    expect(parseSse(out)).toEqual(parseSse(recorded.toString()));
+    const last = JSON.parse(parseSse(recorded.toString()).at(-2)!.data);
+    expect(usage).toMatchObject({ prompt_tokens: last.usage.prompt_tokens, completion_tokens: last.usage.completion_tokens, total_tokens: last.usage.total_tokens });
+  });
+
+  it('drops the usage-only chunk the gateway asked for, keeping [DONE] last', async () => {
+    const recorded = readFixtureBytes('openai_chat_stream_text_with_usage.sse');
+    const { out, usage } = await run(recorded, { dropUsageChunk: true });
+    const events = parseSse(out);
+    expect(events.at(-1)!.data).toBe('[DONE]');
+    expect(events.slice(0, -1).every((event) => JSON.parse(event.data).choices.length > 0)).toBe(true);
+    expect(events.length).toBe(parseSse(recorded.toString()).length - 1);
+    expect(usage?.total_tokens).toBeGreaterThan(0);
+  });
+
+  it('keeps usage carried on content chunks (xAI sends it on every chunk) and takes the last', async () => {
+    const recorded = readFixtureBytes('xai_grok_chat_stream_usage_every_chunk.sse');
+    const { out, usage } = await run(recorded, { dropUsageChunk: true });
+    expect(parseSse(out)).toEqual(parseSse(recorded.toString()));
+    const chunks = parseSse(recorded.toString()).filter((event) => event.data !== '[DONE]').map((event) => JSON.parse(event.data));
+    expect(usage?.total_tokens).toBe(chunks.at(-1).usage.total_tokens);
+  });
+
+  it('reads usage from the final chunk of a recorded Mistral stream', async () => {
+    const recorded = readFixtureBytes('mistral_chat_stream_text_usage_in_final_chunk.sse');
+    const { usage } = await run(recorded, { dropUsageChunk: true });
+    expect(usage?.total_tokens).toBeGreaterThan(0);
+  });
+
+  it('maps provider finish reasons to OpenAI ones', async () => {
+    const input = Buffer.from('data: {"choices":[{"index":0,"delta":{},"finish_reason":"eos"}]}\n\ndata: [DONE]\n\n');
+    const { out } = await run(input, { dropUsageChunk: false, finishReasons: { eos: 'stop' } });
+    expect(JSON.parse(parseSse(out)[0].data).choices[0].finish_reason).toBe('stop');
+  });
+});
