@@ -1,19 +1,16 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
-import { Agent, request } from 'undici';
 import { GatewayError } from '../http/errors';
 import { assertLiteralHostAllowed, guardedLookup } from './address-guard';
 
 /**
- * The one way the gateway talks to the outside: an undici keep-alive pool whose connections go
- * through the address guard. Redirects are never followed and bodies are never decompressed.
+ * The one way the gateway talks to the outside: keep-alive pools whose connections go through the
+ * address guard. Redirects are never followed and bodies are never decompressed. (node:http rather
+ * than undici: the same work for a fraction of the bundle size and cold start.)
  */
-const agent = new Agent({
-  keepAliveTimeout: 10_000,
-  keepAliveMaxTimeout: 60_000,
-  headersTimeout: 600_000,
-  bodyTimeout: 300_000,
-  connect: { lookup: guardedLookup as never, timeout: 10_000 },
-});
+const agentOptions = { keepAlive: true, keepAliveMsecs: 10_000, maxFreeSockets: 256, scheduling: 'lifo' as const, timeout: 300_000 };
+const agents = { 'http:': new HttpAgent(agentOptions), 'https:': new HttpsAgent(agentOptions) };
 
 export interface OutboundRequest {
   url: URL;
@@ -31,20 +28,30 @@ export interface OutboundResponse {
   body: Readable;
 }
 
-export async function sendOutbound(outbound: OutboundRequest): Promise<OutboundResponse> {
-  try {
-    assertLiteralHostAllowed(outbound.url.hostname);
-    const response = await request(outbound.url, {
-      method: outbound.method as 'GET',
-      headers: outbound.headers,
-      body: outbound.body,
+export function sendOutbound(outbound: OutboundRequest): Promise<OutboundResponse> {
+  return new Promise<OutboundResponse>((resolve, reject) => {
+    const { url } = outbound;
+    const fail = (error: unknown) => reject(toOutboundError(error, outbound));
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail(new Error(`unsupported protocol ${url.protocol}`));
+    try {
+      assertLiteralHostAllowed(url.hostname);
+    } catch (error) {
+      return fail(error);
+    }
+    const headers: Record<string, string> = { ...outbound.headers };
+    if (outbound.body !== undefined) headers['content-length'] = String(Buffer.byteLength(outbound.body));
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(url, {
+      method: outbound.method,
+      headers,
+      agent: agents[url.protocol],
+      lookup: guardedLookup as never,
       signal: outbound.signal,
-      dispatcher: agent,
     });
-    return { status: response.statusCode, headers: response.headers, body: response.body };
-  } catch (error) {
-    throw toOutboundError(error, outbound);
-  }
+    request.once('response', (response: IncomingMessage) => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: response }));
+    request.once('error', fail);
+    request.end(outbound.body);
+  });
 }
 
 /** Maps a connection failure to a 4xx (refused address) or a 502 that names the upstream. */
@@ -53,9 +60,9 @@ export function toOutboundError(error: unknown, outbound: Pick<OutboundRequest, 
   const err = error as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = err.code ?? err.cause?.code;
   if (code === 'GATEWAY_ADDRESS_BLOCKED') {
-    return new GatewayError(400, err.message ?? err.cause?.message ?? 'Address not allowed', { code: 'custom_host_not_allowed', param: 'x-gateway-custom-host' });
+    return new GatewayError(400, err.message ?? 'Address not allowed', { code: 'custom_host_not_allowed', param: 'x-gateway-custom-host' });
   }
-  if (err.name === 'AbortError' || code === 'UND_ERR_ABORTED') {
+  if (err.name === 'AbortError' || code === 'ABORT_ERR') {
     return new GatewayError(499, 'The request was cancelled before the provider answered.', { code: 'request_cancelled' });
   }
   const reason = code ?? err.message ?? 'unknown error';

@@ -1,14 +1,14 @@
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { env, gatewayFetch } from '../support/gateway-client';
+import { env, gatewayFetch, type TestResponse } from '../support/gateway-client';
 
 const json = { 'content-type': 'application/json', 'x-gateway-provider': 'openai', authorization: 'Bearer sk-test' };
 const chat = (body: unknown, headers: Record<string, string> = {}) =>
   gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
-async function expectError(response: Response, status: number, match: { param?: string | null; code?: string; message?: RegExp } = {}) {
+async function expectError(response: TestResponse | Response, status: number, match: { param?: string | null; code?: string; message?: RegExp } = {}) {
   expect(response.status).toBe(status);
-  const body = await response.json();
+  const body = (await response.json()) as any;
   expect(Object.keys(body.error).sort()).toEqual(expect.arrayContaining(['code', 'message', 'param', 'type']));
   if (match.param !== undefined) expect(body.error.param).toBe(match.param);
   if (match.code) expect(body.error.code).toBe(match.code);

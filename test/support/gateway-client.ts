@@ -3,8 +3,11 @@ import { inject } from 'vitest';
 
 export const env = () => inject('env');
 
+/** A fetch Response whose JSON is loosely typed, for assertions. */
+export type TestResponse = Omit<Response, 'json'> & { json(): Promise<any> };
+
 /** fetch against the shared gateway with the admin key unless other headers say otherwise. */
-export function gatewayFetch(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> {
+export function gatewayFetch(path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<TestResponse> {
   const { gatewayUrl, adminKey } = env();
   return fetch(`${gatewayUrl}${path}`, { ...init, headers: { 'x-gateway-api-key': adminKey, ...init.headers } });
 }
