@@ -2,6 +2,7 @@ import type { RouteContext, RouteHandler } from '../http/pipeline';
 import { readJsonObject } from '../http/json-body';
 import { GatewayError } from '../http/errors';
 import { readBody } from '../http/read-body';
+import { sseData, sseDone } from '../http/sse';
 import type { GatewayResponse } from '../http/types';
 import { sendOutbound } from '../outbound/http-client';
 import { providerError } from '../providers/openai-compatible/errors';
@@ -54,7 +55,11 @@ export function unifiedRoute(operation: Operation): RouteHandler {
         finishReasons: target.provider.finishReasons,
         onUsage: (usage) => (context.log.usage = usage),
       });
-      response.body.on('error', (error) => transform.destroy(error));
+      response.body.on('error', (error) => {
+        // The status is sent already: the failure becomes an error event, then [DONE].
+        context.log.error = { message: `${target.provider.name} stream failed: ${error.message}`, code: 'provider_stream_error' };
+        if (!transform.writableEnded) transform.end(streamErrorEvents(target.provider.name, error));
+      });
       response.body.pipe(transform);
       // A client that goes away must not leave the provider call running.
       transform.on('close', () => {
@@ -76,6 +81,12 @@ export function unifiedRoute(operation: Operation): RouteHandler {
     const out = finishReasons && mapFinishReasons(parsed, finishReasons) ? JSON.stringify(parsed) : bytes;
     return { status: response.status, headers: { ...headers, 'content-type': 'application/json' }, body: out };
   };
+}
+
+/** Bytes that close any partial event and append an OpenAI-style error event and `[DONE]`. */
+function streamErrorEvents(provider: string, error: Error): string {
+  const body = new GatewayError(502, `The ${provider} stream broke off: ${error.message}.`, { code: 'provider_stream_error', provider }).toBody();
+  return `\n\n${sseData(JSON.stringify(body))}${sseDone}`;
 }
 
 interface UpstreamBody {

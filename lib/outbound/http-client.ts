@@ -9,7 +9,10 @@ import { assertLiteralHostAllowed, guardedLookup } from './address-guard';
  * address guard. Redirects are never followed and bodies are never decompressed. (node:http rather
  * than undici: the same work for a fraction of the bundle size and cold start.)
  */
-const agentOptions = { keepAlive: true, keepAliveMsecs: 10_000, maxFreeSockets: 256, scheduling: 'lifo' as const, timeout: 300_000 };
+const agentOptions = { keepAlive: true, keepAliveMsecs: 10_000, maxFreeSockets: 256, scheduling: 'lifo' as const };
+
+/** Silence after which a provider connection is given up (Lambda's streamed-response idle limit). */
+const idleTimeoutMs = 5 * 60_000;
 const agents = { 'http:': new HttpAgent(agentOptions), 'https:': new HttpsAgent(agentOptions) };
 
 export interface OutboundRequest {
@@ -50,6 +53,7 @@ export function sendOutbound(outbound: OutboundRequest): Promise<OutboundRespons
     });
     request.once('response', (response: IncomingMessage) => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: response }));
     request.once('error', fail);
+    request.setTimeout(idleTimeoutMs, () => request.destroy(Object.assign(new Error('no data from the provider for 5 minutes'), { code: 'ETIMEDOUT' })));
     request.end(outbound.body);
   });
 }
