@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { env, gatewayFetch, type TestResponse } from '../support/gateway-client';
 
@@ -90,6 +91,34 @@ describe('errors', () => {
       expect(response.status, body).toBeLessThan(500);
     }
   });
+});
+
+describe('fuzzing the unified and pass-through routes', () => {
+  it('answers random bodies and headers with a status below 500, never hanging', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('/chat/completions', '/completions', '/embeddings', '/api-keys', '/anything/else'),
+        fc.oneof(fc.json(), fc.string(), fc.jsonValue().map((value) => JSON.stringify({ model: 'error-400', messages: value, input: value, prompt: value }))),
+        fc.record({ metadata: fc.option(fc.string(), { nil: undefined }), provider: fc.option(fc.constantFrom('openai', 'groq', '@slug', 'bogus', ''), { nil: undefined }), contentType: fc.constantFrom('application/json', 'text/plain', '') }),
+        async (path, body, headers) => {
+          const response = await gatewayFetch(path, {
+            method: 'POST',
+            body,
+            signal: AbortSignal.timeout(10_000),
+            headers: {
+              ...(headers.contentType ? { 'content-type': headers.contentType } : {}),
+              ...(headers.metadata !== undefined ? { 'x-gateway-metadata': headers.metadata } : {}),
+              ...(headers.provider !== undefined ? { 'x-gateway-provider': headers.provider } : {}),
+              authorization: 'Bearer sk',
+            },
+          });
+          await response.arrayBuffer();
+          expect(response.status).toBeLessThan(500);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  }, 60_000);
 });
 
 function closedPort(): Promise<number> {

@@ -1,0 +1,77 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { env } from '../support/gateway-client';
+import { spawnGateway, type SpawnedGateway } from '../support/spawn-gateway';
+
+const started: SpawnedGateway[] = [];
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((gateway) => gateway.stop()));
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function start(environment: Record<string, string | undefined>) {
+  const gateway = await spawnGateway(environment);
+  started.push(gateway);
+  return gateway;
+}
+
+const withoutSharedEmulators = { GATEWAY_DYNAMODB_ENDPOINT: undefined, GATEWAY_SQS_ENDPOINT: undefined, GATEWAY_S3_ENDPOINT: undefined };
+
+describe('the local runtime', () => {
+  it('creates an admin key on first start, prints it once, and keeps its data across a restart', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'gateway-first-start-'));
+    dirs.push(dataDir);
+    const first = await start({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: undefined, ...withoutSharedEmulators });
+    const key = /Admin API key \(shown once; store it now\): (gwk_\S+)/.exec(first.output())?.[1];
+    expect(key).toBeDefined();
+    const created = await fetch(`${first.url}/api-keys`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': key!, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'survives restarts', role: 'member' }),
+    });
+    expect(created.status).toBe(200);
+    await first.stop();
+
+    const second = await start({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: undefined, ...withoutSharedEmulators });
+    expect(second.output()).not.toContain('Admin API key');
+    const list = (await (await fetch(`${second.url}/api-keys`, { headers: { 'x-gateway-api-key': key! } })).json()) as any;
+    expect(list.data.map((entry: any) => entry.name)).toEqual(['survives restarts', 'First admin key']);
+    await second.stop();
+  });
+
+  it('installs GATEWAY_ADMIN_KEY idempotently and never prints it', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'gateway-admin-key-'));
+    dirs.push(dataDir);
+    const adminKey = 'gwk_operator_chosen_admin_key_123456';
+    for (let run = 0; run < 2; run++) {
+      const gateway = await start({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: adminKey, ...withoutSharedEmulators });
+      expect(gateway.output()).not.toContain(adminKey);
+      const list = (await (await fetch(`${gateway.url}/api-keys`, { headers: { 'x-gateway-api-key': adminKey } })).json()) as any;
+      expect(list.data).toHaveLength(1);
+      await gateway.stop();
+    }
+  });
+
+  it('lets two gateway processes share state through running emulators', async () => {
+    const { endpoints, adminKey, dataDir } = env();
+    const second = await start({
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_ADMIN_KEY: adminKey,
+      GATEWAY_DYNAMODB_ENDPOINT: endpoints.dynamodb,
+      GATEWAY_SQS_ENDPOINT: endpoints.sqs,
+      GATEWAY_S3_ENDPOINT: endpoints.s3,
+    });
+    const created = (await (
+      await fetch(`${env().gatewayUrl}/api-keys`, {
+        method: 'POST',
+        headers: { 'x-gateway-api-key': adminKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'shared', role: 'member' }),
+      })
+    ).json()) as any;
+    const response = await fetch(`${second.url}/logs`, { headers: { 'x-gateway-api-key': created.key } });
+    expect(response.status).toBe(200);
+  });
+});
