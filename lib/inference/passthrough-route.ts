@@ -25,6 +25,11 @@ export const droppedResponseHeaders = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length',
 ]);
 
+/** API Gateway hands over the path decoded; re-encode it, keeping the characters paths may hold as they are. */
+function encodePathSegment(segment: string): string {
+  return encodeURIComponent(segment).replace(/%(3A|40|21|24|26|27|28|29|2A|2B|2C|3B|3D)/g, (escaped) => decodeURIComponent(escaped));
+}
+
 /**
  * `/v1/{path}` for any path without a route of its own: forwarded to `{provider base URL}/{path}`
  * with the query string; the provider's status, headers and body bytes come back as they are,
@@ -44,7 +49,7 @@ export async function passthroughRoute(context: RouteContext): Promise<GatewayRe
   }
   Object.assign(headers, authHeaders(target));
 
-  const path = request.pathParameters.proxy ?? request.path.replace(/^\/v1\//, '');
+  const path = (request.pathParameters.proxy ?? '').split('/').map(encodePathSegment).join('/');
   const url = new URL(`${target.baseUrl}/${path}${request.rawQuery ? `?${request.rawQuery}` : ''}`);
   const abort = new AbortController();
   const response = await sendOutbound({

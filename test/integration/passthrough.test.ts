@@ -39,6 +39,11 @@ describe('pass-through', () => {
     expect(response.headers['x-gateway-provider']).toBe('openai');
   });
 
+  it('keeps the path encoding of spaces and colons', async () => {
+    const response = await call('GET', '/models/gemini-pro:generateContent/a%20b/echo');
+    expect(((await response.body.json()) as any).url).toBe('/pt/v1/models/gemini-pro:generateContent/a%20b/echo');
+  });
+
   it('forwards GET and DELETE', async () => {
     for (const method of ['GET', 'DELETE']) {
       const response = await call(method, '/files/file-1/echo');
