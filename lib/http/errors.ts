@@ -21,7 +21,15 @@ export interface ErrorBody {
     param: string | null;
     code: string | null;
     provider?: string;
+    /** Every violation, when the error reports several (e.g. config validation). */
+    issues?: ErrorIssue[];
   };
+}
+
+/** One of several problems an error reports: the offending parameter's path and what is wrong. */
+export interface ErrorIssue {
+  param: string;
+  message: string;
 }
 
 export interface GatewayErrorOptions {
@@ -31,6 +39,8 @@ export interface GatewayErrorOptions {
   provider?: string;
   headers?: Record<string, string>;
   cause?: unknown;
+  /** Listed in the body as `error.issues`. */
+  issues?: ErrorIssue[];
 }
 
 const defaultTypeByStatus: Record<number, ErrorType> = {
@@ -56,6 +66,7 @@ export class GatewayError extends Error {
   readonly code: string | null;
   readonly provider: string | undefined;
   readonly headers: Record<string, string> | undefined;
+  readonly issues: ErrorIssue[] | undefined;
 
   constructor(status: number, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -66,11 +77,13 @@ export class GatewayError extends Error {
     this.code = options.code ?? null;
     this.provider = options.provider;
     this.headers = options.headers;
+    this.issues = options.issues;
   }
 
   toBody(): ErrorBody {
     const body: ErrorBody = { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
     if (this.provider !== undefined) body.error.provider = this.provider;
+    if (this.issues !== undefined) body.error.issues = this.issues;
     return body;
   }
 }

@@ -13,6 +13,8 @@ export interface RouteContext {
   auth: AuthContext;
   trace: TraceContext;
   log: RequestLogFields;
+  /** Work (state writes) that must finish before the invocation ends but must not delay the answer. */
+  waitUntil(work: Promise<unknown>): void;
 }
 
 export type RouteHandler = (context: RouteContext) => Promise<GatewayResponse>;
@@ -25,7 +27,7 @@ export const maxRequestBodyBytes = 4 * 1024 * 1024;
  * gateway authentication, the route itself, the error body, and the request log written once the
  * response body is complete.
  */
-export async function runRoute(request: GatewayRequest, route: RouteHandler): Promise<GatewayResponse> {
+export async function runRoute(request: GatewayRequest, route: RouteHandler, waitUntil: (work: Promise<unknown>) => void): Promise<GatewayResponse> {
   const startedAt = performance.now();
   const log: RequestLogFields = {};
   let trace: TraceContext | undefined;
@@ -39,7 +41,7 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler): Pr
     }
     trace = readTraceContext(request.headers);
     auth = await authenticate(request.headers);
-    response = await route({ request, auth, trace, log });
+    response = await route({ request, auth, trace, log, waitUntil });
   } catch (error) {
     const gatewayError = toGatewayError(error);
     if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') console.error('Unhandled error', error);

@@ -1,10 +1,20 @@
 import { GatewayError } from '../http/errors';
 import type { RouteContext } from '../http/pipeline';
-import type { GatewayResponse } from '../http/types';
-import { sendOutbound } from '../outbound/http-client';
-import { authHeaders, resolveTarget } from './target';
+import { readBody } from '../http/read-body';
+import type { GatewayRequest, GatewayResponse } from '../http/types';
+import { sendOutbound, toOutboundError } from '../outbound/http-client';
+import type { ResolvedTarget } from '../providers/types';
+import { runStrategy } from '../routing/engine';
+import type { AttemptOutcome } from './provider-attempt';
+import { resolveRequestPlan } from './request-config';
+import { defaultRequestTimeoutMs, readRequestTimeoutHeader } from './request-options';
+import { routedResponse } from './routed-response';
+import { readHeaderCredentials, resolveTarget } from './target';
 
 const methods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
+
+/** Error bodies up to this size are held so a config can retry or fall back; larger ones are final. */
+const maxHeldErrorBytes = 1024 * 1024;
 
 /**
  * Request headers never forwarded: hop-by-hop headers, the length (recomputed), the gateway's own
@@ -25,50 +35,79 @@ export const droppedResponseHeaders = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length',
 ]);
 
-/** API Gateway hands over the path decoded; re-encode it, keeping the characters paths may hold as they are. */
-function encodePathSegment(segment: string): string {
-  return encodeURIComponent(segment).replace(/%(3A|40|21|24|26|27|28|29|2A|2B|2C|3B|3D)/g, (escaped) => decodeURIComponent(escaped));
-}
-
 /**
  * `/v1/{path}` for any path without a route of its own: forwarded to `{provider base URL}/{path}`
  * with the query string; the provider's status, headers and body bytes come back as they are,
- * streamed as they arrive.
+ * streamed as they arrive. With a config, its strategy, retries and breakers apply as on the
+ * unified routes (a non-2xx answer counts as a failure).
  */
 export async function passthroughRoute(context: RouteContext): Promise<GatewayResponse> {
-  const { request } = context;
+  const { request, auth, trace, log } = context;
   if (!methods.has(request.method)) {
     throw new GatewayError(405, `Pass-through supports GET, POST, PUT and DELETE; got ${request.method}.`, { code: 'method_not_allowed', headers: { allow: 'GET, POST, PUT, DELETE' } });
   }
-  const target = resolveTarget(request.headers);
-  context.log.provider = target.provider.name;
+  const plan = await resolveRequestPlan(request.headers, auth.workspaceId);
+  const credentials = readHeaderCredentials(request.headers);
+  const timeoutHeader = readRequestTimeoutHeader(request.headers);
+  const result = await runStrategy(plan.root, {
+    identity: plan.identity,
+    query: { metadata: trace.metadata ?? {}, params: {}, url: { pathname: request.path } },
+    waitUntil: context.waitUntil,
+    async attempt(leaf) {
+      const target = await resolveTarget(leaf, credentials, auth.workspaceId, plan.fromConfig);
+      log.provider = target.provider.name;
+      // Without a config nothing is retried, so even an error body streams through untouched.
+      return forward(request, target, { holdErrors: plan.fromConfig, timeoutMs: timeoutHeader ?? leaf.settings.request_timeout ?? defaultRequestTimeoutMs });
+    },
+  });
+  return routedResponse(result, plan.fromConfig, log);
+}
 
+async function forward(request: GatewayRequest, target: ResolvedTarget, options: { holdErrors: boolean; timeoutMs: number }): Promise<AttemptOutcome> {
+  const providerName = target.provider.name;
+  const path = (request.pathParameters.proxy ?? '').split('/').map(encodePathSegment).join('/');
+  const url = new URL(`${target.baseUrl}/${path}${request.rawQuery ? `?${request.rawQuery}` : ''}`);
   const headers: Record<string, string> = {};
   for (const name in request.headers) {
     if (!droppedRequestHeaders.has(name) && !name.startsWith('x-gateway-')) headers[name] = request.headers[name];
   }
-  Object.assign(headers, authHeaders(target));
+  const body = request.method === 'GET' || request.body.length === 0 ? undefined : request.body;
+  Object.assign(headers, await target.provider.adapter.authenticate({ method: request.method, url, headers, body }, target));
 
-  const path = (request.pathParameters.proxy ?? '').split('/').map(encodePathSegment).join('/');
-  const url = new URL(`${target.baseUrl}/${path}${request.rawQuery ? `?${request.rawQuery}` : ''}`);
   const abort = new AbortController();
-  const response = await sendOutbound({
-    url,
-    method: request.method,
-    headers,
-    body: request.method === 'GET' || request.body.length === 0 ? undefined : request.body,
-    signal: abort.signal,
-    target: target.provider.name,
-  });
+  const timer = setTimeout(() => abort.abort(), options.timeoutMs);
+  let response;
+  try {
+    response = await sendOutbound({ url, method: request.method, headers, body, signal: abort.signal, target: providerName });
+  } catch (caught) {
+    clearTimeout(timer);
+    const error = abort.signal.aborted && !(caught instanceof GatewayError && caught.status === 400)
+      ? new GatewayError(408, `${providerName} did not answer within the request timeout of ${options.timeoutMs} ms.`, { code: 'timeout_error', provider: providerName })
+      : toOutboundError(caught, { url, target: providerName });
+    return { ok: false, status: error.status, headers: { 'x-gateway-provider': providerName }, error, network: true };
+  }
+  clearTimeout(timer);
 
   const responseHeaders: Record<string, string> = {};
   for (const name in response.headers) {
     const value = response.headers[name];
     if (value !== undefined && !droppedResponseHeaders.has(name)) responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
   }
-  responseHeaders['x-gateway-provider'] = target.provider.name;
+  responseHeaders['x-gateway-provider'] = providerName;
+
+  const declaredLength = Number(response.headers['content-length'] ?? 0);
+  if (response.status >= 400 && options.holdErrors && declaredLength <= maxHeldErrorBytes) {
+    const raw = await readBody(response.body, maxHeldErrorBytes, 'The provider error response');
+    const error = new GatewayError(response.status, `${providerName} answered ${response.status}.`, { code: 'provider_error', provider: providerName });
+    return { ok: false, status: response.status, headers: responseHeaders, error, network: false, raw };
+  }
   response.body.on('close', () => {
     if (!response.body.readableEnded) abort.abort();
   });
-  return { status: response.status, headers: responseHeaders, body: response.body };
+  return { ok: true, status: response.status, headers: responseHeaders, body: response.body };
+}
+
+/** API Gateway hands over the path decoded; re-encode it, keeping the characters paths may hold as they are. */
+function encodePathSegment(segment: string): string {
+  return encodeURIComponent(segment).replace(/%(3A|40|21|24|26|27|28|29|2A|2B|2C|3B|3D)/g, (escaped) => decodeURIComponent(escaped));
 }

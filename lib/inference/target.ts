@@ -1,45 +1,82 @@
-import { badRequest } from '../http/errors';
-import { defaultBaseUrl, findProvider, providerNames, type Provider } from '../providers/registry';
+import { findProviderIntegration } from '../catalog/providers';
+import { badRequest, GatewayError } from '../http/errors';
+import { defaultBaseUrl, findProvider, providerNames } from '../providers/registry';
+import type { ProviderSettings, ResolvedTarget } from '../providers/types';
+import type { PlanNode } from '../routing/plan';
 
-/** The provider a request goes to, where it lives and the key to send. */
-export interface Target {
-  provider: Provider;
-  baseUrl: string;
+/** What the request's headers say about the provider; a config's targets fall back on these. */
+export interface HeaderCredentials {
+  provider?: string;
   apiKey?: string;
+  customHost?: string;
+  virtualKey?: string;
+}
+
+export function readHeaderCredentials(headers: Record<string, string>): HeaderCredentials {
+  const credentials: HeaderCredentials = {};
+  const provider = headers['x-gateway-provider']?.trim();
+  if (provider) credentials.provider = provider;
+  const authorization = headers.authorization?.trim();
+  if (authorization) credentials.apiKey = /^Bearer\s+(.+)$/i.exec(authorization)?.[1] ?? authorization;
+  const customHost = headers['x-gateway-custom-host']?.trim();
+  if (customHost) credentials.customHost = customHost;
+  const virtualKey = headers['x-gateway-virtual-key']?.trim();
+  if (virtualKey) credentials.virtualKey = virtualKey;
+  return credentials;
 }
 
 const howToSelect =
   'Select a provider with the x-gateway-provider header (for example "openai") and send its key as Authorization: Bearer <provider key>, ' +
-  'or send x-gateway-custom-host with the base URL of an OpenAI-compatible server.';
+  'use a provider from the catalog (x-gateway-provider: @<slug>), send x-gateway-config, or send x-gateway-custom-host with the base URL of an OpenAI-compatible server.';
 
-/** Reads `x-gateway-provider`, `Authorization` and `x-gateway-custom-host` into a target. */
-export function resolveTarget(headers: Record<string, string>): Target {
-  const name = headers['x-gateway-provider']?.trim();
-  const customHost = headers['x-gateway-custom-host']?.trim();
-  if (!name && !customHost) {
-    if (headers['x-gateway-config'] || headers['x-gateway-virtual-key']) {
-      throw badRequest(`Configs and virtual keys are not supported by this gateway version yet. ${howToSelect}`, 'x-gateway-config', 'provider_not_selected');
+/**
+ * The provider, base URL and credentials of one target: the target's own settings, then a catalog
+ * integration it names (`@slug` or `virtual_key`), then the request's headers.
+ */
+export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, workspaceId: string, fromConfig: boolean): Promise<ResolvedTarget> {
+  const config = leaf.config;
+  const where = fromConfig ? leaf.path : 'x-gateway-provider';
+  const providerRef = config.provider ?? headers.provider;
+  const slug = providerRef?.startsWith('@') ? providerRef.slice(1) : config.virtual_key ?? (config.provider ? undefined : headers.virtualKey);
+
+  let name: string | undefined = slug ? undefined : providerRef;
+  let settings: ProviderSettings = config;
+  if (slug) {
+    const integration = await findProviderIntegration(workspaceId, slug);
+    if (!integration) {
+      throw badRequest(`No provider "${slug}" in this workspace's catalog. Create it with POST /v1/providers, or check the slug.`, fromConfig ? `${leaf.path}.provider` : 'x-gateway-provider', 'unknown_provider');
     }
-    throw badRequest(`No provider selected. ${howToSelect}`, 'x-gateway-provider', 'provider_not_selected');
+    name = integration.provider;
+    settings = { ...integration.settings, ...integration.credentials, custom_host: integration.custom_host, ...definedOnly(config) } as ProviderSettings;
   }
-  if (name?.startsWith('@')) {
-    throw badRequest(`Provider slugs (${name}) from the model catalog are not supported by this gateway version yet. ${howToSelect}`, 'x-gateway-provider', 'unknown_provider');
+
+  const customHost = leaf.settings.custom_host ?? settings.custom_host ?? (config.provider ? undefined : headers.customHost);
+  if (!name && !customHost) {
+    throw badRequest(fromConfig ? `${leaf.path} names no provider. ${howToSelect}` : `No provider selected. ${howToSelect}`, fromConfig ? `${leaf.path}.provider` : 'x-gateway-provider', fromConfig ? 'AB01' : 'provider_not_selected');
   }
   // With only a custom host, the OpenAI wire format is assumed.
-  const provider = findProvider(name || 'openai');
+  const provider = findProvider(name ?? 'openai');
   if (!provider) {
-    throw badRequest(`Unknown provider "${name}". Supported providers: ${providerNames.join(', ')}.`, 'x-gateway-provider', 'unknown_provider');
+    throw badRequest(`Unknown provider "${name}". Supported providers: ${providerNames.join(', ')}.`, fromConfig && config.provider ? `${leaf.path}.provider` : 'x-gateway-provider', 'unknown_provider');
   }
-  const target: Target = { provider, baseUrl: customHost ? parseCustomHost(customHost) : defaultBaseUrl(provider) };
-  const apiKey = bearerToken(headers.authorization);
-  if (apiKey) target.apiKey = apiKey;
-  return target;
+  const apiKey = settings.api_key ?? (slug ? undefined : headers.apiKey);
+  if (fromConfig && !apiKey && !slug && !customHost && !hasCloudCredentials(settings)) {
+    // The spec's rule 1, on the resolved target: a provider needs a key, a catalog entry or a host.
+    throw new GatewayError(400, `${leaf.path} needs credentials: provider + api_key (or an Authorization header), a virtual_key or @provider-slug, or a custom_host.`, {
+      param: leaf.path,
+      code: 'AB01',
+    });
+  }
+  const resolved: ProviderSettings = apiKey === settings.api_key ? settings : { ...settings, api_key: apiKey };
+  return { provider, baseUrl: customHost ? parseCustomHost(customHost) : defaultBaseUrl(provider), settings: resolved };
 }
 
-function bearerToken(authorization: string | undefined): string | undefined {
-  if (!authorization) return undefined;
-  const match = /^Bearer\s+(.+)$/i.exec(authorization.trim());
-  return match ? match[1] : authorization.trim();
+function hasCloudCredentials(settings: ProviderSettings): boolean {
+  return Boolean(settings.cloudA_access_key_id || settings.cloudB_service_account_json || settings.cloudB_project_id || settings.cloudC_resource_name || settings.cloudC_endpoint_name || settings.cloudC_deployment_name);
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
 }
 
 /** A custom host is a provider base URL: http(s), no credentials, query or fragment. */
@@ -48,19 +85,13 @@ export function parseCustomHost(value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw badRequest(`x-gateway-custom-host must be an absolute http(s) URL such as https://models.example.com/v1; got "${value.slice(0, 200)}".`, 'x-gateway-custom-host', 'invalid_custom_host');
+    throw badRequest(`custom_host must be an absolute http(s) URL such as https://models.example.com/v1; got "${value.slice(0, 200)}".`, 'x-gateway-custom-host', 'invalid_custom_host');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw badRequest('x-gateway-custom-host must use http or https.', 'x-gateway-custom-host', 'invalid_custom_host');
+    throw badRequest('custom_host must use http or https.', 'x-gateway-custom-host', 'invalid_custom_host');
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw badRequest('x-gateway-custom-host must not contain credentials, a query string or a fragment; send the key in Authorization.', 'x-gateway-custom-host', 'invalid_custom_host');
+    throw badRequest('custom_host must not contain credentials, a query string or a fragment; send the key in Authorization.', 'x-gateway-custom-host', 'invalid_custom_host');
   }
   return url.href.replace(/\/+$/, '');
-}
-
-/** The headers that carry the provider key, in the provider's own form. */
-export function authHeaders(target: Target): Record<string, string> {
-  if (!target.apiKey || !target.provider.auth) return target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {};
-  return { [target.provider.auth.header]: target.provider.auth.prefix + target.apiKey };
 }

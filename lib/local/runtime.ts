@@ -48,6 +48,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   for (const [name, value] of Object.entries(environment)) process.env[name] = String(value);
   // Local mode is set explicitly, never inferred: it allows loopback upstreams.
   process.env.GATEWAY_MODE = 'local';
+  process.env.GATEWAY_LOCAL_MASTER_KEY_FILE = path.join(options.dataDir, 'master.key'); // wraps the data keys of stored secrets
 
   installLambdaGlobals();
   const handlers = new Map<string, LambdaHandler>();

@@ -1,12 +1,14 @@
-import { openAICompatibleProviders, type OpenAICompatibleProvider } from './openai-compatible/providers';
+import { openAICompatibleAdapter } from './openai-compatible/adapter';
+import { openAICompatibleProviders } from './openai-compatible/providers';
+import type { ProviderDefinition } from './types';
 
-export type Provider = OpenAICompatibleProvider;
-
-const byName = new Map(openAICompatibleProviders.map((provider) => [provider.name, provider]));
+const byName = new Map<string, ProviderDefinition>(
+  openAICompatibleProviders.map((row) => [row.name, { name: row.name, baseUrl: row.baseUrl, adapter: openAICompatibleAdapter(row) }]),
+);
 
 export const providerNames: readonly string[] = [...byName.keys()];
 
-export function findProvider(name: string): Provider | undefined {
+export function findProvider(name: string): ProviderDefinition | undefined {
   return byName.get(name.toLowerCase());
 }
 
@@ -15,9 +17,9 @@ let overrides: { source: string; urls: Record<string, string> } | undefined;
 /**
  * A provider's base URL. `GATEWAY_PROVIDER_BASE_URLS` (a JSON object of provider name → base URL)
  * lets an operator send a provider's traffic elsewhere, e.g. through an egress proxy or a regional
- * endpoint; per-request `custom_host` takes precedence over both.
+ * endpoint; a target's `custom_host` takes precedence over both.
  */
-export function defaultBaseUrl(provider: Provider): string {
+export function defaultBaseUrl(provider: ProviderDefinition): string {
   const source = process.env.GATEWAY_PROVIDER_BASE_URLS ?? '';
   if (overrides?.source !== source) {
     let urls: Record<string, string> = {};

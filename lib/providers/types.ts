@@ -1,12 +1,13 @@
+import type { Transform } from 'node:stream';
+import type { GatewayConfig } from '../config/types';
+import type { GatewayError } from '../http/errors';
+import type { TokenUsage } from '../observability/request-log';
+
 /** The three unified inference operations. */
 export type Operation = 'chat' | 'completions' | 'embeddings';
 
-/** Where an operation lives under a provider's base URL. */
-export const operationPaths: Record<Operation, string> = {
-  chat: '/chat/completions',
-  completions: '/completions',
-  embeddings: '/embeddings',
-};
+/** A request body on its way to the provider (a parsed JSON object the adapter may adjust). */
+export type JsonObject = Record<string, unknown>;
 
 /**
  * How a provider wants its key: the header name and the prefix before the key
@@ -17,5 +18,60 @@ export interface AuthScheme {
   prefix: string;
 }
 
-/** A request body on its way to the provider (a parsed JSON object the adapter may adjust). */
-export type JsonObject = Record<string, unknown>;
+/** Credentials and provider-specific settings of a target (a config's or a catalog integration's). */
+export type ProviderSettings = Omit<GatewayConfig, 'strategy' | 'targets' | 'name' | 'weight' | 'on_status_codes' | 'cache' | 'retry' | 'cb_config' | 'override_params' | 'forward_headers' | 'request_timeout' | 'before_request_hooks' | 'after_request_hooks' | 'input_guardrails' | 'output_guardrails' | 'prompt_id' | 'virtual_key' | 'provider'>;
+
+/** A provider the gateway speaks: its name, default base URL and adapter. */
+export interface ProviderDefinition {
+  name: string;
+  baseUrl: string;
+  adapter: ProviderAdapter;
+}
+
+/** Where one attempt goes: the provider, the base URL in use and the credentials. */
+export interface ResolvedTarget {
+  provider: ProviderDefinition;
+  baseUrl: string;
+  settings: ProviderSettings;
+}
+
+/** One OpenAI-format request for a provider. */
+export interface ProviderCall {
+  operation: Operation;
+  body: JsonObject;
+  /** The client's bytes, set only while `body` is exactly what the client sent. */
+  clientBytes?: Buffer;
+  stream: boolean;
+  target: ResolvedTarget;
+  /** Request headers the client asked to forward unchanged. */
+  forwardHeaders: Record<string, string>;
+  strictApiCompliance: boolean;
+}
+
+/** The HTTP request an adapter builds for a call, and how to read what comes back. */
+export interface PreparedCall {
+  url: URL;
+  headers: Record<string, string>;
+  body: Buffer | string;
+  /** A provider error response in the gateway's error shape. */
+  readError(status: number, body: Buffer, headers: Record<string, string>): GatewayError;
+  /** A complete provider response as an OpenAI-format body, with its token usage. */
+  readResponse(body: Buffer): { body: Buffer | string; usage?: TokenUsage };
+  /** Provider stream bytes in, OpenAI-format SSE bytes out. */
+  streamTransform(onUsage: (usage: TokenUsage) => void): Transform;
+}
+
+/** A request passed through to the provider as the client sent it. */
+export interface RawRequest {
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  body?: Buffer;
+}
+
+/** Translates between the OpenAI format and one provider's wire format. */
+export interface ProviderAdapter {
+  prepare(call: ProviderCall): PreparedCall | Promise<PreparedCall>;
+  /** The headers that authenticate a pass-through request (a key header, or a signature). */
+  authenticate(request: RawRequest, target: ResolvedTarget): Record<string, string> | Promise<Record<string, string>>;
+}

@@ -14,6 +14,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
@@ -30,6 +31,7 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 let dynamo: DynamoDBClient | undefined;
 let sqs: SQSClient | undefined;
 let s3: S3Client | undefined;
+let kms: KMSClient | undefined;
 
 /** Connection reuse: one keep-alive agent pair per client (the SDK's NodeHttpHandler). */
 function requestHandler() {
@@ -76,6 +78,15 @@ export function s3Client(): S3Client {
 }
 
 /**
+ * KMS wraps the data keys of stored secrets on AWS (lib/secrets/envelope.ts). There is no local
+ * emulator: in local mode a master key file wraps them instead, so this client is never created.
+ */
+export function kmsClient(): KMSClient {
+  kms ??= new KMSClient({ requestHandler: requestHandler() });
+  return kms;
+}
+
+/**
  * Drops the cached clients (closing their sockets), so the next call reads the environment again.
  * The local runtime and tests use it when emulator endpoints change; Lambda code never needs it.
  */
@@ -83,5 +94,7 @@ export function resetClients(): void {
   dynamo?.destroy();
   sqs?.destroy();
   s3?.destroy();
+  kms?.destroy();
   dynamo = sqs = s3 = undefined;
+  kms = undefined;
 }

@@ -25,7 +25,7 @@ import {
 } from './packaged-template';
 
 const INFERENCE_FUNCTIONS = ['chatCompletions', 'completions', 'embeddings', 'passthrough'];
-const CONTROL_FUNCTIONS = ['apiKeys', 'logs'];
+const CONTROL_FUNCTIONS = ['apiKeys', 'logs', 'providers', 'configs'];
 const REQUEST_LOG_FILTER = '{ $.type = "gateway.request" }';
 const IAM_TYPES = new Set(['AWS::IAM::Role', 'AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy']);
 
@@ -184,6 +184,20 @@ describe('serverless package --stage ci', () => {
     }
   });
 
+  it('routes the provider catalog and saved configs to their own functions', () => {
+    const routesOf = (name: string) =>
+      templateRoutes(template)
+        .filter((route) => route.functionName === name)
+        .map((route) => `${route.method} ${route.path}`)
+        .sort();
+    expect(routesOf('providers')).toEqual(
+      ['GET /v1/providers', 'POST /v1/providers', 'GET /v1/providers/{slug}', 'PUT /v1/providers/{slug}', 'DELETE /v1/providers/{slug}'].sort(),
+    );
+    expect(routesOf('configs')).toEqual(
+      ['GET /v1/configs', 'POST /v1/configs', 'GET /v1/configs/{configId}', 'PUT /v1/configs/{configId}', 'DELETE /v1/configs/{configId}'].sort(),
+    );
+  });
+
   it('runs every function on nodejs22.x, arm64, with JSON logs and the gateway environment', () => {
     for (const [id, fn] of lambdaFunctions()) {
       expect(fn.Properties?.Runtime, id).toBe('nodejs22.x');
@@ -240,7 +254,26 @@ describe('serverless package --stage ci', () => {
     );
     expectAllowed('logs', 'dynamodb', { 'dynamodb:Query': tables('LogsTable'), 'dynamodb:GetItem': tables('LogsTable') });
     expectAllowed('logIngest', 'dynamodb', { 'dynamodb:BatchWriteItem': ['LogsTable'], 'dynamodb:PutItem': ['LogsTable'] });
-    for (const name of [...CONTROL_FUNCTIONS, 'logIngest']) expectAllowed(name, 'kms', {});
+    // The provider catalog seals credentials (a new data key per write) and never decrypts them;
+    // saved configs are read back (masked) by their route, so it decrypts too.
+    expectAllowed(
+      'providers',
+      'dynamodb',
+      Object.fromEntries(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:Query'].map((a) => [a, tables('ControlTable')])),
+    );
+    expectAllowed('providers', 'kms', { 'kms:GenerateDataKey': ['SecretsKey'] });
+    expectAllowed(
+      'configs',
+      'dynamodb',
+      Object.fromEntries(
+        ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'].map((a) => [
+          a,
+          tables('ControlTable'),
+        ]),
+      ),
+    );
+    expectAllowed('configs', 'kms', { 'kms:GenerateDataKey': ['SecretsKey'], 'kms:Decrypt': ['SecretsKey'] });
+    for (const name of ['apiKeys', 'logs', 'logIngest']) expectAllowed(name, 'kms', {});
   });
 
   it('has no IAM Allow statement on Resource "*" or with a service:* action', () => {

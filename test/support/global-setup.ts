@@ -42,6 +42,7 @@ export default async function setup(project: TestProject) {
     GATEWAY_S3_ENDPOINT: emulators.endpoints.s3,
     GATEWAY_PROVIDER_BASE_URLS: JSON.stringify(baseUrls),
     GATEWAY_LOG_FLUSH_MS: '20',
+    GATEWAY_RETRY_BASE_MS: '20',
   });
   project.provide('env', { gatewayUrl: gateway.url, adminKey: testAdminKey, upstreamUrl: upstream.url, endpoints: emulators.endpoints, dataDir });
   return async () => {

@@ -1,0 +1,411 @@
+/**
+ * The provider catalog: a workspace's provider integrations, addressed by slug (`@slug` in
+ * `x-gateway-provider` or a config's `provider`; `virtual_key` / `x-gateway-virtual-key` is the
+ * legacy name for the same thing).
+ *
+ * Item layout in the control table (one item per integration):
+ *
+ *   pk      WS#<workspaceId>#PROVIDER#<slug>     sk     PROVIDER
+ *   gsi1pk  WS#<workspaceId>#PROVIDER            gsi1sk <id>   (pvi_…, time-sortable: newest-first lists)
+ *   id, slug, workspace_id, provider, name, custom_host?, settings (map of non-secret fields),
+ *   credential_fields (names of the credentials set), credential_hints (map), secrets? (EncryptedBlob
+ *   of the credentials), created_at, updated_at (epoch seconds)
+ *
+ * The hot-path lookup (`findProviderIntegration`) is one GetItem on a cache miss.
+ */
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Deployment, GatewayConfig } from '../config/types';
+import { newId } from '../ids';
+import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
+import { dynamoClient } from '../store/clients';
+import { tables } from '../store/tables';
+
+/** Credential fields: encrypted together in one blob, never returned by a route. */
+export const secretCredentialFields = [
+  'api_key',
+  'cloudA_access_key_id',
+  'cloudA_secret_access_key',
+  'cloudA_session_token',
+  'cloudB_service_account_json',
+] as const;
+
+/** Non-secret provider settings, stored in clear and shown by the routes. */
+export const settingFields = [
+  'resource_name',
+  'deployment_id',
+  'api_version',
+  'deployments',
+  'compat_organization',
+  'compat_project',
+  'cloudA_region',
+  'cloudB_project_id',
+  'cloudB_region',
+  'cloudC_region',
+  'cloudC_deployment_name',
+  'cloudC_endpoint_name',
+  'cloudC_api_version',
+  'cloudC_deployment_type',
+  'cloudC_resource_name',
+  'cloudC_deployment_id',
+  'cloudC_model_name',
+  'cloudC_entra_scope',
+] as const;
+
+export type CredentialField = (typeof secretCredentialFields)[number];
+export type SettingField = (typeof settingFields)[number];
+
+export interface ProviderCredentials {
+  api_key?: string;
+  cloudA_access_key_id?: string;
+  cloudA_secret_access_key?: string;
+  cloudA_session_token?: string;
+  cloudB_service_account_json?: Record<string, unknown>;
+}
+
+export interface ProviderSettings {
+  resource_name?: string;
+  deployment_id?: string;
+  api_version?: string;
+  deployments?: Deployment[];
+  compat_organization?: string;
+  compat_project?: string;
+  cloudA_region?: string;
+  cloudB_project_id?: string;
+  cloudB_region?: string;
+  cloudC_region?: string;
+  cloudC_deployment_name?: string;
+  cloudC_endpoint_name?: string;
+  cloudC_api_version?: string;
+  cloudC_deployment_type?: 'serverless' | 'managed';
+  cloudC_resource_name?: string;
+  cloudC_deployment_id?: string;
+  cloudC_model_name?: string;
+  cloudC_entra_scope?: string;
+}
+
+/** An integration as the hot path gets it: everything, credentials decrypted. Deep-frozen. */
+export interface ProviderIntegration {
+  /** `pvi_…`, time-sortable. */
+  id: string;
+  /** Unique per workspace: lowercase letters, digits and hyphens, 1–64 characters. */
+  slug: string;
+  workspace_id: string;
+  /** A provider name of lib/providers/registry.ts (canonical, lower-case). */
+  provider: string;
+  name: string;
+  /** A base URL already checked by parseCustomHost. */
+  custom_host?: string;
+  settings: ProviderSettings;
+  credentials: ProviderCredentials;
+  /** Epoch seconds. */
+  created_at: number;
+  updated_at: number;
+}
+
+/** An integration as the control routes see it: no credential values, only which are set. */
+export interface ProviderIntegrationSummary extends Omit<ProviderIntegration, 'credentials'> {
+  /** Credential field → `"set"` or a masked hint of the value (e.g. `sk-…wxyz`). */
+  credential_hints: Partial<Record<CredentialField, string>>;
+}
+
+export const slugPattern = /^[a-z0-9-]{1,64}$/;
+
+const itemPk = (workspaceId: string, slug: string) => `WS#${workspaceId}#PROVIDER#${slug}`;
+const itemSk = 'PROVIDER';
+const listPk = (workspaceId: string) => `WS#${workspaceId}#PROVIDER`;
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Credentials shown with a hint (so people can tell keys apart); the others only say `"set"`. */
+const hintedFields: ReadonlySet<CredentialField> = new Set(['api_key', 'cloudA_access_key_id']);
+
+/** A hint that tells keys apart without revealing them: strings of 20+ characters show 3 + 4. */
+export function credentialHint(value: unknown): string {
+  if (typeof value === 'string' && value.length >= 20) return `${value.slice(0, 3)}…${value.slice(-4)}`;
+  return 'set';
+}
+
+function hintsOf(credentials: ProviderCredentials): Partial<Record<CredentialField, string>> {
+  const hints: Partial<Record<CredentialField, string>> = {};
+  for (const field of secretCredentialFields) {
+    if (credentials[field] !== undefined) hints[field] = hintedFields.has(field) ? credentialHint(credentials[field]) : 'set';
+  }
+  return hints;
+}
+
+export class ProviderSlugTakenError extends Error {
+  constructor(slug: string) {
+    super(`A provider integration with slug "${slug}" already exists in this workspace.`);
+    this.name = 'ProviderSlugTakenError';
+  }
+}
+
+export interface NewProviderIntegration {
+  slug: string;
+  provider: string;
+  name: string;
+  custom_host?: string;
+  settings: ProviderSettings;
+  credentials: ProviderCredentials;
+}
+
+/** Creates an integration; ProviderSlugTakenError when the slug is in use in the workspace. */
+export async function createProviderIntegration(workspaceId: string, fields: NewProviderIntegration): Promise<ProviderIntegrationSummary> {
+  const time = now();
+  const summary: ProviderIntegrationSummary = {
+    id: newId('pvi'),
+    slug: fields.slug,
+    workspace_id: workspaceId,
+    provider: fields.provider,
+    name: fields.name,
+    ...(fields.custom_host !== undefined ? { custom_host: fields.custom_host } : {}),
+    settings: fields.settings,
+    credential_hints: hintsOf(fields.credentials),
+    created_at: time,
+    updated_at: time,
+  };
+  const secrets = await sealCredentials(fields.credentials, workspaceId);
+  try {
+    await dynamoClient().send(
+      new PutItemCommand({
+        TableName: tables.control,
+        Item: toItem(summary, secrets),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') throw new ProviderSlugTakenError(fields.slug);
+    throw error;
+  }
+  return summary;
+}
+
+export interface ProviderIntegrationUpdate {
+  provider: string;
+  name: string;
+  custom_host?: string;
+  settings: ProviderSettings;
+  /** When given, replaces the whole credential set; when undefined, the stored credentials stay. */
+  credentials?: ProviderCredentials;
+}
+
+/**
+ * Replaces an integration's non-secret fields, and its credentials when `update.credentials` is
+ * given. Undefined when the workspace has no integration with that slug. The stored blob is kept
+ * as it is when credentials are not replaced, so this never decrypts.
+ */
+export async function updateProviderIntegration(workspaceId: string, slug: string, update: ProviderIntegrationUpdate): Promise<ProviderIntegrationSummary | undefined> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const existing = await readItem(workspaceId, slug, true);
+    if (!existing) return undefined;
+    const current = toSummary(existing);
+    const summary: ProviderIntegrationSummary = {
+      id: current.id,
+      slug,
+      workspace_id: workspaceId,
+      provider: update.provider,
+      name: update.name,
+      ...(update.custom_host !== undefined ? { custom_host: update.custom_host } : {}),
+      settings: update.settings,
+      credential_hints: update.credentials ? hintsOf(update.credentials) : current.credential_hints,
+      created_at: current.created_at,
+      updated_at: Math.max(now(), current.updated_at),
+    };
+    const secrets = update.credentials ? await sealCredentials(update.credentials, workspaceId) : isBlob(existing.secrets) ? existing.secrets : undefined;
+    try {
+      await dynamoClient().send(
+        new PutItemCommand({
+          TableName: tables.control,
+          Item: toItem(summary, secrets),
+          // Same integration (not deleted and re-created meanwhile), unchanged since it was read.
+          ConditionExpression: 'id = :id AND revision = :revision',
+          ExpressionAttributeValues: marshall({ ':id': current.id, ':revision': existing.revision }),
+        }),
+      );
+      return summary;
+    } catch (error) {
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      // Changed or deleted concurrently: read again (a delete then answers undefined).
+    }
+  }
+  throw new Error(`The provider integration "${slug}" kept changing while it was being updated.`);
+}
+
+/** Deletes an integration; undefined when there was none. */
+export async function deleteProviderIntegration(workspaceId: string, slug: string): Promise<ProviderIntegrationSummary | undefined> {
+  const result = await dynamoClient().send(
+    new DeleteItemCommand({ TableName: tables.control, Key: marshall({ pk: itemPk(workspaceId, slug), sk: itemSk }), ReturnValues: 'ALL_OLD' }),
+  );
+  return result.Attributes ? toSummary(unmarshall(result.Attributes)) : undefined;
+}
+
+/** One integration without its credentials (control routes). */
+export async function getProviderIntegration(workspaceId: string, slug: string): Promise<ProviderIntegrationSummary | undefined> {
+  if (!slugPattern.test(slug)) return undefined;
+  const item = await readItem(workspaceId, slug, true);
+  return item ? toSummary(item) : undefined;
+}
+
+export interface ProviderIntegrationPage {
+  data: ProviderIntegrationSummary[];
+  has_more: boolean;
+}
+
+/** A workspace's integrations, newest first; `after` is the last id of the previous page. */
+export async function listProviderIntegrations(workspaceId: string, options: { limit: number; after?: string }): Promise<ProviderIntegrationPage> {
+  const values: Record<string, string> = { ':pk': listPk(workspaceId) };
+  if (options.after) values[':after'] = options.after;
+  const result = await dynamoClient().send(
+    new QueryCommand({
+      TableName: tables.control,
+      IndexName: 'gsi1',
+      KeyConditionExpression: options.after ? 'gsi1pk = :pk AND gsi1sk < :after' : 'gsi1pk = :pk',
+      ExpressionAttributeValues: marshall(values),
+      ScanIndexForward: false,
+      Limit: options.limit + 1,
+    }),
+  );
+  const items = (result.Items ?? []).map((item) => toSummary(unmarshall(item)));
+  return { data: items.slice(0, options.limit), has_more: items.length > options.limit };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hot path
+
+// A found integration is served from memory for 5 s, a missing one for 2 s: an update or delete
+// reaches every warm container within 5 s, and unknown slugs do not hammer DynamoDB.
+const foundTtlMs = 5_000;
+const missingTtlMs = 2_000;
+const maxCachedIntegrations = 5_000;
+
+interface CacheEntry {
+  value: Promise<ProviderIntegration | undefined>;
+  expiresAt: number;
+}
+
+const cache = new Map<string, CacheEntry>();
+
+/**
+ * The integration a provider slug (`@slug` or `slug`) or a legacy virtual key names in a workspace,
+ * with its credentials decrypted; undefined when there is none. Cached in memory for at most 5 s;
+ * one DynamoDB GetItem on a miss (concurrent misses share it).
+ */
+export async function findProviderIntegration(workspaceId: string, slugOrVirtualKey: string): Promise<ProviderIntegration | undefined> {
+  const slug = normaliseSlug(slugOrVirtualKey);
+  if (!slug) return undefined;
+  const id = `${workspaceId}\0${slug}`;
+  const time = Date.now();
+  const entry = cache.get(id);
+  if (entry && entry.expiresAt > time) return entry.value;
+  cache.delete(id);
+
+  const value = loadIntegration(workspaceId, slug);
+  const fresh: CacheEntry = { value, expiresAt: time + foundTtlMs };
+  while (cache.size >= maxCachedIntegrations) cache.delete(cache.keys().next().value!);
+  cache.set(id, fresh);
+  try {
+    const found = await value;
+    if (!found) fresh.expiresAt = Math.min(fresh.expiresAt, time + missingTtlMs);
+    return found;
+  } catch (error) {
+    if (cache.get(id) === fresh) cache.delete(id);
+    throw error;
+  }
+}
+
+/** `@my-slug`, `my-slug`, `My-Slug` → `my-slug`; undefined when it cannot be a slug. */
+export function normaliseSlug(value: string): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const slug = value.trim().replace(/^@/, '').toLowerCase();
+  return slugPattern.test(slug) ? slug : undefined;
+}
+
+/** The integration as config fields of a target (provider, custom_host, settings, credentials). */
+export function integrationAsConfig(integration: ProviderIntegration): GatewayConfig {
+  return {
+    provider: integration.provider,
+    ...(integration.custom_host !== undefined ? { custom_host: integration.custom_host } : {}),
+    ...integration.settings,
+    ...integration.credentials,
+  } as GatewayConfig;
+}
+
+/** Drops the in-memory lookup cache (tests). */
+export function clearProviderIntegrationCache(): void {
+  cache.clear();
+}
+
+async function loadIntegration(workspaceId: string, slug: string): Promise<ProviderIntegration | undefined> {
+  const item = await readItem(workspaceId, slug, false);
+  if (!item) return undefined;
+  const { credential_hints: _hints, ...summary } = toSummary(item);
+  const credentials = isBlob(item.secrets) ? await decryptSecrets<ProviderCredentials & Record<string, string | object>>(item.secrets, workspaceId) : {};
+  return deepFreeze({ ...summary, credentials: pick(credentials, secretCredentialFields) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Items
+
+async function readItem(workspaceId: string, slug: string, consistent: boolean): Promise<Record<string, any> | undefined> {
+  const result = await dynamoClient().send(
+    new GetItemCommand({ TableName: tables.control, Key: marshall({ pk: itemPk(workspaceId, slug), sk: itemSk }), ConsistentRead: consistent }),
+  );
+  return result.Item ? unmarshall(result.Item) : undefined;
+}
+
+async function sealCredentials(credentials: ProviderCredentials, workspaceId: string): Promise<EncryptedBlob | undefined> {
+  const present = pick(credentials, secretCredentialFields);
+  if (Object.keys(present).length === 0) return undefined;
+  return encryptSecrets(present as Record<string, string | object>, workspaceId);
+}
+
+function toItem(summary: ProviderIntegrationSummary, secrets: EncryptedBlob | undefined) {
+  return marshall(
+    {
+      pk: itemPk(summary.workspace_id, summary.slug),
+      sk: itemSk,
+      gsi1pk: listPk(summary.workspace_id),
+      gsi1sk: summary.id,
+      ...summary,
+      credential_fields: Object.keys(summary.credential_hints),
+      secrets,
+      // Changes on every write; updates are conditional on it (optimistic concurrency).
+      revision: newId('rev'),
+    },
+    { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  );
+}
+
+function toSummary(item: Record<string, any>): ProviderIntegrationSummary {
+  const summary: ProviderIntegrationSummary = {
+    id: item.id,
+    slug: item.slug,
+    workspace_id: item.workspace_id,
+    provider: item.provider,
+    name: item.name,
+    settings: pick((item.settings ?? {}) as ProviderSettings, settingFields),
+    credential_hints: pick((item.credential_hints ?? {}) as Partial<Record<CredentialField, string>>, secretCredentialFields),
+    created_at: item.created_at,
+    updated_at: item.updated_at,
+  };
+  if (typeof item.custom_host === 'string') summary.custom_host = item.custom_host;
+  return summary;
+}
+
+function pick<T extends object, K extends string>(source: T, fields: readonly K[]): T {
+  const picked: Record<string, unknown> = {};
+  for (const field of fields) {
+    const value = (source as Record<string, unknown>)[field];
+    if (value !== undefined && value !== null) picked[field] = value;
+  }
+  return picked as T;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

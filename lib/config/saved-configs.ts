@@ -1,0 +1,485 @@
+/**
+ * Saved configs: versioned config objects of a workspace, referenced as `x-gateway-config: cfg_…`
+ * (latest version) or `cfg_…@<version>`. A config may hold provider credentials, so every stored
+ * config is sealed whole with the envelope encryption of lib/secrets/envelope.ts.
+ *
+ * Item layout in the control table (DynamoDB Local has no transactions, so the layout needs none):
+ *
+ *   head     pk WS#<ws>#CONFIG#<id>  sk CONFIG
+ *            gsi1pk WS#<ws>#CONFIG  gsi1sk <id>   (cfg_…, time-sortable: newest-first lists)
+ *            id, workspace_id, name, latest_version, config (EncryptedBlob of the latest version),
+ *            created_at, updated_at (epoch seconds), deleting_at? (set while a delete runs; the
+ *            gsi1 keys are removed at the same time, so the config leaves the list at once)
+ *   version  pk WS#<ws>#CONFIG#<id>  sk V#<version, 10 digits>
+ *            version, name, config (EncryptedBlob), created_at
+ *
+ * The head is the source of truth and holds the latest version itself, so resolving `cfg_…` is one
+ * GetItem. Invariant: every version below `latest_version` has its version item (an update first
+ * makes sure the version it supersedes is stored, then moves the head with a condition on
+ * `latest_version`); the latest version's item may lag, and reads fall back to the head for it.
+ * A pinned reference (`cfg_…@3`) is one BatchGetItem of the head and the version item.
+ */
+import {
+  BatchGetItemCommand,
+  BatchWriteItemCommand,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { newId } from '../ids';
+import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
+import { dynamoClient } from '../store/clients';
+import { tables } from '../store/tables';
+import type { GatewayConfig } from './types';
+
+/** Config fields holding credentials: masked wherever they appear in an answer. */
+export const secretConfigFields: ReadonlySet<string> = new Set(['api_key', 'cloudA_secret_access_key', 'cloudA_session_token', 'cloudB_service_account_json']);
+
+/** What answers show in place of a secret config field. */
+export const maskedSecret = '********';
+
+/** A saved config at one version, decrypted. */
+export interface SavedConfig {
+  id: string;
+  name: string;
+  version: number;
+  config: GatewayConfig;
+  /** Number of versions (= the latest version number). */
+  versions: number;
+  /** When the config was created / last given a new version (epoch seconds). */
+  created_at: number;
+  updated_at: number;
+  /** When this version was stored. */
+  version_created_at: number;
+}
+
+/** A saved config in a list (no config body). */
+export interface SavedConfigSummary {
+  id: string;
+  name: string;
+  version: number;
+  versions: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ConfigRef {
+  id: string;
+  /** Undefined for the latest version. */
+  version?: number;
+}
+
+const idPattern = /^cfg_[0-9a-z]{1,64}$/;
+const maxVersion = 9_999_999_999;
+
+/** `cfg_x` → latest, `cfg_x@3` → version 3 (`@latest` is accepted too); undefined when malformed. */
+export function parseConfigRef(ref: string): ConfigRef | undefined {
+  if (typeof ref !== 'string') return undefined;
+  const match = /^(cfg_[0-9a-z]{1,64})(?:@(latest|[1-9][0-9]{0,9}))?$/.exec(ref.trim());
+  if (!match) return undefined;
+  if (match[2] === undefined || match[2] === 'latest') return { id: match[1] };
+  const version = Number(match[2]);
+  return version <= maxVersion ? { id: match[1], version } : undefined;
+}
+
+const headPk = (workspaceId: string, id: string) => `WS#${workspaceId}#CONFIG#${id}`;
+const headSk = 'CONFIG';
+const listPk = (workspaceId: string) => `WS#${workspaceId}#CONFIG`;
+const versionSk = (version: number) => `V#${String(version).padStart(10, '0')}`;
+const now = () => Math.floor(Date.now() / 1000);
+
+const seal = (config: GatewayConfig, workspaceId: string) => encryptSecrets({ config: config as object }, workspaceId);
+
+async function open(blob: unknown, workspaceId: string): Promise<GatewayConfig> {
+  if (!isBlob(blob)) throw new Error('A stored config has no encrypted body.');
+  const { config } = await decryptSecrets<{ config: GatewayConfig }>(blob, workspaceId);
+  return config;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control operations
+
+/** Stores a new config as version 1. */
+export async function createSavedConfig(workspaceId: string, input: { name: string; config: GatewayConfig }): Promise<SavedConfig> {
+  const id = newId('cfg');
+  const time = now();
+  const blob = await seal(input.config, workspaceId);
+  await dynamoClient().send(
+    new PutItemCommand({
+      TableName: tables.control,
+      Item: marshall({
+        pk: headPk(workspaceId, id),
+        sk: headSk,
+        gsi1pk: listPk(workspaceId),
+        gsi1sk: id,
+        id,
+        workspace_id: workspaceId,
+        name: input.name,
+        latest_version: 1,
+        config: blob,
+        created_at: time,
+        updated_at: time,
+      }),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+  await putVersion(workspaceId, id, { version: 1, name: input.name, config: blob, created_at: time });
+  return { id, name: input.name, version: 1, config: input.config, versions: 1, created_at: time, updated_at: time, version_created_at: time };
+}
+
+/** One version (latest when `ref.version` is undefined), decrypted; strongly consistent. */
+export async function getSavedConfig(workspaceId: string, ref: ConfigRef): Promise<SavedConfig | undefined> {
+  return readConfig(workspaceId, ref, true);
+}
+
+export interface SavedConfigPage {
+  data: SavedConfigSummary[];
+  has_more: boolean;
+}
+
+/** The workspace's configs, newest first; `after` is the last id of the previous page. */
+export async function listSavedConfigs(workspaceId: string, options: { limit: number; after?: string }): Promise<SavedConfigPage> {
+  const values: Record<string, string> = { ':pk': listPk(workspaceId) };
+  if (options.after) values[':after'] = options.after;
+  const result = await dynamoClient().send(
+    new QueryCommand({
+      TableName: tables.control,
+      IndexName: 'gsi1',
+      KeyConditionExpression: options.after ? 'gsi1pk = :pk AND gsi1sk < :after' : 'gsi1pk = :pk',
+      ExpressionAttributeValues: marshall(values),
+      ProjectionExpression: 'id, #name, latest_version, created_at, updated_at',
+      ExpressionAttributeNames: { '#name': 'name' },
+      ScanIndexForward: false,
+      Limit: options.limit + 1,
+    }),
+  );
+  const items = (result.Items ?? []).map((item) => toSummary(unmarshall(item)));
+  return { data: items.slice(0, options.limit), has_more: items.length > options.limit };
+}
+
+export type UpdateResult = SavedConfig | 'not_found' | 'conflict';
+
+/**
+ * Stores `input.config` as a new version (older versions stay readable). With `expectedVersion`,
+ * answers 'conflict' unless that is still the latest version (the caller based the new version on
+ * it); without it, concurrent updates are serialised and each gets its own version number.
+ */
+export async function updateSavedConfig(
+  workspaceId: string,
+  id: string,
+  input: { name?: string; config: GatewayConfig },
+  options: { expectedVersion?: number } = {},
+): Promise<UpdateResult> {
+  if (!idPattern.test(id)) return 'not_found';
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const head = await readHead(workspaceId, id, true);
+    if (!head) return 'not_found';
+    const current = Number(head.latest_version);
+    if (options.expectedVersion !== undefined && current !== options.expectedVersion) return 'conflict';
+    // The version about to be superseded must have its own item before the head moves past it.
+    await putVersion(workspaceId, id, { version: current, name: head.name, config: head.config, created_at: head.updated_at }, { onlyIfAbsent: true });
+
+    const next = current + 1;
+    const time = Math.max(now(), Number(head.updated_at));
+    const name = input.name ?? head.name;
+    const blob = await seal(input.config, workspaceId);
+    try {
+      await dynamoClient().send(
+        new UpdateItemCommand({
+          TableName: tables.control,
+          Key: marshall({ pk: headPk(workspaceId, id), sk: headSk }),
+          UpdateExpression: 'SET latest_version = :next, config = :config, #name = :name, updated_at = :now',
+          ConditionExpression: 'latest_version = :current AND attribute_not_exists(deleting_at)',
+          ExpressionAttributeNames: { '#name': 'name' },
+          ExpressionAttributeValues: marshall({ ':next': next, ':config': blob, ':name': name, ':now': time, ':current': current }),
+        }),
+      );
+    } catch (error) {
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (options.expectedVersion !== undefined) return 'conflict';
+      continue; // another update (or a delete) won: read the head again
+    }
+    await putVersion(workspaceId, id, { version: next, name, config: blob, created_at: time });
+    return { id, name, version: next, config: input.config, versions: next, created_at: Number(head.created_at), updated_at: time, version_created_at: time };
+  }
+  return 'conflict';
+}
+
+/** Deletes a config and all its versions; undefined when there was none. */
+export async function deleteSavedConfig(workspaceId: string, id: string): Promise<SavedConfigSummary | undefined> {
+  if (!idPattern.test(id)) return undefined;
+  const pk = headPk(workspaceId, id);
+  let old: Record<string, any>;
+  try {
+    // Hide it first (reads treat `deleting_at` as gone; updates refuse it), then remove the items.
+    const marked = await dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: tables.control,
+        Key: marshall({ pk, sk: headSk }),
+        UpdateExpression: 'SET deleting_at = if_not_exists(deleting_at, :now) REMOVE gsi1pk, gsi1sk',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: marshall({ ':now': now() }),
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    old = unmarshall(marked.Attributes!);
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') return undefined;
+    throw error;
+  }
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await dynamoClient().send(
+      new QueryCommand({
+        TableName: tables.control,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
+        ExpressionAttributeValues: marshall({ ':pk': pk, ':v': 'V#' }),
+        ProjectionExpression: 'pk, sk',
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    await deleteKeys((page.Items ?? []).map((item) => ({ pk: item.pk, sk: item.sk })));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  await dynamoClient().send(new DeleteItemCommand({ TableName: tables.control, Key: marshall({ pk, sk: headSk }) }));
+  // A delete that an earlier, interrupted delete had started finishes the work but reports 404.
+  return old.deleting_at === undefined ? toSummary(old) : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hot path
+
+// The latest version of a config is cached for 5 s (an update or delete reaches every warm
+// container within 5 s); a pinned version is immutable, cached for 60 s (a delete reaches pinned
+// references within a minute); an unknown reference for 2 s.
+const latestTtlMs = 5_000;
+const pinnedTtlMs = 60_000;
+const missingTtlMs = 2_000;
+const maxCachedConfigs = 2_000;
+
+export interface ResolvedConfig {
+  id: string;
+  version: number;
+  config: GatewayConfig;
+}
+
+interface CacheEntry {
+  value: Promise<ResolvedConfig | undefined>;
+  expiresAt: number;
+}
+
+const cache = new Map<string, CacheEntry>();
+
+/**
+ * The config a saved-config reference (`cfg_…` or `cfg_…@3`) names in a workspace, decrypted and
+ * deep-frozen; undefined when there is none (or the reference is malformed). Cached in memory.
+ */
+export async function findSavedConfig(workspaceId: string, ref: string): Promise<{ id: string; version: number; config: GatewayConfig } | undefined> {
+  const parsed = parseConfigRef(ref);
+  if (!parsed) return undefined;
+  const key = `${workspaceId}\0${parsed.id}\0${parsed.version ?? 'latest'}`;
+  const time = Date.now();
+  const entry = cache.get(key);
+  if (entry && entry.expiresAt > time) return entry.value;
+  cache.delete(key);
+
+  const value = readConfig(workspaceId, parsed, false).then((found) =>
+    found ? deepFreeze({ id: found.id, version: found.version, config: found.config }) : undefined,
+  );
+  const fresh: CacheEntry = { value, expiresAt: time + (parsed.version === undefined ? latestTtlMs : pinnedTtlMs) };
+  while (cache.size >= maxCachedConfigs) cache.delete(cache.keys().next().value!);
+  cache.set(key, fresh);
+  try {
+    const found = await value;
+    if (!found) fresh.expiresAt = Math.min(fresh.expiresAt, time + missingTtlMs);
+    return found;
+  } catch (error) {
+    if (cache.get(key) === fresh) cache.delete(key);
+    throw error;
+  }
+}
+
+/** Drops the in-memory lookup cache (tests). */
+export function clearSavedConfigCache(): void {
+  cache.clear();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Masking (answers never show credentials)
+
+/** A copy of `config` with every secret field, at any depth, replaced by `maskedSecret`. */
+export function maskConfigSecrets<T>(config: T): T {
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (value === null || typeof value !== 'object') return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, child] of Object.entries(value)) {
+      out[key] = secretConfigFields.has(key) && child !== undefined && child !== null ? maskedSecret : walk(child);
+    }
+    return out;
+  };
+  return walk(config) as T;
+}
+
+/** JSON paths (`config.targets[0].api_key`) of secret fields whose value is the mask placeholder. */
+export function maskedSecretPaths(config: unknown): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown, path: string) => {
+    if (Array.isArray(value)) return value.forEach((child, index) => walk(child, `${path}[${index}]`));
+    if (value === null || typeof value !== 'object') return;
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`;
+      if (secretConfigFields.has(key) && child === maskedSecret) found.push(childPath);
+      else walk(child, childPath);
+    }
+  };
+  walk(config, 'config');
+  return found;
+}
+
+/**
+ * Puts back, in `input`, each secret field holding the mask placeholder, from the same JSON path of
+ * `previous` (so an answer can be edited and sent back). Returns the paths it could not fill.
+ */
+export function restoreMaskedSecrets(input: unknown, previous: unknown): { config: unknown; unresolved: string[] } {
+  const unresolved: string[] = [];
+  const walk = (value: unknown, before: unknown, path: string): unknown => {
+    if (Array.isArray(value)) return value.map((child, index) => walk(child, Array.isArray(before) ? before[index] : undefined, `${path}[${index}]`));
+    if (value === null || typeof value !== 'object') return value;
+    const old = before !== null && typeof before === 'object' && !Array.isArray(before) ? (before as Record<string, unknown>) : {};
+    const out: Record<string, unknown> = {};
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`;
+      if (secretConfigFields.has(key) && child === maskedSecret) {
+        if (Object.hasOwn(old, key) && old[key] !== undefined && old[key] !== null && old[key] !== maskedSecret) out[key] = old[key];
+        else {
+          unresolved.push(childPath);
+          out[key] = child;
+        }
+      } else {
+        out[key] = walk(child, old[key], childPath);
+      }
+    }
+    return out;
+  };
+  return { config: walk(input, previous, 'config'), unresolved };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Items
+
+async function readHead(workspaceId: string, id: string, consistent: boolean): Promise<Record<string, any> | undefined> {
+  const result = await dynamoClient().send(
+    new GetItemCommand({ TableName: tables.control, Key: marshall({ pk: headPk(workspaceId, id), sk: headSk }), ConsistentRead: consistent }),
+  );
+  if (!result.Item) return undefined;
+  const head = unmarshall(result.Item);
+  return head.deleting_at === undefined ? head : undefined;
+}
+
+async function readConfig(workspaceId: string, ref: ConfigRef, consistent: boolean): Promise<SavedConfig | undefined> {
+  if (!idPattern.test(ref.id)) return undefined;
+  let head: Record<string, any> | undefined;
+  let version: Record<string, any> | undefined;
+  if (ref.version === undefined) {
+    head = await readHead(workspaceId, ref.id, consistent);
+  } else {
+    ({ head, version } = await readHeadAndVersion(workspaceId, ref.id, ref.version, consistent));
+  }
+  if (!head) return undefined;
+  const latest = Number(head.latest_version);
+  const wanted = ref.version ?? latest;
+  if (wanted > latest) return undefined;
+  // The latest version is in the head (its own item may not be written yet).
+  const source = wanted === latest ? { config: head.config, created_at: head.updated_at } : version;
+  if (!source) return undefined;
+  return {
+    id: head.id,
+    name: head.name,
+    version: wanted,
+    config: await open(source.config, workspaceId),
+    versions: latest,
+    created_at: Number(head.created_at),
+    updated_at: Number(head.updated_at),
+    version_created_at: Number(source.created_at),
+  };
+}
+
+/** Head and one version item in one round trip (BatchGetItem). */
+async function readHeadAndVersion(workspaceId: string, id: string, version: number, consistent: boolean) {
+  const pk = headPk(workspaceId, id);
+  let request: Record<string, { Keys: Record<string, AttributeValue>[]; ConsistentRead: boolean }> | undefined = {
+    [tables.control]: { Keys: [marshall({ pk, sk: headSk }), marshall({ pk, sk: versionSk(version) })], ConsistentRead: consistent },
+  };
+  let head: Record<string, any> | undefined;
+  let item: Record<string, any> | undefined;
+  for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
+    if (attempt > 0) await sleep(Math.min(500, 25 * 2 ** attempt));
+    if (attempt > 6) throw new Error('DynamoDB kept returning unprocessed keys for a saved config.');
+    const result = await dynamoClient().send(new BatchGetItemCommand({ RequestItems: request }));
+    for (const raw of result.Responses?.[tables.control] ?? []) {
+      const found = unmarshall(raw);
+      if (found.sk === headSk) head = found;
+      else item = found;
+    }
+    request = result.UnprocessedKeys as typeof request;
+  }
+  return { head: head && head.deleting_at === undefined ? head : undefined, version: item };
+}
+
+async function putVersion(
+  workspaceId: string,
+  id: string,
+  item: { version: number; name: string; config: EncryptedBlob; created_at: number },
+  options: { onlyIfAbsent?: boolean } = {},
+): Promise<void> {
+  try {
+    await dynamoClient().send(
+      new PutItemCommand({
+        TableName: tables.control,
+        Item: marshall({ pk: headPk(workspaceId, id), sk: versionSk(item.version), ...item }),
+        ConditionExpression: options.onlyIfAbsent ? 'attribute_not_exists(pk)' : undefined,
+      }),
+    );
+  } catch (error) {
+    if (!(options.onlyIfAbsent && (error as Error).name === 'ConditionalCheckFailedException')) throw error;
+  }
+}
+
+async function deleteKeys(keys: Array<Record<string, AttributeValue>>): Promise<void> {
+  for (let offset = 0; offset < keys.length; offset += 25) {
+    let pending = keys.slice(offset, offset + 25).map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 0) await sleep(Math.min(500, 25 * 2 ** attempt));
+      if (attempt > 6) throw new Error('DynamoDB kept returning unprocessed deletes for a saved config.');
+      const result = await dynamoClient().send(new BatchWriteItemCommand({ RequestItems: { [tables.control]: pending } }));
+      pending = (result.UnprocessedItems?.[tables.control] ?? []) as typeof pending;
+    }
+  }
+}
+
+function toSummary(item: Record<string, any>): SavedConfigSummary {
+  return {
+    id: item.id,
+    name: item.name,
+    version: Number(item.latest_version),
+    versions: Number(item.latest_version),
+    created_at: Number(item.created_at),
+    updated_at: Number(item.updated_at),
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

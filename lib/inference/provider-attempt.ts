@@ -1,0 +1,123 @@
+import type { Readable } from 'node:stream';
+import { GatewayError } from '../http/errors';
+import { readBody } from '../http/read-body';
+import { sseData, sseDone } from '../http/sse';
+import type { TokenUsage } from '../observability/request-log';
+import { sendOutbound } from '../outbound/http-client';
+import type { ProviderCall } from '../providers/types';
+import { relayedResponseHeaders } from './relayed-headers';
+
+const maxErrorBodyBytes = 1024 * 1024;
+const maxResponseBodyBytes = 32 * 1024 * 1024;
+
+/** What one provider call came to. A failure carries what to answer if nothing else is tried. */
+export type AttemptOutcome =
+  | { ok: true; status: number; headers: Record<string, string>; body: Readable | Buffer | string }
+  | {
+      ok: false;
+      status: number;
+      headers: Record<string, string>;
+      error: GatewayError;
+      network: boolean;
+      /** The provider's own error body, answered as it came (pass-through). */
+      raw?: Buffer;
+    };
+
+export interface AttemptOptions {
+  /** Per attempt: covers waiting for the first byte, and the whole body when not streaming. */
+  timeoutMs?: number;
+  onUsage(usage: TokenUsage): void;
+  onStreamError(message: string): void;
+}
+
+/**
+ * One call to a provider through its adapter. Streaming calls resolve once the first chunk of the
+ * body has arrived, so a provider that fails before its first byte is a failure routing can retry or
+ * fall back from; after that, a broken stream ends with an error event and `[DONE]`.
+ */
+export async function attemptProvider(call: ProviderCall, options: AttemptOptions): Promise<AttemptOutcome> {
+  const providerName = call.target.provider.name;
+  const abort = new AbortController();
+  let timedOut = false;
+  const timer = options.timeoutMs
+    ? setTimeout(() => {
+        timedOut = true;
+        abort.abort();
+      }, options.timeoutMs)
+    : undefined;
+  const timeoutError = () =>
+    new GatewayError(408, `${providerName} did not answer within the request timeout of ${options.timeoutMs} ms.`, { code: 'timeout_error', provider: providerName });
+
+  let headers: Record<string, string> = { 'x-gateway-provider': providerName };
+  try {
+    const prepared = await call.target.provider.adapter.prepare(call);
+    const response = await sendOutbound({ url: prepared.url, method: 'POST', headers: prepared.headers, body: prepared.body, signal: abort.signal, target: providerName });
+    headers = relayedResponseHeaders(response.headers, providerName);
+
+    if (response.status >= 400) {
+      const errorBody = await readBody(response.body, maxErrorBodyBytes, 'The provider error response');
+      return { ok: false, status: response.status, headers, error: prepared.readError(response.status, errorBody, headers), network: false };
+    }
+
+    if (call.stream) {
+      await firstChunk(response.body, providerName);
+      clearTimeout(timer);
+      const transform = prepared.streamTransform(options.onUsage);
+      response.body.on('error', (error) => {
+        // The status is sent already: the failure becomes an error event, then [DONE].
+        options.onStreamError(`${providerName} stream failed: ${error.message}`);
+        if (!transform.writableEnded) transform.end(streamErrorEvents(providerName, error));
+      });
+      response.body.pipe(transform);
+      // A client that goes away must not leave the provider call running.
+      transform.on('close', () => {
+        if (!response.body.readableEnded) abort.abort();
+      });
+      return { ok: true, status: response.status, headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body: transform };
+    }
+
+    const bytes = await readBody(response.body, maxResponseBodyBytes, 'The provider response');
+    clearTimeout(timer);
+    const result = prepared.readResponse(bytes);
+    if (result.usage) options.onUsage(result.usage);
+    return { ok: true, status: response.status, headers: { ...headers, 'content-type': 'application/json' }, body: result.body };
+  } catch (caught) {
+    clearTimeout(timer);
+    const error = timedOut ? timeoutError() : caught instanceof GatewayError ? caught : new GatewayError(502, `${providerName} call failed: ${(caught as Error).message}`, { code: 'provider_error', provider: providerName });
+    return { ok: false, status: error.status, headers, error, network: timedOut || error.code === 'provider_unreachable' || error.code === 'provider_stream_error' };
+  }
+}
+
+/** Waits until the body has data, without consuming it. Fails when it ends or breaks first. */
+function firstChunk(body: Readable, provider: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const cleanup = () => {
+      body.off('readable', onReadable);
+      body.off('error', onError);
+      body.off('end', onEnd);
+    };
+    const onReadable = () => {
+      if (body.readableLength > 0) {
+        cleanup();
+        resolve();
+      }
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(new GatewayError(502, `${provider} stream broke off before its first chunk: ${error.message}.`, { code: 'provider_stream_error', provider }));
+    };
+    const onEnd = () => {
+      cleanup();
+      reject(new GatewayError(502, `${provider} ended the stream without sending anything.`, { code: 'provider_stream_error', provider }));
+    };
+    body.on('readable', onReadable);
+    body.once('error', onError);
+    body.once('end', onEnd);
+  });
+}
+
+/** Bytes that close any partial event and append an OpenAI-style error event and `[DONE]`. */
+function streamErrorEvents(provider: string, error: Error): string {
+  const body = new GatewayError(502, `The ${provider} stream broke off: ${error.message}.`, { code: 'provider_stream_error', provider }).toBody();
+  return `\n\n${sseData(JSON.stringify(body))}${sseDone}`;
+}

@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import { findSavedConfig } from '../config/saved-configs';
+import { configError, parseConfigHeader } from '../config/schema';
+import type { GatewayConfig } from '../config/types';
+import { GatewayError } from '../http/errors';
+import { buildPlan, type PlanNode } from '../routing/plan';
+
+/** The strategy tree a request follows, and the identity its breaker state is kept under. */
+export interface RequestPlan {
+  root: PlanNode;
+  identity: string;
+  /** False when the request named its provider by headers alone. */
+  fromConfig: boolean;
+}
+
+const headerOnlyPlan: RequestPlan = { root: buildPlan({}), identity: 'headers', fromConfig: false };
+
+/**
+ * Reads `x-gateway-config`: a JSON config when it starts with `{`, else the id of a saved config
+ * (`cfg_…`, optionally `@<version>`). Without it, the request's headers alone select the provider.
+ */
+export async function resolveRequestPlan(headers: Record<string, string>, workspaceId: string): Promise<RequestPlan> {
+  const value = headers['x-gateway-config']?.trim();
+  if (!value) return headerOnlyPlan;
+  if (value.startsWith('{')) {
+    const parsed = parseConfigHeader(value);
+    if (!parsed.ok) throw configError(parsed.issues);
+    return { root: buildPlan(parsed.config), identity: `inline:${configHash(parsed.config)}`, fromConfig: true };
+  }
+  const saved = await findSavedConfig(workspaceId, value);
+  if (!saved) {
+    throw new GatewayError(400, `x-gateway-config names a saved config "${value.slice(0, 100)}" that does not exist in this workspace (or not in that version). Send a config id from GET /v1/configs, or a JSON config object.`, {
+      param: 'x-gateway-config',
+      code: 'config_not_found',
+    });
+  }
+  return { root: buildPlan(saved.config), identity: saved.id, fromConfig: true };
+}
+
+/** SHA-256 of the config's canonical JSON (keys sorted), so equal configs share breaker state. */
+export function configHash(config: GatewayConfig): string {
+  return createHash('sha256').update(canonicalJson(config)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

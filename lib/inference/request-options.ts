@@ -1,0 +1,49 @@
+import { badRequest } from '../http/errors';
+
+/** Headers never forwarded by name: the gateway's own, and those that frame or route the request. */
+const neverForwarded = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'x-gateway-api-key']);
+
+/** `x-gateway-forward-headers`: a JSON array of header names, or a comma-separated list. */
+export function readForwardHeaderNames(headers: Record<string, string>): string[] {
+  const value = headers['x-gateway-forward-headers']?.trim();
+  if (!value) return [];
+  if (value.startsWith('[')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw badRequest('x-gateway-forward-headers must be a JSON array of header names or a comma-separated list.', 'x-gateway-forward-headers', 'invalid_header');
+    }
+    if (!Array.isArray(parsed) || !parsed.every((name) => typeof name === 'string')) {
+      throw badRequest('x-gateway-forward-headers must be an array of header names.', 'x-gateway-forward-headers', 'invalid_header');
+    }
+    return parsed;
+  }
+  return value.split(',').map((name) => name.trim()).filter(Boolean);
+}
+
+/** The named request headers, as the client sent them, for the provider. */
+export function forwardedHeaders(requestHeaders: Record<string, string>, names: readonly string[]): Record<string, string> {
+  const forwarded: Record<string, string> = {};
+  for (const name of names) {
+    const key = name.toLowerCase();
+    if (neverForwarded.has(key) || key.startsWith('x-gateway-')) continue;
+    const value = requestHeaders[key];
+    if (value !== undefined) forwarded[key] = value;
+  }
+  return forwarded;
+}
+
+/** Without a `request_timeout`, an attempt waits this long for the provider's first byte. */
+export const defaultRequestTimeoutMs = 10 * 60_000;
+
+/** `x-gateway-request-timeout` in milliseconds (it wins over the config's `request_timeout`). */
+export function readRequestTimeoutHeader(headers: Record<string, string>): number | undefined {
+  const value = headers['x-gateway-request-timeout']?.trim();
+  if (!value) return undefined;
+  const timeout = Number(value);
+  if (!Number.isInteger(timeout) || timeout <= 0) {
+    throw badRequest('x-gateway-request-timeout must be a positive whole number of milliseconds.', 'x-gateway-request-timeout', 'invalid_header');
+  }
+  return timeout;
+}

@@ -1,0 +1,56 @@
+import { PassThrough, type Readable } from 'node:stream';
+import { toGatewayError } from '../http/errors';
+import { sseData, sseDone } from '../http/sse';
+import type { GatewayResponse } from '../http/types';
+import type { RequestLogFields } from '../observability/request-log';
+import type { RoutingResult } from '../routing/engine';
+
+const heartbeatMs = 15_000;
+
+/** How long a streamed request's status is held while routing looks for a provider's first chunk. */
+export function streamCommitDelayMs(): number {
+  return Number(process.env.GATEWAY_STREAM_COMMIT_MS ?? 10_000);
+}
+
+/**
+ * Holds a streamed request's status until routing has a first chunk, so a provider that fails
+ * before it can still be retried or fallen back from. If that takes longer than `delayMs`, commits
+ * 200 and keeps the connection alive with SSE comments while routing goes on; then relays the
+ * stream, or ends with an error event and `[DONE]` when every target failed. Resolves undefined
+ * when routing finished in time (the caller answers normally).
+ */
+export async function commitStreamWhileRouting(routing: Promise<RoutingResult>, delayMs: number, log: RequestLogFields): Promise<GatewayResponse | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<'commit'>((resolve) => (timer = setTimeout(() => resolve('commit'), delayMs)));
+  const first = await Promise.race([routing.then(() => 'routed' as const, () => 'routed' as const), waited]);
+  clearTimeout(timer);
+  if (first === 'routed') return undefined;
+
+  const body = new PassThrough();
+  body.write(': waiting for the provider\n\n');
+  const heartbeat = setInterval(() => body.write(': keep-alive\n\n'), heartbeatMs);
+  body.on('close', () => clearInterval(heartbeat));
+  routing.then(
+    (result) => {
+      clearInterval(heartbeat);
+      const { outcome } = result;
+      if (outcome.ok && typeof outcome.body === 'object' && 'pipe' in outcome.body) {
+        const upstream = outcome.body as Readable;
+        body.on('close', () => upstream.destroy());
+        upstream.pipe(body);
+      } else if (outcome.ok) {
+        body.end(outcome.body);
+      } else {
+        log.error = { message: outcome.error.message.slice(0, 2000), code: outcome.error.code };
+        body.end(sseData(JSON.stringify(outcome.error.toBody())) + sseDone);
+      }
+    },
+    (error) => {
+      clearInterval(heartbeat);
+      const gatewayError = toGatewayError(error);
+      log.error = { message: gatewayError.message.slice(0, 2000), code: gatewayError.code };
+      body.end(sseData(JSON.stringify(gatewayError.toBody())) + sseDone);
+    },
+  );
+  return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-gateway-cache-status': 'DISABLED' }, body };
+}

@@ -1,0 +1,31 @@
+import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { env } from './gateway-client';
+
+/** Direct access to the shared gateway's state table, to read and age stored breaker state. */
+const stateTable = 'llm-gateway-local-state';
+
+let client: DynamoDBClient | undefined;
+function dynamo(): DynamoDBClient {
+  client ??= new DynamoDBClient({ endpoint: env().endpoints.dynamodb, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  return client;
+}
+
+export async function readBreaker(identity: string, path: string): Promise<Record<string, any> | undefined> {
+  const result = await dynamo().send(new GetItemCommand({ TableName: stateTable, Key: marshall({ pk: `CB#${identity}`, sk: path }), ConsistentRead: true }));
+  return result.Item ? unmarshall(result.Item) : undefined;
+}
+
+/** Moves a breaker's timestamps back in time, as if `ms` had passed. */
+export async function ageBreaker(identity: string, path: string, ms: number): Promise<void> {
+  const item = await readBreaker(identity, path);
+  if (!item?.openedAt) throw new Error(`breaker ${identity} ${path} is not open`);
+  await dynamo().send(
+    new UpdateItemCommand({
+      TableName: stateTable,
+      Key: marshall({ pk: `CB#${identity}`, sk: path }),
+      UpdateExpression: 'SET openedAt = :opened',
+      ExpressionAttributeValues: marshall({ ':opened': item.openedAt - ms }),
+    }),
+  );
+}
