@@ -3,6 +3,7 @@ import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from 
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../ids';
 import { dynamoClient } from '../store/clients';
+import { queryNewestFirst } from '../store/newest-first';
 import { tables } from '../store/tables';
 
 export type Role = 'admin' | 'member';
@@ -87,18 +88,8 @@ export interface KeyPage {
 
 /** Keys of a workspace, newest first. */
 export async function listApiKeys(workspaceId: string, options: { limit: number; after?: string }): Promise<KeyPage> {
-  const result = await dynamoClient().send(
-    new QueryCommand({
-      TableName: tables.control,
-      IndexName: 'gsi1',
-      KeyConditionExpression: options.after ? 'gsi1pk = :pk AND gsi1sk < :after' : 'gsi1pk = :pk',
-      ExpressionAttributeValues: marshall(options.after ? { ':pk': workspaceKeysPk(workspaceId), ':after': options.after } : { ':pk': workspaceKeysPk(workspaceId) }),
-      ScanIndexForward: false,
-      Limit: options.limit + 1,
-    }),
-  );
-  const items = (result.Items ?? []).map((item) => toRecord(unmarshall(item)));
-  return { data: items.slice(0, options.limit), has_more: items.length > options.limit };
+  const page = await queryNewestFirst({ table: tables.control, index: 'gsi1', partition: workspaceKeysPk(workspaceId), ...options });
+  return { data: page.items.map(toRecord), has_more: page.has_more };
 }
 
 /** Marks a key revoked. Returns undefined when the workspace has no key with that id. */

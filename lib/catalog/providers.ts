@@ -13,12 +13,13 @@
  *
  * The hot-path lookup (`findProviderIntegration`) is one GetItem on a cache miss.
  */
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { Deployment, GatewayConfig } from '../config/types';
+import type { GatewayConfig } from '../config/types';
 import { newId } from '../ids';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { dynamoClient } from '../store/clients';
+import { queryNewestFirst } from '../store/newest-first';
 import { tables } from '../store/tables';
 
 /** Credential fields: encrypted together in one blob, never returned by a route. */
@@ -55,34 +56,9 @@ export const settingFields = [
 export type CredentialField = (typeof secretCredentialFields)[number];
 export type SettingField = (typeof settingFields)[number];
 
-export interface ProviderCredentials {
-  api_key?: string;
-  cloudA_access_key_id?: string;
-  cloudA_secret_access_key?: string;
-  cloudA_session_token?: string;
-  cloudB_service_account_json?: Record<string, unknown>;
-}
+export type ProviderCredentials = Pick<GatewayConfig, CredentialField>;
 
-export interface ProviderSettings {
-  resource_name?: string;
-  deployment_id?: string;
-  api_version?: string;
-  deployments?: Deployment[];
-  compat_organization?: string;
-  compat_project?: string;
-  cloudA_region?: string;
-  cloudB_project_id?: string;
-  cloudB_region?: string;
-  cloudC_region?: string;
-  cloudC_deployment_name?: string;
-  cloudC_endpoint_name?: string;
-  cloudC_api_version?: string;
-  cloudC_deployment_type?: 'serverless' | 'managed';
-  cloudC_resource_name?: string;
-  cloudC_deployment_id?: string;
-  cloudC_model_name?: string;
-  cloudC_entra_scope?: string;
-}
+export type ProviderSettings = Pick<GatewayConfig, SettingField>;
 
 /** An integration as the hot path gets it: everything, credentials decrypted. Deep-frozen. */
 export interface ProviderIntegration {
@@ -254,20 +230,8 @@ export interface ProviderIntegrationPage {
 
 /** A workspace's integrations, newest first; `after` is the last id of the previous page. */
 export async function listProviderIntegrations(workspaceId: string, options: { limit: number; after?: string }): Promise<ProviderIntegrationPage> {
-  const values: Record<string, string> = { ':pk': listPk(workspaceId) };
-  if (options.after) values[':after'] = options.after;
-  const result = await dynamoClient().send(
-    new QueryCommand({
-      TableName: tables.control,
-      IndexName: 'gsi1',
-      KeyConditionExpression: options.after ? 'gsi1pk = :pk AND gsi1sk < :after' : 'gsi1pk = :pk',
-      ExpressionAttributeValues: marshall(values),
-      ScanIndexForward: false,
-      Limit: options.limit + 1,
-    }),
-  );
-  const items = (result.Items ?? []).map((item) => toSummary(unmarshall(item)));
-  return { data: items.slice(0, options.limit), has_more: items.length > options.limit };
+  const page = await queryNewestFirst({ table: tables.control, index: 'gsi1', partition: listPk(workspaceId), ...options });
+  return { data: page.items.map(toSummary), has_more: page.has_more };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../ids';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { dynamoClient } from '../store/clients';
+import { queryNewestFirst } from '../store/newest-first';
 import { tables } from '../store/tables';
 import type { GatewayConfig } from './types';
 
@@ -143,22 +144,14 @@ export interface SavedConfigPage {
 
 /** The workspace's configs, newest first; `after` is the last id of the previous page. */
 export async function listSavedConfigs(workspaceId: string, options: { limit: number; after?: string }): Promise<SavedConfigPage> {
-  const values: Record<string, string> = { ':pk': listPk(workspaceId) };
-  if (options.after) values[':after'] = options.after;
-  const result = await dynamoClient().send(
-    new QueryCommand({
-      TableName: tables.control,
-      IndexName: 'gsi1',
-      KeyConditionExpression: options.after ? 'gsi1pk = :pk AND gsi1sk < :after' : 'gsi1pk = :pk',
-      ExpressionAttributeValues: marshall(values),
-      ProjectionExpression: 'id, #name, latest_version, created_at, updated_at',
-      ExpressionAttributeNames: { '#name': 'name' },
-      ScanIndexForward: false,
-      Limit: options.limit + 1,
-    }),
-  );
-  const items = (result.Items ?? []).map((item) => toSummary(unmarshall(item)));
-  return { data: items.slice(0, options.limit), has_more: items.length > options.limit };
+  const page = await queryNewestFirst({
+    table: tables.control,
+    index: 'gsi1',
+    partition: listPk(workspaceId),
+    projection: { expression: 'id, #name, latest_version, created_at, updated_at', names: { '#name': 'name' } },
+    ...options,
+  });
+  return { data: page.items.map(toSummary), has_more: page.has_more };
 }
 
 export type UpdateResult = SavedConfig | 'not_found' | 'conflict';

@@ -35,7 +35,6 @@ const howToSelect =
  */
 export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, workspaceId: string, fromConfig: boolean): Promise<ResolvedTarget> {
   const config = leaf.config;
-  const where = fromConfig ? leaf.path : 'x-gateway-provider';
   const providerRef = config.provider ?? headers.provider;
   const slug = providerRef?.startsWith('@') ? providerRef.slice(1) : config.virtual_key ?? (config.provider ? undefined : headers.virtualKey);
 

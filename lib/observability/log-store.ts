@@ -1,6 +1,7 @@
 import { BatchWriteItemCommand, QueryCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../store/clients';
+import { queryNewestFirst } from '../store/newest-first';
 import { tables } from '../store/tables';
 import type { RequestLogRecord } from './request-log';
 
@@ -44,17 +45,8 @@ async function batchWrite(requests: WriteRequest[]): Promise<void> {
 
 /** A workspace's logs, newest first. */
 export async function listLogs(workspaceId: string, page: { limit: number; after?: string }) {
-  const result = await dynamoClient().send(
-    new QueryCommand({
-      TableName: tables.logs,
-      KeyConditionExpression: page.after ? 'pk = :pk AND sk < :after' : 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: marshall(page.after ? { ':pk': workspacePk(workspaceId), ':after': `LOG#${page.after}` } : { ':pk': workspacePk(workspaceId), ':prefix': 'LOG#' }),
-      ScanIndexForward: false,
-      Limit: page.limit + 1,
-    }),
-  );
-  const records = (result.Items ?? []).map((item) => unmarshall(item).record as RequestLogRecord);
-  return { data: records.slice(0, page.limit), has_more: records.length > page.limit };
+  const result = await queryNewestFirst({ table: tables.logs, partition: workspacePk(workspaceId), sortPrefix: 'LOG#', ...page });
+  return { data: result.items.map((item) => item.record as RequestLogRecord), has_more: result.has_more };
 }
 
 /** Every record of a trace in a workspace, newest first. */

@@ -7,15 +7,12 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKeySecret, putApiKey } from '../../lib/auth/api-keys';
+import { describe, expect, it } from 'vitest';
 import { clearProviderIntegrationCache, findProviderIntegration, integrationAsConfig } from '../../lib/catalog/providers';
 import { SecretDecryptionError } from '../../lib/secrets/envelope';
-import { dynamoClient, resetClients } from '../../lib/store/clients';
+import { dynamoClient } from '../../lib/store/clients';
 import { env, gatewayFetch } from '../support/gateway-client';
-
-/** serverless.yml's ControlTable (`${self:service}-${sls:stage}-control`) for the shared gateway's stage. */
-const controlTable = 'llm-gateway-local-control';
+import { connectToGatewayStore, controlTable, secretCheckingCaller } from '../support/gateway-store';
 
 const unique = () => randomBytes(4).toString('hex');
 const secretKey = () => `sk-live-${randomBytes(24).toString('hex')}`;
@@ -23,16 +20,7 @@ const secretKey = () => `sk-live-${randomBytes(24).toString('hex')}`;
 /** Every credential value this file sends; no answer may ever contain one. */
 const sentSecrets: string[] = [];
 
-async function call(method: string, urlPath: string, body?: unknown, gatewayKey?: string) {
-  const response = await gatewayFetch(urlPath, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(gatewayKey ? { 'x-gateway-api-key': gatewayKey } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  for (const secret of sentSecrets) expect(text, `${method} ${urlPath} answer`).not.toContain(secret);
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+const call = secretCheckingCaller(sentSecrets);
 
 function credential(value = secretKey()) {
   sentSecrets.push(value);
@@ -45,32 +33,7 @@ async function createKey(role: 'admin' | 'member') {
   return body.key as string;
 }
 
-const savedEnv = { ...process.env };
-let workspaceId: string;
-let otherWorkspaceKey: string;
-const otherWorkspaceId = `ws_other_${unique()}`;
-
-beforeAll(async () => {
-  const { endpoints, dataDir } = env();
-  // This process reads the gateway's store directly, as an inference function would.
-  Object.assign(process.env, {
-    GATEWAY_MODE: 'local',
-    GATEWAY_DYNAMODB_ENDPOINT: endpoints.dynamodb,
-    GATEWAY_CONTROL_TABLE: controlTable,
-    GATEWAY_LOCAL_MASTER_KEY_FILE: path.join(dataDir, 'master.key'),
-  });
-  resetClients();
-  const keys = await call('GET', '/api-keys?limit=100');
-  workspaceId = keys.body.data.find((key: any) => key.role === 'admin').workspace_id;
-  // There is no workspace route yet: a key of a second workspace, stored as the key route stores keys.
-  otherWorkspaceKey = generateApiKeySecret();
-  await putApiKey(otherWorkspaceKey, { name: 'other workspace admin', role: 'admin', organisation_id: 'org_other', workspace_id: otherWorkspaceId });
-});
-
-afterAll(() => {
-  process.env = { ...savedEnv };
-  resetClients();
-});
+const store = connectToGatewayStore();
 
 describe('provider catalog: /v1/providers', () => {
   it('creates an integration and never answers with its credentials', async () => {
@@ -127,7 +90,7 @@ describe('provider catalog: /v1/providers', () => {
     expect(Object.keys(created.body.credentials).sort()).toEqual(['api_key', 'cloudA_access_key_id', 'cloudA_secret_access_key', 'cloudB_service_account_json']);
 
     const raw = await dynamoClient().send(
-      new GetItemCommand({ TableName: controlTable, Key: marshall({ pk: `WS#${workspaceId}#PROVIDER#${slug}`, sk: 'PROVIDER' }), ConsistentRead: true }),
+      new GetItemCommand({ TableName: controlTable, Key: marshall({ pk: `WS#${store.workspaceId}#PROVIDER#${slug}`, sk: 'PROVIDER' }), ConsistentRead: true }),
     );
     expect(raw.Item).toBeDefined();
     const item = unmarshall(raw.Item!);
@@ -137,7 +100,7 @@ describe('provider catalog: /v1/providers', () => {
     expect(stored).not.toContain('PRIVATE KEY');
 
     // The hot path decrypts them.
-    const found = await findProviderIntegration(workspaceId, `@${slug}`);
+    const found = await findProviderIntegration(store.workspaceId, `@${slug}`);
     expect(found?.credentials).toMatchObject({ api_key: apiKey, cloudA_secret_access_key: secretAccessKey, cloudB_service_account_json: { private_key: privateKey } });
     expect(found?.settings).toMatchObject({ cloudA_region: 'eu-west-1', cloudB_region: 'europe-west4' });
     expect(integrationAsConfig(found!)).toMatchObject({ provider: 'openai', custom_host: 'https://models.example.com/v1', api_key: apiKey, cloudA_region: 'eu-west-1' });
@@ -191,7 +154,7 @@ describe('provider catalog: /v1/providers', () => {
     const first = credential();
     const created = await call('POST', '/providers', { slug, provider: 'openai', name: 'before', api_key: first, cloudA_region: 'us-east-1' });
     expect(created.status).toBe(200);
-    expect((await findProviderIntegration(workspaceId, slug))?.credentials.api_key).toBe(first);
+    expect((await findProviderIntegration(store.workspaceId, slug))?.credentials.api_key).toBe(first);
 
     // An answer edited and sent back: credentials kept, absent settings cleared.
     const { credentials: _credentials, cloudA_region: _region, ...edited } = created.body;
@@ -205,7 +168,7 @@ describe('provider catalog: /v1/providers', () => {
     expect(rotated.body.credentials.api_key).toBe(`${second.slice(0, 3)}…${second.slice(-4)}`);
     // The hot path sees the change within its 5 s cache.
     clearProviderIntegrationCache();
-    const found = await findProviderIntegration(workspaceId, slug);
+    const found = await findProviderIntegration(store.workspaceId, slug);
     expect(found).toMatchObject({ provider: 'groq', name: 'after', credentials: { api_key: second } });
     expect(Object.isFrozen(found) && Object.isFrozen(found!.credentials)).toBe(true);
 
@@ -230,7 +193,7 @@ describe('provider catalog: /v1/providers', () => {
     const slug = `del-${unique()}`;
     const apiKey = credential();
     expect((await call('POST', '/providers', { slug, provider: 'openai', api_key: apiKey })).status).toBe(200);
-    expect((await findProviderIntegration(workspaceId, `@${slug}`))?.credentials.api_key).toBe(apiKey);
+    expect((await findProviderIntegration(store.workspaceId, `@${slug}`))?.credentials.api_key).toBe(apiKey);
 
     const deleted = await call('DELETE', `/providers/${slug}`);
     expect(deleted.status).toBe(200);
@@ -241,10 +204,10 @@ describe('provider catalog: /v1/providers', () => {
     expect(again.body.error.code).toBe('provider_not_found');
 
     const deadline = Date.now() + 7_000;
-    let found = await findProviderIntegration(workspaceId, slug);
+    let found = await findProviderIntegration(store.workspaceId, slug);
     while (found && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 250));
-      found = await findProviderIntegration(workspaceId, slug);
+      found = await findProviderIntegration(store.workspaceId, slug);
     }
     expect(found).toBeUndefined();
   });
@@ -284,20 +247,20 @@ describe('provider catalog: /v1/providers', () => {
     expect((await call('POST', '/providers', { slug, provider: 'openai', api_key: apiKey })).status).toBe(200);
 
     // The other workspace sees nothing of it, and may use the same slug for its own integration.
-    expect((await call('GET', `/providers/${slug}`, undefined, otherWorkspaceKey)).status).toBe(404);
-    expect((await call('DELETE', `/providers/${slug}`, undefined, otherWorkspaceKey)).status).toBe(404);
-    expect((await call('PUT', `/providers/${slug}`, { provider: 'openai' }, otherWorkspaceKey)).status).toBe(404);
-    const list = await call('GET', '/providers?limit=100', undefined, otherWorkspaceKey);
+    expect((await call('GET', `/providers/${slug}`, undefined, store.otherWorkspaceKey)).status).toBe(404);
+    expect((await call('DELETE', `/providers/${slug}`, undefined, store.otherWorkspaceKey)).status).toBe(404);
+    expect((await call('PUT', `/providers/${slug}`, { provider: 'openai' }, store.otherWorkspaceKey)).status).toBe(404);
+    const list = await call('GET', '/providers?limit=100', undefined, store.otherWorkspaceKey);
     expect(list.body.data.map((item: any) => item.slug)).not.toContain(slug);
     const otherKey = credential();
-    expect((await call('POST', '/providers', { slug, provider: 'groq', api_key: otherKey }, otherWorkspaceKey)).status).toBe(200);
-    expect((await findProviderIntegration(otherWorkspaceId, slug))?.credentials.api_key).toBe(otherKey);
-    expect((await findProviderIntegration(workspaceId, slug))?.credentials.api_key).toBe(apiKey);
+    expect((await call('POST', '/providers', { slug, provider: 'groq', api_key: otherKey }, store.otherWorkspaceKey)).status).toBe(200);
+    expect((await findProviderIntegration(store.otherWorkspaceId, slug))?.credentials.api_key).toBe(otherKey);
+    expect((await findProviderIntegration(store.workspaceId, slug))?.credentials.api_key).toBe(apiKey);
     expect((await call('GET', `/providers/${slug}`)).body.provider).toBe('openai');
 
     // A blob copied into another workspace's item does not decrypt there.
     const raw = await dynamoClient().send(
-      new GetItemCommand({ TableName: controlTable, Key: marshall({ pk: `WS#${workspaceId}#PROVIDER#${slug}`, sk: 'PROVIDER' }), ConsistentRead: true }),
+      new GetItemCommand({ TableName: controlTable, Key: marshall({ pk: `WS#${store.workspaceId}#PROVIDER#${slug}`, sk: 'PROVIDER' }), ConsistentRead: true }),
     );
     const item = unmarshall(raw.Item!);
     const thief = `ws_thief_${unique()}`;
@@ -313,12 +276,12 @@ describe('provider catalog: /v1/providers', () => {
   it('resolves slugs and legacy virtual keys the same way, and nothing else', async () => {
     const slug = `vk-${unique()}`;
     expect((await call('POST', '/providers', { slug, provider: 'openai', api_key: credential() })).status).toBe(200);
-    const bySlug = await findProviderIntegration(workspaceId, `@${slug}`);
+    const bySlug = await findProviderIntegration(store.workspaceId, `@${slug}`);
     expect(bySlug?.slug).toBe(slug);
-    expect(await findProviderIntegration(workspaceId, slug)).toBe(bySlug);
-    expect((await findProviderIntegration(workspaceId, `@${slug.toUpperCase()}`))?.id).toBe(bySlug?.id);
-    expect(await findProviderIntegration(workspaceId, '@not here!')).toBeUndefined();
-    expect(await findProviderIntegration(workspaceId, `@unknown-${unique()}`)).toBeUndefined();
+    expect(await findProviderIntegration(store.workspaceId, slug)).toBe(bySlug);
+    expect((await findProviderIntegration(store.workspaceId, `@${slug.toUpperCase()}`))?.id).toBe(bySlug?.id);
+    expect(await findProviderIntegration(store.workspaceId, '@not here!')).toBeUndefined();
+    expect(await findProviderIntegration(store.workspaceId, `@unknown-${unique()}`)).toBeUndefined();
     expect((await call('GET', '/providers/Not_A_Slug')).status).toBe(404);
   });
 });

@@ -1,4 +1,3 @@
-import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { gatewayFetch, openaiClient } from '../support/gateway-client';

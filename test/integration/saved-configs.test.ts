@@ -3,18 +3,13 @@
  * (`findSavedConfig`) run in this process against the same emulator and master key file.
  */
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKeySecret, putApiKey } from '../../lib/auth/api-keys';
+import { describe, expect, it } from 'vitest';
 import { clearSavedConfigCache, findSavedConfig, maskConfigSecrets, parseConfigRef } from '../../lib/config/saved-configs';
 import { SecretDecryptionError } from '../../lib/secrets/envelope';
-import { dynamoClient, resetClients } from '../../lib/store/clients';
-import { env, gatewayFetch } from '../support/gateway-client';
-
-/** serverless.yml's ControlTable (`${self:service}-${sls:stage}-control`) for the shared gateway's stage. */
-const controlTable = 'llm-gateway-local-control';
+import { dynamoClient } from '../../lib/store/clients';
+import { connectToGatewayStore, controlTable, secretCheckingCaller } from '../support/gateway-store';
 
 const unique = () => randomBytes(4).toString('hex');
 
@@ -26,41 +21,9 @@ function secret(prefix = 'sk-cfg-') {
   return value;
 }
 
-async function call(method: string, urlPath: string, body?: unknown, gatewayKey?: string) {
-  const response = await gatewayFetch(urlPath, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(gatewayKey ? { 'x-gateway-api-key': gatewayKey } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  for (const value of sentSecrets) expect(text, `${method} ${urlPath} answer`).not.toContain(value);
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
+const call = secretCheckingCaller(sentSecrets);
 
-const savedEnv = { ...process.env };
-let workspaceId: string;
-let otherWorkspaceKey: string;
-const otherWorkspaceId = `ws_other_${unique()}`;
-
-beforeAll(async () => {
-  const { endpoints, dataDir } = env();
-  Object.assign(process.env, {
-    GATEWAY_MODE: 'local',
-    GATEWAY_DYNAMODB_ENDPOINT: endpoints.dynamodb,
-    GATEWAY_CONTROL_TABLE: controlTable,
-    GATEWAY_LOCAL_MASTER_KEY_FILE: path.join(dataDir, 'master.key'),
-  });
-  resetClients();
-  const keys = await call('GET', '/api-keys?limit=100');
-  workspaceId = keys.body.data.find((key: any) => key.role === 'admin').workspace_id;
-  otherWorkspaceKey = generateApiKeySecret();
-  await putApiKey(otherWorkspaceKey, { name: 'other workspace admin', role: 'admin', organisation_id: 'org_other', workspace_id: otherWorkspaceId });
-});
-
-afterAll(() => {
-  process.env = { ...savedEnv };
-  resetClients();
-});
+const store = connectToGatewayStore();
 
 function fallbackConfig(keys: { primary: string; backup: string; secretAccessKey: string; privateKey: string }) {
   return {
@@ -106,7 +69,7 @@ describe('saved configs: /v1/configs', () => {
     expect(got.body).toMatchObject({ id: created.body.id, name: 'prod fallback', version: 1, versions: 1, config: created.body.config });
 
     // The hot path gets the real thing.
-    const found = await findSavedConfig(workspaceId, created.body.id);
+    const found = await findSavedConfig(store.workspaceId, created.body.id);
     expect(found).toEqual({ id: created.body.id, version: 1, config });
     expect(Object.isFrozen(found!.config)).toBe(true);
   });
@@ -120,7 +83,7 @@ describe('saved configs: /v1/configs', () => {
       new QueryCommand({
         TableName: controlTable,
         KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: marshall({ ':pk': `WS#${workspaceId}#CONFIG#${created.body.id}` }),
+        ExpressionAttributeValues: marshall({ ':pk': `WS#${store.workspaceId}#CONFIG#${created.body.id}` }),
         ConsistentRead: true,
       }),
     );
@@ -150,7 +113,7 @@ describe('saved configs: /v1/configs', () => {
       const pinned = await call('GET', `/configs/${id}@${version}`);
       expect(pinned.status, `@${version}`).toBe(200);
       expect(pinned.body).toMatchObject({ id, version, versions: 3, config: { provider: 'openai', override_params: { model } } });
-      expect((await findSavedConfig(workspaceId, `${id}@${version}`))?.config.override_params).toEqual({ model });
+      expect((await findSavedConfig(store.workspaceId, `${id}@${version}`))?.config.override_params).toEqual({ model });
     }
     expect((await call('GET', `/configs/${id}%403`)).body.version).toBe(3);
     expect((await call('GET', `/configs/${id}@latest`)).body.version).toBe(3);
@@ -159,8 +122,8 @@ describe('saved configs: /v1/configs', () => {
 
     // The hot path sees the latest version within its 5 s cache.
     clearSavedConfigCache();
-    expect(await findSavedConfig(workspaceId, id)).toMatchObject({ id, version: 3 });
-    expect(await findSavedConfig(workspaceId, `${id}@9`)).toBeUndefined();
+    expect(await findSavedConfig(store.workspaceId, id)).toMatchObject({ id, version: 3 });
+    expect(await findSavedConfig(store.workspaceId, `${id}@9`)).toBeUndefined();
 
     const pinnedPut = await call('PUT', `/configs/${id}@2`, { config: { provider: 'openai' } });
     expect(pinnedPut.status).toBe(400);
@@ -177,7 +140,7 @@ describe('saved configs: /v1/configs', () => {
     const updated = await call('PUT', `/configs/${id}`, edited);
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({ version: 2, config: { retry: { attempts: 3 }, targets: [{ api_key: '********' }, { api_key: '********' }] } });
-    const found = await findSavedConfig(workspaceId, id);
+    const found = await findSavedConfig(store.workspaceId, id);
     expect(found?.config).toEqual({ ...fallbackConfig(keys), retry: { attempts: 3 } });
 
     // A placeholder where the latest version has no secret cannot be filled.
@@ -247,7 +210,7 @@ describe('saved configs: /v1/configs', () => {
     const created = await call('POST', '/configs', { name: 'to delete', config: { provider: 'openai', api_key: secret() } });
     const id = created.body.id;
     await call('PUT', `/configs/${id}`, { config: { provider: 'groq' } });
-    expect(await findSavedConfig(workspaceId, id)).toMatchObject({ version: 2 });
+    expect(await findSavedConfig(store.workspaceId, id)).toMatchObject({ version: 2 });
 
     const deleted = await call('DELETE', `/configs/${id}`);
     expect(deleted.status).toBe(200);
@@ -258,12 +221,12 @@ describe('saved configs: /v1/configs', () => {
     const list = await call('GET', '/configs?limit=100');
     expect(list.body.data.map((item: any) => item.id)).not.toContain(id);
     const left = await dynamoClient().send(
-      new QueryCommand({ TableName: controlTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: marshall({ ':pk': `WS#${workspaceId}#CONFIG#${id}` }), ConsistentRead: true }),
+      new QueryCommand({ TableName: controlTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: marshall({ ':pk': `WS#${store.workspaceId}#CONFIG#${id}` }), ConsistentRead: true }),
     );
     expect(left.Items).toEqual([]);
     clearSavedConfigCache();
-    expect(await findSavedConfig(workspaceId, id)).toBeUndefined();
-    expect(await findSavedConfig(workspaceId, `${id}@1`)).toBeUndefined();
+    expect(await findSavedConfig(store.workspaceId, id)).toBeUndefined();
+    expect(await findSavedConfig(store.workspaceId, `${id}@1`)).toBeUndefined();
   });
 
   it('lets members read configs and only admins change them', async () => {
@@ -290,19 +253,19 @@ describe('saved configs: /v1/configs', () => {
     const apiKey = secret();
     const created = await call('POST', '/configs', { name: 'isolated', config: { provider: 'openai', api_key: apiKey } });
     const id = created.body.id;
-    expect((await call('GET', `/configs/${id}`, undefined, otherWorkspaceKey)).status).toBe(404);
-    expect((await call('GET', `/configs/${id}@1`, undefined, otherWorkspaceKey)).status).toBe(404);
-    expect((await call('PUT', `/configs/${id}`, { config: { provider: 'openai' } }, otherWorkspaceKey)).status).toBe(404);
-    expect((await call('DELETE', `/configs/${id}`, undefined, otherWorkspaceKey)).status).toBe(404);
-    const list = await call('GET', '/configs?limit=100', undefined, otherWorkspaceKey);
+    expect((await call('GET', `/configs/${id}`, undefined, store.otherWorkspaceKey)).status).toBe(404);
+    expect((await call('GET', `/configs/${id}@1`, undefined, store.otherWorkspaceKey)).status).toBe(404);
+    expect((await call('PUT', `/configs/${id}`, { config: { provider: 'openai' } }, store.otherWorkspaceKey)).status).toBe(404);
+    expect((await call('DELETE', `/configs/${id}`, undefined, store.otherWorkspaceKey)).status).toBe(404);
+    const list = await call('GET', '/configs?limit=100', undefined, store.otherWorkspaceKey);
     expect(list.body.data.map((item: any) => item.id)).not.toContain(id);
-    expect(await findSavedConfig(otherWorkspaceId, id)).toBeUndefined();
+    expect(await findSavedConfig(store.otherWorkspaceId, id)).toBeUndefined();
     expect((await call('GET', `/configs/${id}`)).status).toBe(200);
 
     // The encrypted items copied into another workspace do not decrypt there.
     const thief = `ws_thief_${unique()}`;
     const items = await dynamoClient().send(
-      new QueryCommand({ TableName: controlTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: marshall({ ':pk': `WS#${workspaceId}#CONFIG#${id}` }), ConsistentRead: true }),
+      new QueryCommand({ TableName: controlTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: marshall({ ':pk': `WS#${store.workspaceId}#CONFIG#${id}` }), ConsistentRead: true }),
     );
     for (const raw of items.Items ?? []) {
       const item = unmarshall(raw);
@@ -319,7 +282,7 @@ describe('saved configs: /v1/configs', () => {
     expect(parseConfigRef('cfg_abc@latest')).toEqual({ id: 'cfg_abc' });
     for (const bad of ['', 'abc', 'cfg_', 'cfg_ABC', 'cfg_abc@', 'cfg_abc@0', 'cfg_abc@-1', 'cfg_abc@1.5', '{"provider":"openai"}']) {
       expect(parseConfigRef(bad), bad).toBeUndefined();
-      expect(await findSavedConfig(workspaceId, bad), bad).toBeUndefined();
+      expect(await findSavedConfig(store.workspaceId, bad), bad).toBeUndefined();
     }
     expect((await call('GET', '/configs/not-a-config-id')).status).toBe(404);
     expect((await call('GET', `/configs/cfg_${unique()}`)).body.error.code).toBe('config_not_found');

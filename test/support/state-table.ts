@@ -1,10 +1,14 @@
 import { DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { env } from './gateway-client';
+import { stateTable } from './gateway-store';
 
-/** Direct access to the shared gateway's state table, to read and age stored breaker state. */
-const stateTable = 'llm-gateway-local-state';
-
+/**
+ * Direct access to the shared gateway's state table, to read and age stored breaker state.
+ *
+ * It has its own client rather than `connectToGatewayStore()`: that rewrites this process's
+ * environment, which gateways spawned by the same test file (spawn-gateway.ts) would inherit.
+ */
 let client: DynamoDBClient | undefined;
 function dynamo(): DynamoDBClient {
   client ??= new DynamoDBClient({ endpoint: env().endpoints.dynamodb, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
