@@ -227,3 +227,58 @@ describe('config errors', () => {
     expect((await unknown.json()).error.code).toBe('config_not_found');
   });
 });
+
+describe('catalog providers and saved configs in requests', () => {
+  const json = { 'content-type': 'application/json' };
+  async function createIntegration(slug: string, h: { custom_host: string }, apiKey: string) {
+    const response = await gatewayFetch('/providers', { method: 'POST', headers: json, body: JSON.stringify({ slug, provider: 'openai', name: slug, api_key: apiKey, custom_host: h.custom_host }) });
+    expect(response.status).toBe(200);
+    await response.text();
+  }
+
+  it('uses a catalog integration named by @slug, by virtual key, and from a config', async () => {
+    const h = host('catalog');
+    const slug = `cat-${counter}`;
+    await createIntegration(slug, h, 'sk-stored-in-catalog-0123456789');
+    const send = (headers: Record<string, string>) => gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, ...headers }, body: chatBody() });
+    for (const headers of [
+      { 'x-gateway-provider': `@${slug}` },
+      { 'x-gateway-virtual-key': slug },
+      { 'x-gateway-config': JSON.stringify({ provider: `@${slug}`, override_params: { model: 'gpt-4.1' } }) },
+      { 'x-gateway-config': JSON.stringify({ virtual_key: slug }) },
+    ]) {
+      const response = await send(headers);
+      expect(response.status, JSON.stringify(headers)).toBe(200);
+      await response.text();
+    }
+    const sent = requestsTo(h.prefix);
+    expect(sent).toHaveLength(4);
+    for (const request of sent) expect(request.headers.authorization).toBe('Bearer sk-stored-in-catalog-0123456789');
+    expect((sent[2].json as any).model).toBe('gpt-4.1');
+
+    const unknown = await send({ 'x-gateway-provider': '@no-such-slug' });
+    expect(unknown.status).toBe(400);
+    expect((await unknown.json()).error.message).toMatch(/no-such-slug/);
+  });
+
+  it('routes by a saved config, latest or a pinned version', async () => {
+    const first = host('saved-v1');
+    const second = host('saved-v2');
+    const created = await gatewayFetch('/configs', { method: 'POST', headers: json, body: JSON.stringify({ name: 'routing', config: target(first) }) });
+    expect(created.status).toBe(200);
+    const { id } = await created.json();
+    const updated = await gatewayFetch(`/configs/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ config: target(second) }) });
+    expect(updated.status).toBe(200);
+    await updated.text();
+
+    const latest = await chat(id);
+    expect(latest.status).toBe(200);
+    expect(latest.headers.get('x-gateway-last-used-option-index')).toBe('config');
+    await latest.text();
+    const pinned = await chat(`${id}@1`);
+    expect(pinned.status).toBe(200);
+    await pinned.text();
+    expect(requestsTo(first.prefix)).toHaveLength(1);
+    expect(requestsTo(second.prefix)).toHaveLength(1);
+  });
+});
