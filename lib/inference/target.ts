@@ -10,7 +10,23 @@ export interface HeaderCredentials {
   apiKey?: string;
   customHost?: string;
   virtualKey?: string;
+  /** Cloud settings from the `x-gateway-cloudA-*`, `-cloudB-*` and `-cloudC-*` headers. */
+  cloud?: ProviderSettings;
 }
+
+/** The spec's cloud-specific headers (lower-cased) and the config fields they stand for. */
+const cloudHeaders: Record<string, keyof ProviderSettings> = {
+  'x-gateway-clouda-access-key-id': 'cloudA_access_key_id',
+  'x-gateway-clouda-secret-access-key': 'cloudA_secret_access_key',
+  'x-gateway-clouda-region': 'cloudA_region',
+  'x-gateway-clouda-session-token': 'cloudA_session_token',
+  'x-gateway-cloudb-project-id': 'cloudB_project_id',
+  'x-gateway-cloudb-region': 'cloudB_region',
+  'x-gateway-cloudc-resource-name': 'cloudC_resource_name',
+  'x-gateway-cloudc-deployment-id': 'cloudC_deployment_id',
+  'x-gateway-cloudc-api-version': 'cloudC_api_version',
+  'x-gateway-cloudc-model-name': 'cloudC_model_name',
+};
 
 export function readHeaderCredentials(headers: Record<string, string>): HeaderCredentials {
   const credentials: HeaderCredentials = {};
@@ -22,6 +38,10 @@ export function readHeaderCredentials(headers: Record<string, string>): HeaderCr
   if (customHost) credentials.customHost = customHost;
   const virtualKey = headers['x-gateway-virtual-key']?.trim();
   if (virtualKey) credentials.virtualKey = virtualKey;
+  for (const name in cloudHeaders) {
+    const value = headers[name]?.trim();
+    if (value) (credentials.cloud ??= {})[cloudHeaders[name]] = value as never;
+  }
   return credentials;
 }
 
@@ -39,7 +59,8 @@ export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, 
   const slug = providerRef?.startsWith('@') ? providerRef.slice(1) : config.virtual_key ?? (config.provider ? undefined : headers.virtualKey);
 
   let name: string | undefined = slug ? undefined : providerRef;
-  let settings: ProviderSettings = config;
+  // Cloud headers fill in what a target that names its provider by header leaves out.
+  let settings: ProviderSettings = headers.cloud && !config.provider ? { ...headers.cloud, ...definedOnly(config) } : config;
   if (slug) {
     const integration = await findProviderIntegration(workspaceId, slug);
     if (!integration) {
@@ -67,7 +88,7 @@ export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, 
     });
   }
   const resolved: ProviderSettings = apiKey === settings.api_key ? settings : { ...settings, api_key: apiKey };
-  return { provider, baseUrl: customHost ? parseCustomHost(customHost) : defaultBaseUrl(provider), settings: resolved };
+  return { provider, baseUrl: customHost ? parseCustomHost(customHost) : defaultBaseUrl(provider, resolved), settings: resolved };
 }
 
 function hasCloudCredentials(settings: ProviderSettings): boolean {

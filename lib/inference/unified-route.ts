@@ -44,6 +44,7 @@ export function unifiedRoute(operation: Operation): RouteHandler {
           stream,
           target,
           forwardHeaders: forwardedHeaders(request.headers, leaf.settings.forward_headers ? [...leaf.settings.forward_headers, ...forwardNames] : forwardNames),
+          requestHeaders: request.headers,
           strictApiCompliance: leaf.settings.strict_api_compliance ?? true,
         };
         log.provider = target.provider.name;

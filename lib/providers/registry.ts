@@ -1,10 +1,14 @@
 import { openAICompatibleAdapter } from './openai-compatible/adapter';
 import { openAICompatibleProviders } from './openai-compatible/providers';
-import type { ProviderDefinition } from './types';
+import type { ProviderDefinition, ProviderSettings } from './types';
 
-const byName = new Map<string, ProviderDefinition>(
-  openAICompatibleProviders.map((row) => [row.name, { name: row.name, baseUrl: row.baseUrl, adapter: openAICompatibleAdapter(row) }]),
-);
+/** Providers with an adapter of their own (one folder each under lib/providers/). */
+const nativeProviders: ProviderDefinition[] = [];
+
+const byName = new Map<string, ProviderDefinition>([
+  ...openAICompatibleProviders.map((row): [string, ProviderDefinition] => [row.name, { name: row.name, baseUrl: row.baseUrl, adapter: openAICompatibleAdapter(row) }]),
+  ...nativeProviders.map((provider): [string, ProviderDefinition] => [provider.name, provider]),
+]);
 
 export const providerNames: readonly string[] = [...byName.keys()];
 
@@ -19,7 +23,7 @@ let overrides: { source: string; urls: Record<string, string> } | undefined;
  * lets an operator send a provider's traffic elsewhere, e.g. through an egress proxy or a regional
  * endpoint; a target's `custom_host` takes precedence over both.
  */
-export function defaultBaseUrl(provider: ProviderDefinition): string {
+export function defaultBaseUrl(provider: ProviderDefinition, settings: ProviderSettings = {}): string {
   const source = process.env.GATEWAY_PROVIDER_BASE_URLS ?? '';
   if (overrides?.source !== source) {
     let urls: Record<string, string> = {};
@@ -32,5 +36,5 @@ export function defaultBaseUrl(provider: ProviderDefinition): string {
     }
     overrides = { source, urls };
   }
-  return overrides.urls[provider.name] ?? provider.baseUrl;
+  return overrides.urls[provider.name] ?? (provider.baseUrlFor ? provider.baseUrlFor(settings) : provider.baseUrl);
 }

@@ -24,7 +24,13 @@ export type ProviderSettings = Omit<GatewayConfig, 'strategy' | 'targets' | 'nam
 /** A provider the gateway speaks: its name, default base URL and adapter. */
 export interface ProviderDefinition {
   name: string;
+  /** The default base URL (documented in the README; what `custom_host` replaces). */
   baseUrl: string;
+  /**
+   * The base URL for a target's settings, for providers whose host depends on them (a region, a
+   * project, a resource name). Throws a 400 GatewayError naming the missing setting.
+   */
+  baseUrlFor?(settings: ProviderSettings): string;
   adapter: ProviderAdapter;
 }
 
@@ -45,6 +51,8 @@ export interface ProviderCall {
   target: ResolvedTarget;
   /** Request headers the client asked to forward unchanged. */
   forwardHeaders: Record<string, string>;
+  /** All request headers (lower-case names), for provider headers such as `anthropic-beta`. */
+  requestHeaders: Record<string, string>;
   strictApiCompliance: boolean;
 }
 

@@ -241,12 +241,13 @@ describe('catalog providers and saved configs in requests', () => {
     const slug = `cat-${counter}`;
     await createIntegration(slug, h, 'sk-stored-in-catalog-0123456789');
     const send = (headers: Record<string, string>) => gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, ...headers }, body: chatBody() });
-    for (const headers of [
+    const variants: Record<string, string>[] = [
       { 'x-gateway-provider': `@${slug}` },
       { 'x-gateway-virtual-key': slug },
       { 'x-gateway-config': JSON.stringify({ provider: `@${slug}`, override_params: { model: 'gpt-4.1' } }) },
       { 'x-gateway-config': JSON.stringify({ virtual_key: slug }) },
-    ]) {
+    ];
+    for (const headers of variants) {
       const response = await send(headers);
       expect(response.status, JSON.stringify(headers)).toBe(200);
       await response.text();

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../http/errors';
 import type { JsonObject, PreparedCall, ProviderAdapter, ProviderCall, ResolvedTarget } from '../types';
-import { providerError } from './errors';
+import { providerError } from '../provider-error';
 import type { OpenAICompatibleProvider } from './providers';
 import { mapFinishReasons, openAIStreamTransform } from './stream';
 import { readUsage } from './usage';

@@ -1,0 +1,88 @@
+import { Transform } from 'node:stream';
+import { GatewayError } from '../../http/errors';
+import { SseEventSplitter } from '../../http/sse';
+import type { TokenUsage } from '../../observability/request-log';
+import { ChatChunkEmitter, newCompletionId } from './chunk-emitter';
+
+/** Turns provider stream bytes into whole events, however the bytes are cut across reads. */
+export interface StreamDecoder<Event> {
+  push(chunk: Buffer): Event[];
+  end(): Event[];
+}
+
+export interface SseEvent {
+  event?: string;
+  data: string;
+}
+
+/** Server-sent events: the `event:` name (if any) and the joined `data:` lines; comments dropped. */
+export function sseEventDecoder(): StreamDecoder<SseEvent> {
+  const splitter = new SseEventSplitter();
+  const parse = (raw: string): SseEvent | undefined => {
+    let name: string | undefined;
+    let data: string | undefined;
+    for (const line of raw.split('\n')) {
+      if (line.startsWith('data:')) {
+        const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+        data = data === undefined ? value : `${data}\n${value}`;
+      } else if (line.startsWith('event:')) {
+        name = line.slice(line.charCodeAt(6) === 32 ? 7 : 6);
+      }
+    }
+    return data === undefined ? undefined : { event: name, data };
+  };
+  const parseAll = (raws: string[]) => raws.map(parse).filter((event): event is SseEvent => event !== undefined);
+  return { push: (chunk) => parseAll(splitter.push(chunk)), end: () => parseAll(splitter.end()) };
+}
+
+export interface ChatStreamOptions<Event> {
+  provider: string;
+  model: string;
+  includeUsage: boolean;
+  decoder: StreamDecoder<Event>;
+  /** Maps one provider event onto the emitter. Throwing ends the stream with an error event. */
+  onEvent(event: Event, emitter: ChatChunkEmitter): void;
+  onUsage(usage: TokenUsage): void;
+}
+
+/**
+ * A Transform from a provider's stream to OpenAI chat chunks: decoded event by event and emitted as
+ * it goes. A provider event the adapter cannot read, or a stream that ends without finishing,
+ * becomes an error event followed by `[DONE]`.
+ */
+export function chatStreamTransform<Event>(options: ChatStreamOptions<Event>): Transform {
+  let emitter: ChatChunkEmitter;
+  const handle = (events: Event[]) => {
+    for (const event of events) {
+      if (emitter.isEnded) return;
+      try {
+        options.onEvent(event, emitter);
+      } catch (error) {
+        emitter.error(
+          error instanceof GatewayError
+            ? error
+            : new GatewayError(502, `Could not read the ${options.provider} stream: ${(error as Error).message}`, { code: 'provider_stream_error', provider: options.provider }),
+        );
+      }
+    }
+  };
+  const transform = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      handle(options.decoder.push(chunk));
+      callback();
+    },
+    flush(callback) {
+      handle(options.decoder.end());
+      emitter.end();
+      callback();
+    },
+  });
+  emitter = new ChatChunkEmitter({
+    id: newCompletionId(),
+    model: options.model,
+    includeUsage: options.includeUsage,
+    onUsage: options.onUsage,
+    push: (text) => transform.push(text),
+  });
+  return transform;
+}
