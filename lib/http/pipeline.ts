@@ -57,7 +57,8 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
   };
   if (typeof response.body === 'object' && 'pipe' in response.body) {
     const body = response.body as Readable;
-    finished(body, (error) => writeLog(error));
+    // The readable side is what the client gets; a transform's input side may be cut off early.
+    finished(body, { writable: false }, (error) => writeLog(error));
   } else {
     writeLog();
   }

@@ -56,7 +56,9 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
 
     if (response.status >= 400) {
       const errorBody = await readBody(response.body, maxErrorBodyBytes, 'The provider error response');
-      return { ok: false, status: response.status, headers, error: prepared.readError(response.status, errorBody, headers), network: false };
+      // The adapter reads the provider's own headers (e.g. Bedrock names its exception only there).
+      const error = prepared.readError(response.status, errorBody, flattenHeaders(response.headers));
+      return { ok: false, status: response.status, headers, error, network: false };
     }
 
     if (call.stream) {
@@ -64,9 +66,15 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
       clearTimeout(timer);
       const transform = prepared.streamTransform(options.onUsage);
       response.body.on('error', (error) => {
-        // The status is sent already: the failure becomes an error event, then [DONE].
+        // The status is sent already: the failure becomes an error event, then [DONE], written to
+        // the OpenAI side of the adapter's transform (whatever format its input side reads).
         options.onStreamError(`${providerName} stream failed: ${error.message}`);
-        if (!transform.writableEnded) transform.end(streamErrorEvents(providerName, error));
+        response.body.unpipe(transform);
+        if (!transform.readableEnded) {
+          transform.once('end', () => transform.destroy());
+          transform.push(streamErrorEvents(providerName, error));
+          transform.push(null);
+        }
       });
       response.body.pipe(transform);
       // A client that goes away must not leave the provider call running.
@@ -86,6 +94,15 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
     const error = timedOut ? timeoutError() : caught instanceof GatewayError ? caught : new GatewayError(502, `${providerName} call failed: ${(caught as Error).message}`, { code: 'provider_error', provider: providerName });
     return { ok: false, status: error.status, headers, error, network: timedOut || error.code === 'provider_unreachable' || error.code === 'provider_stream_error' };
   }
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return flat;
 }
 
 /** Waits until the body has data, without consuming it. Fails when it ends or breaks first. */
@@ -116,8 +133,8 @@ function firstChunk(body: Readable, provider: string): Promise<void> {
   });
 }
 
-/** Bytes that close any partial event and append an OpenAI-style error event and `[DONE]`. */
+/** An OpenAI-style error event and `[DONE]`, for a provider stream that broke off. */
 function streamErrorEvents(provider: string, error: Error): string {
   const body = new GatewayError(502, `The ${provider} stream broke off: ${error.message}.`, { code: 'provider_stream_error', provider }).toBody();
-  return `\n\n${sseData(JSON.stringify(body))}${sseDone}`;
+  return sseData(JSON.stringify(body)) + sseDone;
 }

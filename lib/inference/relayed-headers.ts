@@ -1,6 +1,7 @@
 /**
- * Response headers of a provider that a unified route relays: request ids, rate-limit state and
- * retry hints. Everything else describes a body the gateway may have re-framed.
+ * Response headers of a provider that a unified route relays: request ids, rate-limit state
+ * (`x-ratelimit-*`, `anthropic-ratelimit-*`, …) and retry hints. Everything else describes a body
+ * the gateway may have re-framed.
  */
 export function relayedResponseHeaders(upstream: Record<string, string | string[] | undefined>, provider: string): Record<string, string> {
   const headers: Record<string, string> = { 'x-gateway-provider': provider };
@@ -8,9 +9,10 @@ export function relayedResponseHeaders(upstream: Record<string, string | string[
     if (
       name === 'x-request-id' ||
       name === 'request-id' ||
+      name === 'x-amzn-requestid' ||
       name === 'retry-after' ||
       name === 'retry-after-ms' ||
-      name.startsWith('x-ratelimit-') ||
+      name.includes('ratelimit-') ||
       name.startsWith('openai-')
     ) {
       const value = upstream[name];

@@ -1,9 +1,16 @@
 import { openAICompatibleAdapter } from './openai-compatible/adapter';
 import { openAICompatibleProviders } from './openai-compatible/providers';
+import { anthropicProvider } from './anthropic';
+import { googleProvider } from './google';
+import { vertexAiProvider } from './vertex-ai';
+import { azureAIProvider } from './azure-ai';
+import { azureOpenAIProvider } from './azure-openai';
+import { cohereProvider } from './cohere';
+import { bedrockProvider } from './bedrock';
 import type { ProviderDefinition, ProviderSettings } from './types';
 
 /** Providers with an adapter of their own (one folder each under lib/providers/). */
-const nativeProviders: ProviderDefinition[] = [];
+const nativeProviders: ProviderDefinition[] = [anthropicProvider, googleProvider, vertexAiProvider, azureOpenAIProvider, azureAIProvider, cohereProvider, bedrockProvider];
 
 const byName = new Map<string, ProviderDefinition>([
   ...openAICompatibleProviders.map((row): [string, ProviderDefinition] => [row.name, { name: row.name, baseUrl: row.baseUrl, adapter: openAICompatibleAdapter(row) }]),

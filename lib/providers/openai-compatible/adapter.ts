@@ -2,7 +2,7 @@ import { GatewayError } from '../../http/errors';
 import type { JsonObject, PreparedCall, ProviderAdapter, ProviderCall, ResolvedTarget } from '../types';
 import { providerError } from '../provider-error';
 import type { OpenAICompatibleProvider } from './providers';
-import { mapFinishReasons, openAIStreamTransform } from './stream';
+import { failedFinish, finishFailure, mapFinishReasons, openAIStreamTransform } from './stream';
 import { readUsage } from './usage';
 
 const operationPaths = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings' } as const;
@@ -30,11 +30,20 @@ export function openAICompatibleAdapter(row: OpenAICompatibleProvider): Provider
           } catch {
             throw new GatewayError(502, `${row.name} answered with a body that is not JSON.`, { code: 'provider_response_unreadable', provider: row.name });
           }
+          const failure = row.errorFinishReasons && failedFinish(parsed, row.errorFinishReasons);
+          if (failure) throw finishFailure(row.name, failure);
           const usage = readUsage(parsed);
           const body = row.finishReasons && mapFinishReasons(parsed, row.finishReasons) ? JSON.stringify(parsed) : bytes;
           return { body, usage };
         },
-        streamTransform: (onUsage) => openAIStreamTransform({ dropUsageChunk: upstream.addedUsageRequest, finishReasons: row.finishReasons, onUsage }),
+        streamTransform: (onUsage) =>
+          openAIStreamTransform({
+            dropUsageChunk: upstream.addedUsageRequest,
+            finishReasons: row.finishReasons,
+            errorFinish: row.errorFinishReasons && { provider: row.name, reasons: row.errorFinishReasons },
+            chunkHook: row.streamChunkHook?.(),
+            onUsage,
+          }),
       };
     },
     authenticate: (_request, target) => authHeaders(row, target),

@@ -1,4 +1,5 @@
 import type { AuthScheme, JsonObject } from '../types';
+import { maxTokensOnly, mistralRequest } from './mistral';
 
 /**
  * One row per OpenAI-compatible provider: same request, response and stream format, different base
@@ -18,16 +19,19 @@ export interface OpenAICompatibleProvider {
   mapRequest?: (body: JsonObject) => JsonObject;
   /** Maps a provider-specific finish reason to OpenAI's. */
   finishReasons?: Record<string, string>;
+  /**
+   * Finish reasons that mean the provider failed mid-generation (OpenAI has no such reason): the
+   * answer becomes a 502 error, or, when streaming, an error event and `[DONE]` after what was sent.
+   */
+  errorFinishReasons?: readonly string[];
+  /**
+   * Makes, per stream, a hook that sees the data of each JSON chunk first: it returns the data to
+   * relay (the same string, or a changed one) or undefined to drop the event.
+   */
+  streamChunkHook?: () => (data: string) => string | undefined;
 }
 
 const bearer: AuthScheme = { header: 'authorization', prefix: 'Bearer ' };
-
-/** `max_completion_tokens` is OpenAI's newer name; these providers only know `max_tokens`. */
-function maxTokensOnly(body: JsonObject): JsonObject {
-  if (body.max_completion_tokens === undefined) return body;
-  const { max_completion_tokens, ...rest } = body;
-  return { max_tokens: max_completion_tokens, ...rest };
-}
 
 export const openAICompatibleProviders: readonly OpenAICompatibleProvider[] = [
   { name: 'openai', baseUrl: 'https://api.openai.com/v1', auth: bearer, streamUsage: 'stream_options' },
@@ -49,11 +53,9 @@ export const openAICompatibleProviders: readonly OpenAICompatibleProvider[] = [
     baseUrl: 'https://api.mistral.ai/v1',
     auth: bearer,
     streamUsage: 'always',
-    mapRequest: (body) => {
-      const { seed, ...rest } = maxTokensOnly(body);
-      return seed === undefined ? rest : { ...rest, random_seed: seed };
-    },
+    mapRequest: mistralRequest,
     finishReasons: { model_length: 'length' },
+    errorFinishReasons: ['error'],
   },
   { name: 'x-ai', baseUrl: 'https://api.x.ai/v1', auth: bearer, streamUsage: 'stream_options' },
   { name: 'perplexity-ai', baseUrl: 'https://api.perplexity.ai', auth: bearer, streamUsage: 'always' },

@@ -47,8 +47,9 @@ export interface ChatStreamOptions<Event> {
 
 /**
  * A Transform from a provider's stream to OpenAI chat chunks: decoded event by event and emitted as
- * it goes. A provider event the adapter cannot read, or a stream that ends without finishing,
- * becomes an error event followed by `[DONE]`.
+ * it goes. A provider event the adapter cannot read becomes an error event followed by `[DONE]`.
+ * When the input ends, the stream ends normally; an adapter whose format has an explicit last event
+ * reports a stream cut short itself.
  */
 export function chatStreamTransform<Event>(options: ChatStreamOptions<Event>): Transform {
   let emitter: ChatChunkEmitter;

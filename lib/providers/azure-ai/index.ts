@@ -1,0 +1,11 @@
+import type { ProviderDefinition } from '../types';
+import { azureAIAdapter } from './adapter';
+import { azureAIBaseUrl } from './request';
+
+/** Azure AI Foundry models and Azure ML endpoints through the Azure AI model inference API. */
+export const azureAIProvider: ProviderDefinition = {
+  name: 'azure-ai',
+  baseUrl: 'https://{resource}.services.ai.azure.com/models',
+  baseUrlFor: azureAIBaseUrl,
+  adapter: azureAIAdapter,
+};

@@ -1,0 +1,17 @@
+import type { ProviderDefinition } from '../types';
+import { azureOpenAIAdapter } from './adapter';
+import { azureOpenAIBaseUrl } from './request';
+
+/** Azure OpenAI: deployment-scoped OpenAI API on `{resource}.openai.azure.com` (`api-key` or Entra ID bearer auth). */
+export const azureOpenAIProvider: ProviderDefinition = {
+  name: 'azure-openai',
+  baseUrl: 'https://{resource}.openai.azure.com/openai',
+  baseUrlFor: azureOpenAIBaseUrl,
+  adapter: azureOpenAIAdapter,
+};
+
+// For other Azure hosts of OpenAI-format models (azure-ai).
+export { prepareOnAzure, type AzureRoute } from './adapter';
+export { azureAuthHeaders, bearerAuthHeaders } from './auth';
+export { hostLabel } from './request';
+export { promptFilterHook } from './stream';

@@ -1,0 +1,5 @@
+import type { ProviderDefinition } from '../types';
+import { googleAdapter } from './adapter';
+
+/** Google's Gemini API (`x-goog-api-key` auth). */
+export const googleProvider: ProviderDefinition = { name: 'google', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', adapter: googleAdapter };

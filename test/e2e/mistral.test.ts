@@ -1,0 +1,95 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { readFixture, readFixtureJson } from '../support/fixtures';
+import { openaiClient } from '../support/gateway-client';
+
+const weatherTool: OpenAI.Chat.Completions.ChatCompletionTool = {
+  type: 'function',
+  function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
+};
+const mistralId = /^[a-zA-Z0-9]{9}$/;
+
+describe('mistral-ai through the gateway with the official openai client', () => {
+  let upstream: FakeUpstream;
+  let client: OpenAI;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+    client = openaiClient({ provider: 'mistral-ai', apiKey: 'mistral-key', headers: { 'x-gateway-custom-host': `${upstream.url}/mistral/v1` } });
+  });
+  beforeEach(() => upstream.reset());
+  afterAll(() => upstream.close());
+
+  it('gets the recorded completion, sending random_seed and max_tokens', async () => {
+    upstream.script('/mistral', [{ status: 200, body: readFixture('mistral_chat_completion_nonstream.json'), headers: { 'content-type': 'application/json' } }]);
+    const data = await client.chat.completions.create({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }], seed: 42, max_completion_tokens: 100 });
+    const recorded = readFixtureJson<any>('mistral_chat_completion_nonstream.json');
+    expect(data.id).toBe(recorded.id);
+    expect(data.choices[0].message.content).toBe(recorded.choices[0].message.content);
+    expect(data.choices[0].finish_reason).toBe('length');
+    expect(data.usage).toEqual({ prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 });
+    const sent = upstream.requests[0];
+    expect(sent.path).toBe('/mistral/v1/chat/completions');
+    expect(sent.headers.authorization).toBe('Bearer mistral-key');
+    expect(sent.json).toEqual({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }], random_seed: 42, max_tokens: 100 });
+  });
+
+  it('streams the recorded stream with its usage on the final content chunk', async () => {
+    upstream.script('/mistral', [{ rawSse: readFixture('mistral_chat_stream_text_usage_in_final_chunk.sse'), splitEvery: 500 }]);
+    const stream = await client.chat.completions.create({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }], stream: true, stream_options: { include_usage: true } });
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks[0].choices[0].delta.role).toBe('assistant');
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toMatch(/^Coca-Cola, often referred to as Coke/);
+    expect(chunks.at(-1)!.choices[0].finish_reason).toBe('length');
+    expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 });
+    expect((upstream.requests[0].json as any).stream_options).toBeUndefined();
+  });
+
+  it('streams a forced tool call (tool_choice any) and sends the OpenAI call id back as a Mistral id', async () => {
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
+    const stream = await client.chat.completions.create({ model: 'mistral-large-latest', messages, tools: [weatherTool], tool_choice: 'required', stream: true });
+    let call = { id: '', name: '', arguments: '' };
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta.tool_calls?.[0];
+      if (delta?.id) call = { id: delta.id, name: delta.function?.name ?? '', arguments: '' };
+      call.arguments += delta?.function?.arguments ?? '';
+    }
+    expect((upstream.requests[0].json as any).tool_choice).toBe('any');
+    expect(call.id).toMatch(/^call_/);
+    expect(call.name).toBe('get_weather');
+
+    messages.push({ role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] }, { role: 'tool', tool_call_id: call.id, content: '18°C' });
+    messages.push({ role: 'user', content: 'Thanks' });
+    const answer = await client.chat.completions.create({ model: 'mistral-large-latest', messages, tools: [weatherTool] });
+    expect(answer.choices[0].message.content).toBe('echo: Thanks');
+    const sent = upstream.requests[1].json as any;
+    const sentId = sent.messages[1].tool_calls[0].id;
+    expect(sentId).toMatch(mistralId);
+    expect(sent.messages[2]).toEqual({ role: 'tool', tool_call_id: sentId, content: '18°C' });
+  });
+
+  it('keeps the error status, and turns finish_reason "error" into an error the client sees', async () => {
+    const error = await client.chat.completions.create({ model: 'error-429', messages: [{ role: 'user', content: 'hi' }] }).catch((caught) => caught);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(error.error.provider).toBe('mistral-ai');
+
+    upstream.script('/mistral', [
+      {
+        sse: [
+          '{"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Par"},"finish_reason":null}]}',
+          '{"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"tial"},"finish_reason":"error"}]}',
+          '[DONE]',
+        ],
+      },
+    ]);
+    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    const failure = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    })().catch((caught) => caught);
+    expect(text).toBe('Partial');
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect(failure.message).toMatch(/finish reason "error"/);
+  });
+});
