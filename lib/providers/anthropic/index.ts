@@ -10,5 +10,5 @@ export { readAnthropicError, streamEventError } from './errors';
 export { mapStopReason } from './finish-reason';
 export { defaultMaxTokens, toMessagesRequest, type AnthropicMapping, type MessagesRequest } from './request';
 export { fromMessageResponse, readMessageResponse } from './response';
-export { anthropicEventMapper, anthropicStreamTransform, parseSseEvent, streamEnd, withStreamEnd, type AnthropicStreamOptions, type StreamEnd } from './stream';
+export { anthropicEventMapper, anthropicStreamTransform, parseSseEvent, streamEnd, type AnthropicStreamOptions, type StreamEnd } from './stream';
 export { mapUsage } from './usage';

@@ -2,14 +2,14 @@ import type { Transform } from 'node:stream';
 import { GatewayError } from '../../http/errors';
 import type { TokenUsage } from '../../observability/request-log';
 import type { ChatChunkEmitter } from '../openai-format/chunk-emitter';
-import { chatStreamTransform, sseEventDecoder, type SseEvent, type StreamDecoder } from '../openai-format/provider-stream';
+import { chatStreamTransform, sseEventDecoder, type SseEvent } from '../openai-format/provider-stream';
 import type { MessagesUsage, RedactedThinkingBlock, StreamDelta, StreamEvent, TextBlock, ThinkingBlock, ToolUseBlock } from './api';
 import { streamEventError } from './errors';
 import { mapStopReason } from './finish-reason';
 import type { AnthropicMapping } from './request';
 import { mapUsage, mergeUsage } from './usage';
 
-/** Appended after the provider's last event, so a stream cut short can be told from a finished one. */
+/** Handed to the event mapper when the bytes end, so a stream cut short can be told from a finished one. */
 export const streamEnd = { type: 'stream_end' } as const;
 export type StreamEnd = typeof streamEnd;
 
@@ -148,11 +148,6 @@ export function anthropicEventMapper(mapping: AnthropicMapping): (event: StreamE
   };
 }
 
-/** A decoder whose last event is {@link streamEnd}. */
-export function withStreamEnd<Event>(decoder: StreamDecoder<Event>): StreamDecoder<Event | StreamEnd> {
-  return { push: (chunk) => decoder.push(chunk), end: () => [...decoder.end(), streamEnd] };
-}
-
 /**
  * One SSE event's JSON. The gateway itself may append an OpenAI-style `{"error":…}` event and
  * `[DONE]` when the provider's socket breaks; those are read as the error they report.
@@ -178,15 +173,16 @@ export interface AnthropicStreamOptions extends AnthropicMapping {
 /** Anthropic SSE bytes in, OpenAI `chat.completion.chunk` SSE out. */
 export function anthropicStreamTransform(options: AnthropicStreamOptions): Transform {
   const onEvent = anthropicEventMapper(options);
-  return chatStreamTransform<SseEvent | StreamEnd>({
+  return chatStreamTransform<SseEvent>({
     provider: options.provider,
     model: options.model,
     includeUsage: options.includeUsage,
-    decoder: withStreamEnd(sseEventDecoder()),
+    decoder: sseEventDecoder(),
     onEvent(event, emitter) {
-      const parsed = event === streamEnd ? streamEnd : parseSseEvent(event as SseEvent, options.provider);
+      const parsed = parseSseEvent(event, options.provider);
       if (parsed) onEvent(parsed, emitter);
     },
+    onEnd: (emitter) => onEvent(streamEnd, emitter),
     onUsage: options.onUsage,
   });
 }

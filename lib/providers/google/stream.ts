@@ -1,7 +1,7 @@
 import type { Transform } from 'node:stream';
 import { GatewayError } from '../../http/errors';
 import type { TokenUsage } from '../../observability/request-log';
-import { chatStreamTransform, sseEventDecoder, type SseEvent, type StreamDecoder } from '../openai-format/provider-stream';
+import { chatStreamTransform, sseEventDecoder, type SseEvent } from '../openai-format/provider-stream';
 import type { GenerateContentResponse, GoogleErrorBody } from './api';
 import { fromGoogleError } from './errors';
 import { mapFinishReason } from './finish-reason';
@@ -16,14 +16,6 @@ export interface GeminiStreamOptions {
   onUsage(usage: TokenUsage): void;
 }
 
-/** Stands for the end of the provider's bytes: Gemini has no terminal event, only EOF. */
-const endOfStream = Symbol('end of stream');
-type StreamEvent = SseEvent | typeof endOfStream;
-
-function withEndMarker(decoder: StreamDecoder<SseEvent>): StreamDecoder<StreamEvent> {
-  return { push: (chunk) => decoder.push(chunk), end: () => [...decoder.end(), endOfStream] };
-}
-
 /**
  * `:streamGenerateContent?alt=sse` as OpenAI chunks. Every SSE event is a whole
  * `GenerateContentResponse` holding only new text; a function call arrives whole in one chunk, so it
@@ -36,17 +28,17 @@ export function geminiStreamTransform(options: GeminiStreamOptions): Transform {
   const { provider } = options;
   let toolCalls = 0;
   let finished = false;
-  return chatStreamTransform<StreamEvent>({
+  return chatStreamTransform<SseEvent>({
     provider,
     model: options.model,
     includeUsage: options.includeUsage,
-    decoder: withEndMarker(sseEventDecoder()),
+    decoder: sseEventDecoder(),
     onUsage: options.onUsage,
+    // Gemini has no terminal event, only EOF: an EOF before any finish reason is a stream cut short.
+    onEnd() {
+      if (!finished) throw new GatewayError(502, `The ${provider} stream ended before the answer was finished.`, { code: 'provider_stream_error', provider });
+    },
     onEvent(event, emitter) {
-      if (event === endOfStream) {
-        if (!finished) throw new GatewayError(502, `The ${provider} stream ended before the answer was finished.`, { code: 'provider_stream_error', provider });
-        return;
-      }
       const chunk = JSON.parse(event.data) as GenerateContentResponse & Partial<GoogleErrorBody>;
       if (chunk.error) {
         emitter.error(fromGoogleError(provider, 0, chunk as GoogleErrorBody));

@@ -42,29 +42,36 @@ export interface ChatStreamOptions<Event> {
   decoder: StreamDecoder<Event>;
   /** Maps one provider event onto the emitter. Throwing ends the stream with an error event. */
   onEvent(event: Event, emitter: ChatChunkEmitter): void;
+  /**
+   * Called when the provider's bytes end, before the stream is closed: an adapter whose format has
+   * a terminal event throws here when it never came (the stream was cut short).
+   */
+  onEnd?(emitter: ChatChunkEmitter): void;
   onUsage(usage: TokenUsage): void;
 }
 
 /**
  * A Transform from a provider's stream to OpenAI chat chunks: decoded event by event and emitted as
- * it goes. A provider event the adapter cannot read becomes an error event followed by `[DONE]`.
- * When the input ends, the stream ends normally; an adapter whose format has an explicit last event
- * reports a stream cut short itself.
+ * it goes. A provider event the adapter cannot read, or an `onEnd` that finds the stream cut short,
+ * becomes an error event followed by `[DONE]`.
  */
 export function chatStreamTransform<Event>(options: ChatStreamOptions<Event>): Transform {
   let emitter: ChatChunkEmitter;
+  const guarded = (step: () => void) => {
+    try {
+      step();
+    } catch (error) {
+      emitter.error(
+        error instanceof GatewayError
+          ? error
+          : new GatewayError(502, `Could not read the ${options.provider} stream: ${(error as Error).message}`, { code: 'provider_stream_error', provider: options.provider }),
+      );
+    }
+  };
   const handle = (events: Event[]) => {
     for (const event of events) {
       if (emitter.isEnded) return;
-      try {
-        options.onEvent(event, emitter);
-      } catch (error) {
-        emitter.error(
-          error instanceof GatewayError
-            ? error
-            : new GatewayError(502, `Could not read the ${options.provider} stream: ${(error as Error).message}`, { code: 'provider_stream_error', provider: options.provider }),
-        );
-      }
+      guarded(() => options.onEvent(event, emitter));
     }
   };
   const transform = new Transform({
@@ -74,6 +81,7 @@ export function chatStreamTransform<Event>(options: ChatStreamOptions<Event>): T
     },
     flush(callback) {
       handle(options.decoder.end());
+      if (options.onEnd && !emitter.isEnded) guarded(() => options.onEnd!(emitter));
       emitter.end();
       callback();
     },
