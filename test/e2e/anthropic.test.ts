@@ -1,14 +1,10 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fakes/anthropic';
+import { collectChunks, weatherTool } from '../support/chat-stream';
 import { readFixtureBytes, readFixtureJson } from '../support/fixtures';
 import { gatewayFetch, openaiClient, waitForLogs } from '../support/gateway-client';
 import { collectSse } from '../support/sse';
-
-const weatherTool: OpenAI.Chat.Completions.ChatCompletionTool = {
-  type: 'function',
-  function: { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
-};
 
 describe('anthropic through the gateway with the official openai client', () => {
   let fake: FakeAnthropic;
@@ -53,19 +49,16 @@ describe('anthropic through the gateway with the official openai client', () => 
       stream: true,
       stream_options: { include_usage: true },
     });
-    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
+    const { chunks, text, toolCalls, toolArguments, finishReason, last } = await collectChunks(stream);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
-    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('Let me check.');
-    const calls = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []);
-    expect(calls[0]).toMatchObject({ index: 0, id: expect.stringMatching(/^toolu_fake/), type: 'function', function: { name: 'get_weather' } });
-    expect(calls.every((call) => call.index === 0)).toBe(true);
-    expect(calls.length).toBeGreaterThan(2);
-    expect(JSON.parse(calls.map((call) => call.function?.arguments ?? '').join(''))).toEqual({ location: 'Paris' });
-    expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe('tool_calls');
-    const last = chunks.at(-1)!;
-    expect(last.choices).toEqual([]);
-    expect(last.usage).toMatchObject({ completion_tokens: 7, prompt_tokens_details: { cached_tokens: 3 } });
+    expect(text).toBe('Let me check.');
+    expect(toolCalls[0]).toMatchObject({ index: 0, id: expect.stringMatching(/^toolu_fake/), type: 'function', function: { name: 'get_weather' } });
+    expect(toolCalls.every((call) => call.index === 0)).toBe(true);
+    expect(toolCalls.length).toBeGreaterThan(2);
+    expect(JSON.parse(toolArguments())).toEqual({ location: 'Paris' });
+    expect(finishReason).toBe('tool_calls');
+    expect(last!.choices).toEqual([]);
+    expect(last!.usage).toMatchObject({ completion_tokens: 7, prompt_tokens_details: { cached_tokens: 3 } });
     expect(fake.requests.at(-1)!.json).toMatchObject({ stream: true, tools: [{ name: 'get_weather', input_schema: weatherTool.function.parameters }] });
   });
 
@@ -127,12 +120,11 @@ describe('anthropic through the gateway with the official openai client', () => 
     const thinking = openaiClient({ headers: { 'x-gateway-config': JSON.stringify(config) } });
     fake.script({ sse: readFixtureBytes('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse') });
     const stream = await thinking.chat.completions.create({ model: 'claude-fable-5', messages: [{ role: 'user', content: 'eclipse?' }], stream: true, thinking: { type: 'enabled', budget_tokens: 1024 } } as never);
-    const chunks: any[] = [];
-    for await (const chunk of stream as unknown as AsyncIterable<any>) chunks.push(chunk);
-    const blocks = chunks.flatMap((chunk) => chunk.choices[0]?.delta.content_blocks ?? []);
+    const { chunks, finishReason } = await collectChunks(stream as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>);
+    const blocks = chunks.flatMap((chunk) => (chunk.choices[0]?.delta as any)?.content_blocks ?? []);
     expect(blocks.map((block: any) => block.thinking ?? '').join('')).toMatch(/^Simple educational question/);
     expect(blocks.at(-1).signature).toMatch(/^c3ludGhl/);
-    expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe('content_filter');
+    expect(finishReason).toBe('content_filter');
     expect(fake.requests.at(-1)!.json).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 1024 + 4096 });
     expect(fake.requests.at(-1)!.headers['x-api-key']).toBe('sk-ant-cfg');
   });

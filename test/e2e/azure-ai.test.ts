@@ -1,12 +1,10 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { collectChunks, makeWeatherTool } from '../support/chat-stream';
 import { startFakeAzure, type FakeAzure } from '../support/fakes/azure';
 import { openaiClient } from '../support/gateway-client';
 
-const weatherTool: OpenAI.Chat.Completions.ChatCompletionTool = {
-  type: 'function',
-  function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } },
-};
+const weatherTool = makeWeatherTool({ description: null, required: false });
 
 describe('azure-ai through the gateway with the official openai client', () => {
   let fake: FakeAzure;
@@ -46,14 +44,8 @@ describe('azure-ai through the gateway with the official openai client', () => {
   it('streams a tool call from a serverless endpoint, then answers the tool result', async () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'weather in Paris' }];
     const stream = await serverless.chat.completions.create({ model: 'llama', messages, tools: [weatherTool], tool_choice: 'required', stream: true });
-    const calls: Record<number, { id: string; name: string; arguments: string }> = {};
-    for await (const chunk of stream) {
-      for (const delta of chunk.choices[0]?.delta.tool_calls ?? []) {
-        calls[delta.index] ??= { id: delta.id ?? '', name: delta.function?.name ?? '', arguments: '' };
-        calls[delta.index].arguments += delta.function?.arguments ?? '';
-      }
-    }
-    expect(Object.keys(calls)).toEqual(['0']);
+    const { assembledToolCalls: calls } = await collectChunks(stream);
+    expect(calls.map((call) => call.index)).toEqual([0]);
     expect(JSON.parse(calls[0].arguments)).toEqual({ location: 'Paris' });
     const sent = fake.requests[0];
     expect(sent.path).toBe('/chat/completions?api-version=2024-04-01');

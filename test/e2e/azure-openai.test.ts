@@ -1,13 +1,10 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { collectChunks, weatherTool } from '../support/chat-stream';
 import { startFakeAzure, type FakeAzure } from '../support/fakes/azure';
 import { openaiClient } from '../support/gateway-client';
 
 const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL2NvZ25pdGl2ZXNlcnZpY2VzLmF6dXJlLmNvbSJ9.c2lnbmF0dXJl';
-const weatherTool: OpenAI.Chat.Completions.ChatCompletionTool = {
-  type: 'function',
-  function: { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
-};
 
 describe('azure-openai through the gateway with the official openai client', () => {
   let fake: FakeAzure;
@@ -41,14 +38,13 @@ describe('azure-openai through the gateway with the official openai client', () 
 
   it('streams text without the id-less prompt-filter chunk, and the stream helper assembles it', async () => {
     const stream = await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Stream to me' }], stream: true, stream_options: { include_usage: true } });
-    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
+    const { chunks, text, last } = await collectChunks(stream);
     expect(chunks.every((chunk) => chunk.id === 'chatcmpl-fakeazure0001' && chunk.model === 'gpt-4o-2024-08-06')).toBe(true);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
     expect((chunks[0] as any).prompt_filter_results).toHaveLength(1);
-    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('echo: Stream to me');
-    expect(chunks.at(-1)!.choices).toEqual([]);
-    expect(chunks.at(-1)!.usage?.total_tokens).toBe(17);
+    expect(text).toBe('echo: Stream to me');
+    expect(last!.choices).toEqual([]);
+    expect(last!.usage?.total_tokens).toBe(17);
 
     const helper = client.chat.completions.stream({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Assemble me' }] });
     const final = await helper.finalChatCompletion();
@@ -60,18 +56,10 @@ describe('azure-openai through the gateway with the official openai client', () 
   it('streams a tool call and carries a two-turn tool conversation', async () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'What is the weather in Paris?' }];
     const stream = await client.chat.completions.create({ model: 'gpt-4o', messages, tools: [weatherTool], stream: true });
-    let id = '';
-    let name = '';
-    let args = '';
-    let finish: string | null = null;
-    for await (const chunk of stream) {
-      const call = chunk.choices[0]?.delta.tool_calls?.[0];
-      if (call?.id) id = call.id;
-      if (call?.function?.name) name = call.function.name;
-      args += call?.function?.arguments ?? '';
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-    }
-    expect({ id, name, args: JSON.parse(args), finish }).toEqual({ id: `call_${'az'.repeat(12)}`, name: 'get_weather', args: { location: 'Paris' }, finish: 'tool_calls' });
+    const { assembledToolCalls, finishReasons } = await collectChunks(stream);
+    expect(assembledToolCalls).toHaveLength(1);
+    const [{ id, name, arguments: args }] = assembledToolCalls;
+    expect({ id, name, args: JSON.parse(args), finishReasons }).toEqual({ id: `call_${'az'.repeat(12)}`, name: 'get_weather', args: { location: 'Paris' }, finishReasons: ['tool_calls'] });
 
     messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: args } }] }, { role: 'tool', tool_call_id: id, content: '18°C and sunny' });
     const answer = await client.chat.completions.create({ model: 'gpt-4o', messages, tools: [weatherTool] });
@@ -102,9 +90,8 @@ describe('azure-openai through the gateway with the official openai client', () 
   it('reports filtered output as finish_reason content_filter', async () => {
     const filtered = openaiClient({ provider: 'azure-openai', apiKey: fake.key, headers: { 'x-gateway-custom-host': `${fake.url}/openai`, 'x-gateway-cloudC-deployment-id': 'filtered-output' } });
     const stream = await filtered.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true });
-    const reasons: string[] = [];
-    for await (const chunk of stream) if (chunk.choices[0]?.finish_reason) reasons.push(chunk.choices[0].finish_reason);
-    expect(reasons).toEqual(['content_filter']);
+    const { finishReasons } = await collectChunks(stream);
+    expect(finishReasons).toEqual(['content_filter']);
   });
 
   it('sends an Entra ID token as a bearer', async () => {

@@ -1,15 +1,13 @@
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { collectChunks, makeWeatherTool } from '../support/chat-stream';
 import { pixelPng, startFakeBedrock, type FakeBedrock } from '../support/fakes/bedrock';
 import { gatewayFetch, openaiClient, waitForLogs } from '../support/gateway-client';
 import { parseSse } from '../support/sse';
 
 const credentials = { accessKeyId: 'AKIDFAKEBEDROCK00001', secretAccessKey: 'fake/Secret+Key/for/the/bedrock/e2e/tests', sessionToken: 'FQoGZXIvYXdzEFAKEsessiontoken//abc==', region: 'eu-west-1' };
 const claude = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
-const weatherTool = {
-  type: 'function' as const,
-  function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
-};
+const weatherTool = makeWeatherTool({ parameter: 'city', description: 'Weather in a city' });
 
 describe('bedrock through the gateway with the official openai client', () => {
   let fake: FakeBedrock;
@@ -61,17 +59,15 @@ describe('bedrock through the gateway with the official openai client', () => {
       stream: true,
       stream_options: { include_usage: true },
     });
-    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
+    const { chunks, text, toolCalls, toolArguments, finishReason, last } = await collectChunks(stream);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
-    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('Let me check.');
-    const calls = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []);
-    expect(calls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather', arguments: '' } });
-    expect(calls[0].id).toMatch(/^tooluse_fake/);
-    expect(calls.every((call) => call.index === 0)).toBe(true);
-    expect(JSON.parse(calls.map((call) => call.function?.arguments ?? '').join(''))).toEqual({ city: 'example' });
-    expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe('tool_calls');
-    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } });
+    expect(text).toBe('Let me check.');
+    expect(toolCalls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather', arguments: '' } });
+    expect(toolCalls[0].id).toMatch(/^tooluse_fake/);
+    expect(toolCalls.every((call) => call.index === 0)).toBe(true);
+    expect(JSON.parse(toolArguments())).toEqual({ city: 'example' });
+    expect(finishReason).toBe('tool_calls');
+    expect(last).toMatchObject({ choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } });
 
     const sent = fake.requests.at(-1)!;
     expect(sent.action).toBe('converse-stream');
@@ -166,14 +162,9 @@ describe('bedrock through the gateway with the official openai client', () => {
     });
     const traceId = `bedrock-split-${Date.now()}`;
     const stream = await client.chat.completions.create({ model: claude, messages: [{ role: 'user', content: 'x' }], stream: true }, { headers: { 'x-gateway-trace-id': traceId } });
-    let text = '';
-    let finish: string | null = null;
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? '';
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-    }
+    const { text, finishReasons } = await collectChunks(stream);
     expect(text).toBe('Sliced frames');
-    expect(finish).toBe('length');
+    expect(finishReasons).toEqual(['length']);
     const [log] = await waitForLogs(traceId);
     expect(log.usage).toMatchObject({ prompt_tokens: 8, completion_tokens: 2, total_tokens: 10, prompt_tokens_details: { cached_tokens: 3 } });
   });

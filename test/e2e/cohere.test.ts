@@ -1,12 +1,9 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { collectChunks, weatherTool } from '../support/chat-stream';
 import { startFakeCohere, type FakeCohere } from '../support/fakes/cohere';
 import { openaiClient, waitForLogs } from '../support/gateway-client';
 
-const weatherTool: OpenAI.Chat.Completions.ChatCompletionTool = {
-  type: 'function',
-  function: { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
-};
 
 describe('cohere through the gateway with the official openai client', () => {
   let fake: FakeCohere;
@@ -42,12 +39,11 @@ describe('cohere through the gateway with the official openai client', () => {
       { model: 'command-a-03-2025', messages: [{ role: 'user', content: 'Stream this please' }], stream: true, stream_options: { include_usage: true } },
       { headers: { 'x-gateway-trace-id': traceId } },
     );
-    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
+    const { chunks, text, last } = await collectChunks(stream);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
-    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe('echo: Stream this please');
+    expect(text).toBe('echo: Stream this please');
     expect(chunks.at(-2)!.choices[0].finish_reason).toBe('stop');
-    expect(chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 120, completion_tokens: 6, total_tokens: 126 });
+    expect(last!.usage).toMatchObject({ prompt_tokens: 120, completion_tokens: 6, total_tokens: 126 });
     expect(fake.requests[0].json.stream).toBe(true);
     const [log] = await waitForLogs(traceId);
     expect(log.usage.total_tokens).toBe(126);
@@ -56,16 +52,10 @@ describe('cohere through the gateway with the official openai client', () => {
   it('streams a tool call and carries a two-turn tool conversation', async () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'What is the weather in Paris?' }];
     const stream = await client.chat.completions.create({ model: 'command-a-03-2025', messages, tools: [weatherTool], tool_choice: 'required', stream: true });
-    let call = { id: '', name: '', arguments: '' };
-    let finish: string | null = null;
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta.tool_calls?.[0];
-      if (delta?.id) call = { id: delta.id, name: delta.function?.name ?? '', arguments: '' };
-      call.arguments += delta?.function?.arguments ?? '';
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-    }
-    expect(call).toEqual({ id: 'get_weather_fk3x9q2b7m1n', name: 'get_weather', arguments: '{"location":"Paris"}' });
-    expect(finish).toBe('tool_calls');
+    const { assembledToolCalls, finishReasons } = await collectChunks(stream);
+    expect(assembledToolCalls).toEqual([{ index: 0, id: 'get_weather_fk3x9q2b7m1n', name: 'get_weather', arguments: '{"location":"Paris"}' }]);
+    const [call] = assembledToolCalls;
+    expect(finishReasons).toEqual(['tool_calls']);
     expect(fake.requests[0].json.tool_choice).toBe('REQUIRED');
 
     messages.push({ role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] }, { role: 'tool', tool_call_id: call.id, content: '18°C' });

@@ -1,14 +1,12 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectChunks, collectChunksUntilError, makeWeatherTool } from '../support/chat-stream';
 import { fakeEmbedding } from '../support/fake-upstream';
 import { startFakeGoogle, type FakeGoogle } from '../support/fakes/google';
 import { readFixture, readFixtureJson } from '../support/fixtures';
 import { openaiClient, waitForLogs } from '../support/gateway-client';
 
-const weatherTool: OpenAI.Chat.Completions.ChatCompletionTool = {
-  type: 'function',
-  function: { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'], additionalProperties: false } },
-};
+const weatherTool = makeWeatherTool({ additionalProperties: false });
 
 describe('google (Gemini API) through the gateway with the official openai client', () => {
   let fake: FakeGoogle;
@@ -54,16 +52,14 @@ describe('google (Gemini API) through the gateway with the official openai clien
       stream: true,
       stream_options: { include_usage: true },
     });
-    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
+    const { chunks, toolCalls, toolArguments, finishReason, last } = await collectChunks(stream);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
-    const calls = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []);
-    expect(calls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather' } });
-    expect(calls[0].id).toMatch(/^call_[0-9a-f]{16}_ts_/);
-    expect(calls.every((call) => call.index === 0)).toBe(true);
-    expect(JSON.parse(calls.map((call) => call.function?.arguments ?? '').join(''))).toEqual({ location: 'example' });
-    expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe('tool_calls');
-    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens_details: { reasoning_tokens: 7 } } });
+    expect(toolCalls[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'get_weather' } });
+    expect(toolCalls[0].id).toMatch(/^call_[0-9a-f]{16}_ts_/);
+    expect(toolCalls.every((call) => call.index === 0)).toBe(true);
+    expect(JSON.parse(toolArguments())).toEqual({ location: 'example' });
+    expect(finishReason).toBe('tool_calls');
+    expect(last).toMatchObject({ choices: [], usage: { completion_tokens_details: { reasoning_tokens: 7 } } });
     const sent = fake.requests.at(-1)!;
     expect(sent.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
     expect(sent.json.tools).toEqual([{ functionDeclarations: [{ name: 'get_weather', description: 'Current weather', parametersJsonSchema: weatherTool.function.parameters }] }]);
@@ -107,20 +103,16 @@ describe('google (Gemini API) through the gateway with the official openai clien
     expect(missing.error).toMatchObject({ code: 'NOT_FOUND', provider: 'google' });
 
     const stream = await client.chat.completions.create({ model: 'error-midstream', messages: [{ role: 'user', content: 'long answer please' }], stream: true });
-    let text = '';
-    const broken = await (async () => {
-      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
-    })().catch((error) => error);
+    const { text, error: broken } = await collectChunksUntilError(stream);
     expect(text).toBe('echo: lo');
     expect(broken).toBeInstanceOf(OpenAI.APIError);
-    expect(broken.message).toMatch(/overloaded/);
+    expect((broken as Error).message).toMatch(/overloaded/);
   });
 
   it('replays a recorded Gemini stream through the gateway byte for byte', async () => {
     fake.script({ status: 200, rawSse: readFixture('gemini_stream_text.DERIVED.sse') });
     const stream = await client.chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'high' }], stream: true });
-    let text = '';
-    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    const { text } = await collectChunks(stream);
     const segments = readFixtureJson<any>('gemini_stream_text_recording.json').interactions[0].response.bodySegments;
     expect(text).toBe(segments.map((segment: any) => segment.candidates[0].content.parts[0].text).join(''));
   });

@@ -1,13 +1,11 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { collectChunks, collectChunksUntilError, makeWeatherTool } from '../support/chat-stream';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { readFixture, readFixtureJson } from '../support/fixtures';
 import { openaiClient } from '../support/gateway-client';
 
-const weatherTool: OpenAI.Chat.Completions.ChatCompletionTool = {
-  type: 'function',
-  function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
-};
+const weatherTool = makeWeatherTool({ description: null });
 const mistralId = /^[a-zA-Z0-9]{9}$/;
 
 describe('mistral-ai through the gateway with the official openai client', () => {
@@ -37,24 +35,20 @@ describe('mistral-ai through the gateway with the official openai client', () =>
   it('streams the recorded stream with its usage on the final content chunk', async () => {
     upstream.script('/mistral', [{ rawSse: readFixture('mistral_chat_stream_text_usage_in_final_chunk.sse'), splitEvery: 500 }]);
     const stream = await client.chat.completions.create({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }], stream: true, stream_options: { include_usage: true } });
-    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
+    const { chunks, text, last } = await collectChunks(stream);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
-    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toMatch(/^Coca-Cola, often referred to as Coke/);
-    expect(chunks.at(-1)!.choices[0].finish_reason).toBe('length');
-    expect(chunks.at(-1)!.usage).toEqual({ prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 });
+    expect(text).toMatch(/^Coca-Cola, often referred to as Coke/);
+    expect(last!.choices[0].finish_reason).toBe('length');
+    expect(last!.usage).toEqual({ prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 });
     expect((upstream.requests[0].json as any).stream_options).toBeUndefined();
   });
 
   it('streams a forced tool call (tool_choice any) and sends the OpenAI call id back as a Mistral id', async () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
     const stream = await client.chat.completions.create({ model: 'mistral-large-latest', messages, tools: [weatherTool], tool_choice: 'required', stream: true });
-    let call = { id: '', name: '', arguments: '' };
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta.tool_calls?.[0];
-      if (delta?.id) call = { id: delta.id, name: delta.function?.name ?? '', arguments: '' };
-      call.arguments += delta?.function?.arguments ?? '';
-    }
+    const { assembledToolCalls } = await collectChunks(stream);
+    expect(assembledToolCalls).toHaveLength(1);
+    const [call] = assembledToolCalls;
     expect((upstream.requests[0].json as any).tool_choice).toBe('any');
     expect(call.id).toMatch(/^call_/);
     expect(call.name).toBe('get_weather');
@@ -84,12 +78,9 @@ describe('mistral-ai through the gateway with the official openai client', () =>
       },
     ]);
     const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
-    let text = '';
-    const failure = await (async () => {
-      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
-    })().catch((caught) => caught);
+    const { text, error: failure } = await collectChunksUntilError(stream);
     expect(text).toBe('Partial');
     expect(failure).toBeInstanceOf(OpenAI.APIError);
-    expect(failure.message).toMatch(/finish reason "error"/);
+    expect((failure as Error).message).toMatch(/finish reason "error"/);
   });
 });

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectChunks } from '../support/chat-stream';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { openaiClient, waitForLogs } from '../support/gateway-client';
 
@@ -26,15 +27,12 @@ describe('the official openai client through the gateway', () => {
       stream: true,
       stream_options: { include_usage: true },
     });
-    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
+    const { chunks, text, finishReasons, last } = await collectChunks(stream);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
-    const text = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
     expect(text).toContain('Stream this please');
-    expect(chunks.some((chunk) => chunk.choices[0]?.finish_reason === 'stop')).toBe(true);
-    const last = chunks.at(-1)!;
-    expect(last.choices).toEqual([]);
-    expect(last.usage?.total_tokens).toBeGreaterThan(0);
+    expect(finishReasons).toContain('stop');
+    expect(last!.choices).toEqual([]);
+    expect(last!.usage?.total_tokens).toBeGreaterThan(0);
   });
 
   it('streams without a usage chunk when the client did not ask for one, and still logs usage', async () => {
@@ -43,8 +41,7 @@ describe('the official openai client through the gateway', () => {
       { model: 'gpt-4o', messages: [{ role: 'user', content: 'no usage please' }], stream: true },
       { headers: { 'x-gateway-trace-id': traceId } },
     );
-    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
+    const { chunks } = await collectChunks(stream);
     expect(chunks.length).toBeGreaterThan(2);
     expect(chunks.every((chunk) => chunk.choices.length > 0 && !chunk.usage)).toBe(true);
     const [log] = await waitForLogs(traceId);
@@ -106,8 +103,7 @@ describe('a custom host', () => {
   it('sends the request to the custom host with the provider key as a bearer token', async () => {
     const client = openaiClient({ headers: { 'x-gateway-custom-host': `${upstream.url}/private/v1` }, apiKey: 'sk-private' });
     const stream = await client.chat.completions.create({ model: 'local-model', messages: [{ role: 'user', content: 'to my server' }], stream: true });
-    let text = '';
-    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    const { text } = await collectChunks(stream);
     expect(text).toContain('to my server');
     const sent = upstream.requests.at(-1)!;
     expect(sent.path).toBe('/private/v1/chat/completions');

@@ -1,13 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectChunks, weatherTool } from '../support/chat-stream';
 import { startFakeGoogle, type FakeGoogle } from '../support/fakes/google';
 import { openaiClient, waitForLogs } from '../support/gateway-client';
 
-const weatherTool: OpenAI.Chat.Completions.ChatCompletionTool = {
-  type: 'function',
-  function: { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
-};
 const basePath = '/v1/projects/proj-e2e/locations/us-central1';
 
 describe('vertex-ai through the gateway with the official openai client', () => {
@@ -68,13 +65,12 @@ describe('vertex-ai through the gateway with the official openai client', () => 
       stream: true,
       stream_options: { include_usage: true },
     });
-    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    for await (const chunk of stream) chunks.push(chunk);
-    const calls = chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []);
-    expect(calls[0]).toMatchObject({ index: 0, id: expect.stringMatching(/^call_/), function: { name: 'get_weather' } });
-    expect(JSON.parse(calls.map((call) => call.function?.arguments ?? '').join(''))).toEqual({ location: 'example' });
-    expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)?.choices[0].finish_reason).toBe('tool_calls');
-    expect(chunks.at(-1)!.usage?.total_tokens).toBeGreaterThan(0);
+    const { toolCalls, toolArguments, finishReason, last } = await collectChunks(stream);
+    expect(toolCalls[0]).toMatchObject({ index: 0, id: expect.stringMatching(/^call_/), function: { name: 'get_weather' } });
+    expect(toolCalls.every((call) => call.index === 0)).toBe(true);
+    expect(JSON.parse(toolArguments())).toEqual({ location: 'example' });
+    expect(finishReason).toBe('tool_calls');
+    expect(last!.usage?.total_tokens).toBeGreaterThan(0);
     const sent = fake.requests.at(-1)!;
     expect(sent.path).toBe(`${basePath}/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse`);
     expect(sent.headers.authorization).toBe('Bearer ya29.client-supplied');
@@ -98,8 +94,7 @@ describe('vertex-ai through the gateway with the official openai client', () => 
     expect(fake.requests.at(-1)!.path).toBe(`${basePath}/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict`);
     claudeMessages.push(claudeFirst.choices[0].message, { role: 'tool', tool_call_id: claudeCall.id, content: 'rainy' });
     const stream = await serviceAccountClient.chat.completions.create({ model: 'claude-sonnet-4@20250514', messages: claudeMessages, tools: [weatherTool], stream: true });
-    let text = '';
-    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    const { text } = await collectChunks(stream);
     expect(text).toBe('echo: rainy');
     const sent = fake.requests.at(-1)!;
     expect(sent.path).toBe(`${basePath}/publishers/anthropic/models/claude-sonnet-4@20250514:streamRawPredict`);

@@ -1,39 +1,21 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../lib/http/errors';
 import { bedrockProvider } from '../../../lib/providers/bedrock';
 import type { JsonObject, ProviderCall } from '../../../lib/providers/types';
 import { checkConverseRequest, pixelPng } from '../../support/fakes/bedrock';
+import { chatCall } from '../../support/fakes/google';
+import { rejectedGatewayError } from '../../support/gateway-error';
 
 const settings = { cloudA_access_key_id: 'AKIDUNIT', cloudA_secret_access_key: 'unit/secret', cloudA_region: 'eu-west-1' };
 const claude = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
 
-function call(body: JsonObject, overrides: Partial<ProviderCall> = {}): ProviderCall {
-  return {
-    operation: 'chat',
-    body: { model: claude, ...body },
-    stream: false,
-    target: { provider: bedrockProvider, baseUrl: 'https://bedrock-runtime.eu-west-1.amazonaws.com', settings },
-    forwardHeaders: {},
-    requestHeaders: {},
-    strictApiCompliance: true,
-    ...overrides,
-  };
-}
+const target = { provider: bedrockProvider, baseUrl: 'https://bedrock-runtime.eu-west-1.amazonaws.com', settings };
+const call = (body: JsonObject, overrides: Partial<ProviderCall> = {}): ProviderCall => chatCall({ model: claude, ...body }, target, overrides) as ProviderCall;
 
 async function converse(body: JsonObject, overrides: Partial<ProviderCall> = {}) {
   const prepared = await bedrockProvider.adapter.prepare(call(body, overrides));
   return { prepared, json: JSON.parse(prepared.body as string) };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught) => caught,
-  );
-  expect(error).toBeInstanceOf(GatewayError);
-  return error as GatewayError;
 }
 
 const weather = { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
@@ -129,7 +111,7 @@ describe('bedrock request mapping', () => {
       { image: { format: 'jpeg', source: { bytes: '/9j/4AAQ' } } },
       { image: { format: 'webp', source: { s3Location: { uri: 's3://bucket/photos/cat.webp' } } } },
     ]);
-    const error = await rejection(converse({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/svg+xml;base64,PHN2Zz4=' } }] }] }));
+    const error = await rejectedGatewayError(converse({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/svg+xml;base64,PHN2Zz4=' } }] }] }));
     expect(error).toMatchObject({ status: 400, param: 'messages[0].content[0].image_url.url' });
     expect(error.message).toMatch(/PNG, JPEG, GIF or WebP/);
   });
@@ -153,7 +135,7 @@ describe('bedrock request mapping', () => {
       { document: { format: 'pdf', name: 'Q3 report-final-v2 (2)', source: { bytes: 'JVBERi0xLjQ=' } } },
       { document: { format: 'csv', name: 'document', source: { bytes: 'YSxiCg==' } } },
     ]);
-    const error = await rejection(converse({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-abc' } }] }] }));
+    const error = await rejectedGatewayError(converse({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-abc' } }] }] }));
     expect(error.message).toMatch(/file_data/);
   });
 
@@ -163,8 +145,8 @@ describe('bedrock request mapping', () => {
     expect((await converse({ messages, tools: [weather], tool_choice: 'required' })).json.toolConfig.toolChoice).toEqual({ any: {} });
     expect((await converse({ messages, tools: [weather, clock], tool_choice: { type: 'function', function: { name: 'get_time' } } })).json.toolConfig.toolChoice).toEqual({ tool: { name: 'get_time' } });
     expect((await converse({ messages, tools: [weather] })).json.toolConfig.toolChoice).toBeUndefined();
-    expect(await rejection(converse({ messages, tools: [weather], tool_choice: { type: 'function', function: { name: 'nope' } } }))).toMatchObject({ status: 400, param: 'tool_choice.function.name' });
-    expect(await rejection(converse({ messages, tools: [{ type: 'web_search' }] }))).toMatchObject({ status: 400, param: 'tools[0]' });
+    expect(await rejectedGatewayError(converse({ messages, tools: [weather], tool_choice: { type: 'function', function: { name: 'nope' } } }))).toMatchObject({ status: 400, param: 'tool_choice.function.name' });
+    expect(await rejectedGatewayError(converse({ messages, tools: [{ type: 'web_search' }] }))).toMatchObject({ status: 400, param: 'tools[0]' });
   });
 
   it('handles tool_choice "none": no tools, unless the history has tool blocks (then the tools stay, without a choice)', async () => {
@@ -192,7 +174,7 @@ describe('bedrock request mapping', () => {
     });
     expect((await converse({ messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_object' } })).json.toolConfig.toolChoice).toEqual({ tool: { name: 'json_response' } });
     expect((await converse({ messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'text' } })).json.toolConfig).toBeUndefined();
-    expect(await rejection(converse({ messages: [{ role: 'user', content: 'hi' }], tools: [weather], response_format: { type: 'json_object' } }))).toMatchObject({ status: 400, param: 'response_format' });
+    expect(await rejectedGatewayError(converse({ messages: [{ role: 'user', content: 'hi' }], tools: [weather], response_format: { type: 'json_object' } }))).toMatchObject({ status: 400, param: 'response_format' });
   });
 
   it('drops parameters Converse has no field for, and passes documented extras through', async () => {
@@ -251,12 +233,12 @@ describe('bedrock request mapping', () => {
       [{ messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'bad name!' } }] }, 'tools[0].function.name', /1-64/],
     ];
     for (const [body, param, message] of cases) {
-      const error = await rejection(converse(body));
+      const error = await rejectedGatewayError(converse(body));
       expect(error.status).toBe(400);
       expect(error.param).toBe(param);
       expect(error.message).toMatch(message);
     }
-    expect(await rejection(Promise.resolve().then(() => bedrockProvider.adapter.prepare(call({ prompt: 'hi' }, { operation: 'completions' }))))).toMatchObject({ status: 400, message: expect.stringContaining('/v1/chat/completions') });
+    expect(await rejectedGatewayError(() => bedrockProvider.adapter.prepare(call({ prompt: 'hi' }, { operation: 'completions' })))).toMatchObject({ status: 400, message: expect.stringContaining('/v1/chat/completions') });
   });
 });
 
@@ -296,7 +278,7 @@ describe('bedrock remote images', () => {
       ['/big.png', /larger than Bedrock's 3750000 byte limit/],
       ['/page.html', /not a PNG, JPEG, GIF or WebP image/],
     ] as const) {
-      const error = await rejection(withImage(`${base}${path}`));
+      const error = await rejectedGatewayError(withImage(`${base}${path}`));
       expect(error).toMatchObject({ status: 400, param: 'messages[0].content[0].image_url.url' });
       expect(error.message).toMatch(reason);
     }
@@ -304,7 +286,7 @@ describe('bedrock remote images', () => {
 
   it('does not reach private addresses outside local mode (SSRF guard)', async () => {
     delete process.env.GATEWAY_MODE;
-    const error = await rejection(withImage(`${base}/pixel.png`));
+    const error = await rejectedGatewayError(withImage(`${base}/pixel.png`));
     expect(error.status).toBe(400);
     expect(error.message).toMatch(/not allowed/);
   });
@@ -328,9 +310,9 @@ describe('bedrock embeddings mapping', () => {
   });
 
   it('refuses what the models cannot do', async () => {
-    expect(await rejection(embed({ model: 'amazon.titan-embed-text-v2:0', input: ['a', 'b'] }))).toMatchObject({ status: 400, param: 'input' });
-    expect(await rejection(embed({ model: 'meta.llama3-8b-instruct-v1:0', input: 'a' }))).toMatchObject({ status: 400, param: 'model' });
-    expect(await rejection(embed({ model: 'cohere.embed-english-v3', input: 'a', dimensions: 256 }))).toMatchObject({ status: 400, param: 'dimensions' });
-    expect(await rejection(embed({ model: 'cohere.embed-english-v3', input: [[1, 2]] }))).toMatchObject({ status: 400, param: 'input' });
+    expect(await rejectedGatewayError(embed({ model: 'amazon.titan-embed-text-v2:0', input: ['a', 'b'] }))).toMatchObject({ status: 400, param: 'input' });
+    expect(await rejectedGatewayError(embed({ model: 'meta.llama3-8b-instruct-v1:0', input: 'a' }))).toMatchObject({ status: 400, param: 'model' });
+    expect(await rejectedGatewayError(embed({ model: 'cohere.embed-english-v3', input: 'a', dimensions: 256 }))).toMatchObject({ status: 400, param: 'dimensions' });
+    expect(await rejectedGatewayError(embed({ model: 'cohere.embed-english-v3', input: [[1, 2]] }))).toMatchObject({ status: 400, param: 'input' });
   });
 });

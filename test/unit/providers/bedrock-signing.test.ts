@@ -1,11 +1,11 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../lib/http/errors';
 import { bedrockProvider } from '../../../lib/providers/bedrock';
 import { modelPath } from '../../../lib/providers/bedrock/adapter';
 import { bedrockAuthHeaders, regionOf, sigV4Headers } from '../../../lib/providers/bedrock/auth';
 import type { ResolvedTarget } from '../../../lib/providers/types';
 import { verifyAuth } from '../../support/fakes/bedrock';
+import { thrownGatewayError } from '../../support/gateway-error';
 
 /**
  * AWS's published SigV4 examples; the credentials are AWS's documented example values.
@@ -126,14 +126,7 @@ describe('bedrock credentials and region', () => {
   it('derives the base URL from cloudA_region and names the setting when it is missing or malformed', () => {
     expect(bedrockProvider.baseUrlFor!({ cloudA_region: 'ap-southeast-2' })).toBe('https://bedrock-runtime.ap-southeast-2.amazonaws.com');
     for (const settings of [{}, { cloudA_region: 'evil.example.com/x' }]) {
-      const error = (() => {
-        try {
-          bedrockProvider.baseUrlFor!(settings);
-        } catch (caught) {
-          return caught;
-        }
-      })() as GatewayError;
-      expect(error).toBeInstanceOf(GatewayError);
+      const error = thrownGatewayError(() => bedrockProvider.baseUrlFor!(settings));
       expect(error.status).toBe(400);
       expect(error.param).toBe('cloudA_region');
     }

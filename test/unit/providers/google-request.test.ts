@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../lib/http/errors';
+import type { GatewayError } from '../../../lib/http/errors';
 import { googleProvider } from '../../../lib/providers/google';
 import { toGenerateContentRequest } from '../../../lib/providers/google/request';
 import { newToolCallId } from '../../../lib/providers/google/tool-call-id';
 import type { ChatRequest } from '../../../lib/providers/openai-format/types';
 import type { PreparedCall, ProviderCall, ResolvedTarget } from '../../../lib/providers/types';
 import { chatCall } from '../../support/fakes/google';
+import { thrownGatewayError } from '../../support/gateway-error';
 
 const map = (request: Partial<ChatRequest>, stream = false, strictApiCompliance = true) =>
   toGenerateContentRequest({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], ...request } as ChatRequest, { stream, strictApiCompliance });
@@ -13,14 +14,9 @@ const target: ResolvedTarget = { provider: googleProvider, baseUrl: 'https://gen
 const prepare = (body: Record<string, unknown>, operation: ProviderCall['operation'] = 'chat') => googleProvider.adapter.prepare({ ...chatCall(body, target), operation } as ProviderCall) as PreparedCall;
 
 function badRequest(run: () => unknown): GatewayError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(GatewayError);
-    expect((error as GatewayError).status).toBe(400);
-    return error as GatewayError;
-  }
-  throw new Error('expected a 400');
+  const error = thrownGatewayError(run);
+  expect(error.status).toBe(400);
+  return error;
 }
 
 const weather = { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { city: { type: 'string', format: 'city-name' } }, required: ['city'], additionalProperties: false } } } as const;

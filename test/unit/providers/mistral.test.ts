@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../lib/http/errors';
 import { mistralRequest, mistralToolId } from '../../../lib/providers/openai-compatible/mistral';
 import { findProvider } from '../../../lib/providers/registry';
 import { providerCall, replayPrepared, streamedText } from '../../support/fakes/azure';
 import { readFixture, readFixtureBytes, readFixtureJson } from '../../support/fixtures';
+import { thrownGatewayError } from '../../support/gateway-error';
 
 const mistral = findProvider('mistral-ai')!;
 const prepare = (body: Record<string, unknown>, options: Parameters<typeof providerCall>[2] = {}) =>
@@ -101,15 +101,9 @@ describe('mistral-ai: finish_reason "error"', () => {
   it('is a 502 for a non-streamed answer', async () => {
     const prepared = await prepare({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
     const failed = { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'partial' }, finish_reason: 'error' }] };
-    let error: unknown;
-    try {
-      prepared.readResponse(Buffer.from(JSON.stringify(failed)));
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(GatewayError);
-    expect((error as GatewayError).toBody().error).toMatchObject({ code: 'provider_error', provider: 'mistral-ai' });
-    expect((error as GatewayError).status).toBe(502);
+    const error = thrownGatewayError(() => prepared.readResponse(Buffer.from(JSON.stringify(failed))));
+    expect(error.toBody().error).toMatchObject({ code: 'provider_error', provider: 'mistral-ai' });
+    expect(error.status).toBe(502);
   });
 
   it('ends a stream with what was sent, then an error event and [DONE]', async () => {

@@ -1,26 +1,16 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GatewayError } from '../../../lib/http/errors';
 import type { PreparedCall, ProviderCall, ProviderSettings, ResolvedTarget } from '../../../lib/providers/types';
 import { vertexAiProvider } from '../../../lib/providers/vertex-ai';
 import { clearTokenCache } from '../../../lib/providers/vertex-ai/token';
 import { chatCall, runTransform, startFakeGoogle, type FakeGoogle } from '../../support/fakes/google';
 import { readFixture, readFixtureJson } from '../../support/fixtures';
+import { rejectedGatewayError } from '../../support/gateway-error';
 
 const base = 'https://europe-west4-aiplatform.googleapis.com/v1/projects/proj-1/locations/europe-west4';
 const targetWith = (settings: ProviderSettings): ResolvedTarget => ({ provider: vertexAiProvider, baseUrl: base, settings });
 const prepare = (body: Record<string, unknown>, settings: ProviderSettings = { api_key: 'ya29.client-token' }, overrides: Partial<ProviderCall> = {}) =>
   vertexAiProvider.adapter.prepare({ ...chatCall(body, targetWith(settings)), ...overrides } as ProviderCall) as Promise<PreparedCall>;
-
-async function rejection(promise: Promise<unknown> | (() => unknown)): Promise<GatewayError> {
-  try {
-    await (typeof promise === 'function' ? promise() : promise);
-  } catch (error) {
-    expect(error).toBeInstanceOf(GatewayError);
-    return error as GatewayError;
-  }
-  throw new Error('expected a GatewayError');
-}
 
 describe('Vertex AI URLs', () => {
   const urlFor = (settings: ProviderSettings) => vertexAiProvider.baseUrlFor!(settings);
@@ -32,10 +22,10 @@ describe('Vertex AI URLs', () => {
   });
 
   it('refuses a missing or malformed region or project with a 400 naming the setting', async () => {
-    expect((await rejection(() => urlFor({ cloudB_project_id: 'p' }))).param).toBe('cloudB_region');
-    expect((await rejection(() => urlFor({ cloudB_region: 'us-central1' }))).param).toBe('cloudB_project_id');
-    expect((await rejection(() => urlFor({ cloudB_region: 'evil.com/x', cloudB_project_id: 'p' }))).status).toBe(400);
-    expect((await rejection(() => urlFor({ cloudB_region: 'us-central1', cloudB_project_id: 'p/../../x' }))).status).toBe(400);
+    expect((await rejectedGatewayError(() => urlFor({ cloudB_project_id: 'p' }))).param).toBe('cloudB_region');
+    expect((await rejectedGatewayError(() => urlFor({ cloudB_region: 'us-central1' }))).param).toBe('cloudB_project_id');
+    expect((await rejectedGatewayError(() => urlFor({ cloudB_region: 'evil.com/x', cloudB_project_id: 'p' }))).status).toBe(400);
+    expect((await rejectedGatewayError(() => urlFor({ cloudB_region: 'us-central1', cloudB_project_id: 'p/../../x' }))).status).toBe(400);
   });
 });
 
@@ -46,8 +36,8 @@ describe('the vertex-ai adapter', () => {
     expect(prepared.headers).toMatchObject({ authorization: 'Bearer ya29.client-token', 'x-vertex-ai-llm-request-type': 'dedicated' });
     expect(prepared.headers['x-goog-api-key']).toBeUndefined();
     expect(JSON.parse(String(prepared.body))).toEqual({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
-    expect((await rejection(prepare({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }, {}, { requestHeaders: { 'x-cloudb-llm-request-type': 'cheap' } }))).param).toBe('x-cloudB-llm-request-type');
-    const missing = await rejection(prepare({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }, {}));
+    expect((await rejectedGatewayError(prepare({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }, {}, { requestHeaders: { 'x-cloudb-llm-request-type': 'cheap' } }))).param).toBe('x-cloudB-llm-request-type');
+    const missing = await rejectedGatewayError(prepare({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }, {}));
     expect([missing.status, missing.code]).toEqual([401, 'missing_credentials']);
   });
 
@@ -89,8 +79,8 @@ describe('the vertex-ai adapter', () => {
     const { body, usage } = prepared.readResponse(Buffer.from(JSON.stringify(answer)));
     expect(JSON.parse(String(body))).toMatchObject({ data: [{ index: 0, embedding: [1, 2] }, { index: 1, embedding: [3, 4] }], usage: { prompt_tokens: 3, total_tokens: 3 } });
     expect(usage).toEqual({ prompt_tokens: 3, completion_tokens: 0, total_tokens: 3 });
-    expect((await rejection(prepare({ model: 'claude-sonnet-4', input: 'x' }, { api_key: 't' }, { operation: 'embeddings' }))).code).toBe('unsupported_operation');
-    expect((await rejection(prepare({ model: 'gemini-2.5-flash', prompt: 'x' }, { api_key: 't' }, { operation: 'completions' }))).code).toBe('unsupported_operation');
+    expect((await rejectedGatewayError(prepare({ model: 'claude-sonnet-4', input: 'x' }, { api_key: 't' }, { operation: 'embeddings' }))).code).toBe('unsupported_operation');
+    expect((await rejectedGatewayError(prepare({ model: 'gemini-2.5-flash', prompt: 'x' }, { api_key: 't' }, { operation: 'completions' }))).code).toBe('unsupported_operation');
   });
 });
 
@@ -160,10 +150,10 @@ describe('service account tokens', () => {
     const settings = { cloudB_service_account_json: account(otherKeys.privateKey) };
     const tokenRequests = () => fake.requests.filter((request) => request.path === '/token').length;
     const before = tokenRequests();
-    const error = await rejection(bearer(settings));
+    const error = await rejectedGatewayError(bearer(settings));
     expect([error.status, error.code, error.provider]).toEqual([401, 'service_account_token_error', 'vertex-ai']);
     expect(error.message).toMatch(/Invalid JWT Signature/);
-    await rejection(bearer(settings));
+    await rejectedGatewayError(bearer(settings));
     expect(tokenRequests()).toBe(before + 2);
   });
 
@@ -171,9 +161,9 @@ describe('service account tokens', () => {
     process.env.GATEWAY_MODE = 'aws';
     try {
       const before = fake.requests.length;
-      const loopback = await rejection(bearer({ cloudB_service_account_json: account() }));
+      const loopback = await rejectedGatewayError(bearer({ cloudB_service_account_json: account() }));
       expect([loopback.status, loopback.code, loopback.param]).toEqual([400, 'token_uri_not_allowed', 'cloudB_service_account_json.token_uri']);
-      const privateAddress = await rejection(bearer({ cloudB_service_account_json: account(keys.privateKey, 'http://10.0.0.7/token') }));
+      const privateAddress = await rejectedGatewayError(bearer({ cloudB_service_account_json: account(keys.privateKey, 'http://10.0.0.7/token') }));
       expect(privateAddress.code).toBe('token_uri_not_allowed');
       expect(fake.requests.length).toBe(before);
     } finally {
@@ -183,7 +173,7 @@ describe('service account tokens', () => {
 
   it('refuses an incomplete service account with a 400 naming the field', async () => {
     const { client_email: _email, ...withoutEmail } = account();
-    expect((await rejection(bearer({ cloudB_service_account_json: withoutEmail }))).param).toBe('cloudB_service_account_json.client_email');
-    expect((await rejection(bearer({ cloudB_service_account_json: { ...account(), private_key: 'not a key' } }))).param).toBe('cloudB_service_account_json.private_key');
+    expect((await rejectedGatewayError(bearer({ cloudB_service_account_json: withoutEmail }))).param).toBe('cloudB_service_account_json.client_email');
+    expect((await rejectedGatewayError(bearer({ cloudB_service_account_json: { ...account(), private_key: 'not a key' } }))).param).toBe('cloudB_service_account_json.private_key');
   });
 });
