@@ -10,6 +10,7 @@ import { preludeDelimiter } from './lambda-globals';
 export class LambdaResponseStream extends Writable {
   private prelude: Buffer | undefined = Buffer.alloc(0);
   private readonly idleTimer: NodeJS.Timeout;
+  private headerFlush: NodeJS.Immediate | undefined;
 
   constructor(private readonly res: ServerResponse, idleMs: number) {
     super();
@@ -43,12 +44,17 @@ export class LambdaResponseStream extends Writable {
       body = seen.subarray(end + preludeDelimiter.length);
       if (body.length === 0) return callback();
     }
+    if (this.headerFlush) {
+      clearImmediate(this.headerFlush);
+      this.headerFlush = undefined;
+    }
     if (this.res.write(body)) callback();
     else this.res.once('drain', () => callback());
   }
 
   override _final(callback: (error?: Error | null) => void): void {
     clearTimeout(this.idleTimer);
+    if (this.headerFlush) clearImmediate(this.headerFlush);
     if (this.prelude !== undefined) {
       // A handler that never sent a prelude: API Gateway answers as for a failed integration.
       this.prelude = undefined;
@@ -60,6 +66,7 @@ export class LambdaResponseStream extends Writable {
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     clearTimeout(this.idleTimer);
+    if (this.headerFlush) clearImmediate(this.headerFlush);
     if (!this.res.writableEnded) this.res.destroy();
     callback(error);
   }
@@ -74,7 +81,11 @@ export class LambdaResponseStream extends Writable {
     const headers: Record<string, string | string[]> = { ...prelude.multiValueHeaders, ...prelude.headers };
     if (prelude.cookies?.length) headers['set-cookie'] = prelude.cookies;
     this.res.writeHead(prelude.statusCode ?? 200, headers);
-    // Send the status and headers now: a client waiting on a slow stream sees them before the body.
-    this.res.flushHeaders();
+    // A client waiting on a slow stream must see the status and headers before the body; when the
+    // body follows at once (the usual case) they go out together in one write instead.
+    this.headerFlush = setImmediate(() => {
+      this.headerFlush = undefined;
+      this.res.flushHeaders();
+    });
   }
 }

@@ -1,5 +1,5 @@
-import { gzipSync } from 'node:zlib';
-import type { LambdaHandler } from './server';
+import { fork, type ChildProcess } from 'node:child_process';
+import type { LogWorkerReply, LogWorkerRequest } from './log-delivery';
 
 export interface LogSink {
   /** Delivers every line received so far to the ingest handler. */
@@ -9,42 +9,41 @@ export interface LogSink {
 
 /**
  * Plays CloudWatch Logs for the local runtime: collects the request-log lines the handlers emit and
- * delivers them in batches to the log-ingest handler, gzip+base64 as a subscription does.
+ * sends them in batches to the log worker process, which runs the log-ingest handler.
  */
-export function installLogSink(options: { ingest: LambdaHandler; intervalMs?: number; logGroup: string }): LogSink {
+export async function installLogSink(options: { worker: string; ingestBundle: string; logGroup: string; intervalMs?: number }): Promise<LogSink> {
   const intervalMs = options.intervalMs ?? 100;
+  const worker = fork(options.worker, [options.ingestBundle, options.logGroup], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await waitForReady(worker);
   let lines: string[] = [];
   let timer: NodeJS.Timeout | undefined;
-  let sequence = 0;
-  let delivering: Promise<void> = Promise.resolve();
+  let nextId = 0;
+  const pending = new Map<number, () => void>();
+  worker.on('message', (reply: LogWorkerReply) => {
+    if ('ready' in reply) return;
+    if (!reply.ok) console.error(`Log ingestion failed; the batch is dropped: ${reply.error}`);
+    pending.get(reply.id)?.();
+    pending.delete(reply.id);
+  });
+  let stopping = false;
+  worker.on('exit', (code) => {
+    if (code !== 0 && !stopping) console.error(`The log worker exited with code ${code}; request logs are no longer stored.`);
+    for (const done of pending.values()) done();
+    pending.clear();
+  });
 
-  const deliver = async (batch: string[]) => {
-    const now = Date.now();
-    const payload = {
-      messageType: 'DATA_MESSAGE',
-      owner: '000000000000',
-      logGroup: options.logGroup,
-      logStream: 'local',
-      subscriptionFilters: ['request-logs'],
-      logEvents: batch.map((message) => ({ id: String(++sequence), timestamp: now, message })),
-    };
-    const event = { awslogs: { data: gzipSync(JSON.stringify(payload)).toString('base64') } };
-    try {
-      await options.ingest(event, { functionName: 'logIngest', getRemainingTimeInMillis: () => 60_000 });
-    } catch (error) {
-      console.error('Log ingestion failed; the batch is dropped', error);
-    }
-  };
-
+  // The worker handles batches in order, so the last batch's answer covers every earlier one.
+  let lastDelivery = Promise.resolve();
   const flush = (): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    if (lines.length > 0) {
-      const batch = lines;
+    if (lines.length > 0 && worker.connected) {
+      const request: LogWorkerRequest = { id: nextId++, lines };
       lines = [];
-      delivering = delivering.then(() => deliver(batch));
+      lastDelivery = new Promise<void>((resolve) => pending.set(request.id, resolve));
+      worker.send(request);
     }
-    return delivering;
+    return lastDelivery;
   };
 
   (globalThis as { __gatewayLocalLogSink?: unknown }).__gatewayLocalLogSink = {
@@ -59,7 +58,17 @@ export function installLogSink(options: { ingest: LambdaHandler; intervalMs?: nu
     flush,
     async stop() {
       await flush();
+      stopping = true;
       delete (globalThis as { __gatewayLocalLogSink?: unknown }).__gatewayLocalLogSink;
+      worker.disconnect();
+      await new Promise<void>((resolve) => (worker.exitCode !== null ? resolve() : worker.once('exit', () => resolve())));
     },
   };
+}
+
+function waitForReady(worker: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    worker.once('message', () => resolve());
+    worker.once('exit', (code) => reject(new Error(`The log worker exited with code ${code} before it was ready.`)));
+  });
 }

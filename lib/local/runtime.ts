@@ -52,14 +52,19 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
 
   installLambdaGlobals();
   const handlers = new Map<string, LambdaHandler>();
-  for (const fn of config.functions) {
+  // Only functions behind routes run in this process; log ingestion runs in the log worker.
+  for (const fn of config.functions.filter((candidate) => candidate.routes.length > 0)) {
     const bundle = path.join(options.root, '.build', 'functions', fn.name, 'index.mjs');
     const module = (await import(pathToFileURL(bundle).href)) as { handler: LambdaHandler };
     handlers.set(fn.name, module.handler);
   }
-  const ingest = handlers.get('logIngest');
-  if (!ingest) throw new Error('serverless.yml has no logIngest function');
-  const logs = installLogSink({ ingest, intervalMs: options.logFlushIntervalMs, logGroup: `/aws/lambda/${config.service}-${options.stage}` });
+  if (!config.functions.some((fn) => fn.name === 'logIngest')) throw new Error('serverless.yml has no logIngest function');
+  const logs = await installLogSink({
+    worker: path.join(options.root, '.build', 'local', 'log-worker.mjs'),
+    ingestBundle: path.join(options.root, '.build', 'functions', 'logIngest', 'index.mjs'),
+    logGroup: `/aws/lambda/${config.service}-${options.stage}`,
+    intervalMs: options.logFlushIntervalMs,
+  });
 
   const bootstrap = await ensureBootstrap({ adminKey: options.adminKey });
   let server: LocalServer;

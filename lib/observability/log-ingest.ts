@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { requestLogType, type RequestLogRecord } from './request-log';
-import { writeLogRecords } from './log-store';
+import { writeLogRecords, type StoredLogLine } from './log-store';
 
 /** The event a CloudWatch Logs subscription delivers to a Lambda function. */
 export interface CloudWatchLogsEvent {
@@ -16,26 +16,30 @@ interface CloudWatchLogsData {
 export async function ingestLogEvent(event: CloudWatchLogsEvent): Promise<{ stored: number; skipped: number }> {
   const data = JSON.parse(gunzipSync(Buffer.from(event.awslogs.data, 'base64')).toString('utf8')) as CloudWatchLogsData;
   if (data.messageType !== 'DATA_MESSAGE') return { stored: 0, skipped: 0 };
-  const records: RequestLogRecord[] = [];
+  const entries: StoredLogLine[] = [];
   let skipped = 0;
   for (const logEvent of data.logEvents) {
-    const record = parseRecord(logEvent.message);
-    if (record) records.push(record);
+    const entry = parseLine(logEvent.message);
+    if (entry) entries.push(entry);
     else skipped++;
   }
-  const stored = await writeLogRecords(records);
-  return { stored, skipped: skipped + records.length - stored };
+  const stored = await writeLogRecords(entries);
+  return { stored, skipped: skipped + entries.length - stored };
 }
 
-function parseRecord(message: string): RequestLogRecord | undefined {
+function parseLine(message: string): StoredLogLine | undefined {
   let parsed: any;
   try {
     parsed = JSON.parse(message);
   } catch {
     return undefined;
   }
+  let line = message;
   // With Lambda's JSON log format a line may arrive wrapped in the runtime's envelope.
-  if (parsed?.type !== requestLogType && parsed?.message?.type === requestLogType) parsed = parsed.message;
+  if (parsed?.type !== requestLogType && parsed?.message?.type === requestLogType) {
+    parsed = parsed.message;
+    line = JSON.stringify(parsed);
+  }
   if (parsed?.type !== requestLogType || typeof parsed.id !== 'string' || typeof parsed.trace_id !== 'string') return undefined;
-  return parsed as RequestLogRecord;
+  return { record: parsed as RequestLogRecord, line };
 }

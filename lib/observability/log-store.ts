@@ -9,28 +9,45 @@ const retentionDays = Number(process.env.GATEWAY_LOG_RETENTION_DAYS ?? 30);
 const workspacePk = (workspaceId: string) => `WS#${workspaceId}`;
 const tracePk = (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`;
 
+/** A request-log line as it was written, with its parsed record for the keys. */
+export interface StoredLogLine {
+  record: RequestLogRecord;
+  line: string;
+}
+
 /**
  * Writes log records in batches. Keys come from the record's own id, so a line delivered twice
- * overwrites itself instead of doubling. Records without a workspace (requests refused before
- * authentication) stay in the function's log stream only.
+ * overwrites itself instead of doubling. The record is stored as the JSON line it arrived as (one
+ * string attribute: no re-marshalling of nested metadata). Records without a workspace (requests
+ * refused before authentication) stay in the function's log stream only.
  */
-export async function writeLogRecords(records: RequestLogRecord[]): Promise<number> {
-  const byKey = new Map<string, RequestLogRecord>();
-  for (const record of records) if (record.workspace_id) byKey.set(record.id, record);
+export async function writeLogRecords(entries: StoredLogLine[]): Promise<number> {
+  const byKey = new Map<string, StoredLogLine>();
+  for (const entry of entries) if (entry.record.workspace_id) byKey.set(entry.record.id, entry);
   const requests: WriteRequest[] = [];
-  for (const record of byKey.values()) {
+  for (const { record, line } of byKey.values()) {
     const expiresAt = Math.floor(Date.parse(record.created_at) / 1000) + retentionDays * 86_400;
+    const sk = `LOG#${record.id}`;
     requests.push({
       PutRequest: {
-        Item: marshall(
-          { pk: workspacePk(record.workspace_id!), sk: `LOG#${record.id}`, gsi1pk: tracePk(record.workspace_id!, record.trace_id), gsi1sk: record.id, expiresAt, record },
-          { removeUndefinedValues: true, convertEmptyValues: false },
-        ),
+        Item: {
+          pk: { S: workspacePk(record.workspace_id!) },
+          sk: { S: sk },
+          gsi1pk: { S: tracePk(record.workspace_id!, record.trace_id) },
+          gsi1sk: { S: record.id },
+          expiresAt: { N: String(expiresAt) },
+          record: { S: line },
+        },
       },
     });
   }
   for (let i = 0; i < requests.length; i += 25) await batchWrite(requests.slice(i, i + 25));
   return requests.length;
+}
+
+/** A stored record: the JSON line (current layout) or a map (items written before it). */
+function storedRecord(item: Record<string, any>): RequestLogRecord {
+  return typeof item.record === 'string' ? JSON.parse(item.record) : item.record;
 }
 
 async function batchWrite(requests: WriteRequest[]): Promise<void> {
@@ -46,7 +63,7 @@ async function batchWrite(requests: WriteRequest[]): Promise<void> {
 /** A workspace's logs, newest first. */
 export async function listLogs(workspaceId: string, page: { limit: number; after?: string }) {
   const result = await queryNewestFirst({ table: tables.logs, partition: workspacePk(workspaceId), sortPrefix: 'LOG#', ...page });
-  return { data: result.items.map((item) => item.record as RequestLogRecord), has_more: result.has_more };
+  return { data: result.items.map(storedRecord), has_more: result.has_more };
 }
 
 /** Every record of a trace in a workspace, newest first. */
@@ -61,5 +78,5 @@ export async function findLogsByTrace(workspaceId: string, traceId: string): Pro
       Limit: 100,
     }),
   );
-  return (result.Items ?? []).map((item) => unmarshall(item).record as RequestLogRecord);
+  return (result.Items ?? []).map((item) => storedRecord(unmarshall(item)));
 }

@@ -1,0 +1,19 @@
+import { gzipSync } from 'node:zlib';
+
+/** What a log sink hands the ingest handler: a batch as a CloudWatch Logs subscription delivers it. */
+export function subscriptionEvent(lines: string[], logGroup: string, firstSequence: number): { awslogs: { data: string } } {
+  const now = Date.now();
+  const payload = {
+    messageType: 'DATA_MESSAGE',
+    owner: '000000000000',
+    logGroup,
+    logStream: 'local',
+    subscriptionFilters: ['request-logs'],
+    logEvents: lines.map((message, index) => ({ id: String(firstSequence + index), timestamp: now, message })),
+  };
+  return { awslogs: { data: gzipSync(JSON.stringify(payload)).toString('base64') } };
+}
+
+/** Messages between the gateway process and its log worker. */
+export type LogWorkerRequest = { id: number; lines: string[] };
+export type LogWorkerReply = { id: number; ok: boolean; error?: string } | { ready: true };

@@ -1,0 +1,36 @@
+import { pathToFileURL } from 'node:url';
+import { subscriptionEvent, type LogWorkerReply, type LogWorkerRequest } from './log-delivery';
+
+/**
+ * The local stand-in for CloudWatch Logs and the log-ingest Lambda: a process of its own (as on AWS,
+ * ingestion never runs on the serving function's CPU) that receives batches of request-log lines
+ * from the gateway process and hands them to the `logIngest` bundle in the subscription format.
+ * Started by the local runtime with the same environment as the handlers.
+ */
+async function main(): Promise<void> {
+  const [bundle, logGroup] = process.argv.slice(2);
+  const { handler } = (await import(pathToFileURL(bundle).href)) as { handler: (event: unknown, context: unknown) => Promise<unknown> };
+  const context = { functionName: 'logIngest', getRemainingTimeInMillis: () => 60_000 };
+  let sequence = 0;
+  let queue = Promise.resolve();
+  const reply = (message: LogWorkerReply) => process.send?.(message);
+  process.on('message', (request: LogWorkerRequest) => {
+    queue = queue.then(async () => {
+      try {
+        await handler(subscriptionEvent(request.lines, logGroup, sequence + 1), context);
+        sequence += request.lines.length;
+        reply({ id: request.id, ok: true });
+      } catch (error) {
+        reply({ id: request.id, ok: false, error: (error as Error).message });
+      }
+    });
+  });
+  // Exits with the gateway: the IPC channel closes when the parent goes away.
+  process.on('disconnect', () => void queue.then(() => process.exit(0)));
+  reply({ ready: true });
+}
+
+main().catch((error) => {
+  console.error('Log worker failed to start', error);
+  process.exit(1);
+});
