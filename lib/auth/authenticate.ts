@@ -27,14 +27,14 @@ export async function authenticate(headers: Record<string, string>): Promise<Aut
   if (!secret) {
     throw unauthorized('Missing x-gateway-api-key header. Every request needs a gateway API key; an admin creates one with POST /v1/api-keys.');
   }
-  const hash = hashApiKey(secret);
   const now = Date.now();
-  let entry = cache.get(hash);
+  // Keyed by the presented key itself, so a warm request skips hashing too.
+  let entry = cache.get(secret);
   if (!entry || entry.expiresAt <= now) {
-    const found = await lookup(hash);
+    const found = await lookup(hashApiKey(secret));
     entry = { auth: found, expiresAt: now + (found ? validKeyTtlMs : unknownKeyTtlMs) };
     if (cache.size >= maxCachedKeys) cache.delete(cache.keys().next().value!);
-    cache.set(hash, entry);
+    cache.set(secret, entry);
   }
   if (!entry.auth) throw unauthorized('Invalid x-gateway-api-key: the key is unknown or has been revoked.');
   return entry.auth;

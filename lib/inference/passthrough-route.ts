@@ -2,7 +2,7 @@ import { GatewayError } from '../http/errors';
 import type { RouteContext } from '../http/pipeline';
 import { readBody } from '../http/read-body';
 import type { GatewayRequest, GatewayResponse } from '../http/types';
-import { sendOutbound, toOutboundError } from '../outbound/http-client';
+import { openOutbound, toOutboundError } from '../outbound/http-client';
 import type { ResolvedTarget } from '../providers/types';
 import { runStrategy } from '../routing/engine';
 import type { AttemptOutcome } from './provider-attempt';
@@ -74,14 +74,18 @@ async function forward(request: GatewayRequest, target: ResolvedTarget, options:
   const body = request.method === 'GET' || request.body.length === 0 ? undefined : request.body;
   Object.assign(headers, await target.provider.adapter.authenticate({ method: request.method, url, headers, body }, target));
 
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), options.timeoutMs);
+  const call = openOutbound({ url, method: request.method, headers, body, target: providerName });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    call.abort();
+  }, options.timeoutMs);
   let response;
   try {
-    response = await sendOutbound({ url, method: request.method, headers, body, signal: abort.signal, target: providerName });
+    response = await call.response;
   } catch (caught) {
     clearTimeout(timer);
-    const error = abort.signal.aborted && !(caught instanceof GatewayError && caught.status === 400)
+    const error = timedOut
       ? new GatewayError(408, `${providerName} did not answer within the request timeout of ${options.timeoutMs} ms.`, { code: 'timeout_error', provider: providerName })
       : toOutboundError(caught, { url, target: providerName });
     return { ok: false, status: error.status, headers: { 'x-gateway-provider': providerName }, error, network: true };
@@ -102,7 +106,7 @@ async function forward(request: GatewayRequest, target: ResolvedTarget, options:
     return { ok: false, status: response.status, headers: responseHeaders, error, network: false, raw };
   }
   response.body.on('close', () => {
-    if (!response.body.readableEnded) abort.abort();
+    if (!response.body.readableEnded) call.abort();
   });
   return { ok: true, status: response.status, headers: responseHeaders, body: response.body };
 }

@@ -3,7 +3,7 @@ import { GatewayError } from '../http/errors';
 import { readBody } from '../http/read-body';
 import { sseData, sseDone } from '../http/sse';
 import type { TokenUsage } from '../observability/request-log';
-import { sendOutbound } from '../outbound/http-client';
+import { openOutbound, type OutboundCall } from '../outbound/http-client';
 import type { ProviderCall } from '../providers/types';
 import { relayedResponseHeaders } from './relayed-headers';
 
@@ -37,12 +37,12 @@ export interface AttemptOptions {
  */
 export async function attemptProvider(call: ProviderCall, options: AttemptOptions): Promise<AttemptOutcome> {
   const providerName = call.target.provider.name;
-  const abort = new AbortController();
+  let outbound: OutboundCall | undefined;
   let timedOut = false;
   const timer = options.timeoutMs
     ? setTimeout(() => {
         timedOut = true;
-        abort.abort();
+        outbound?.abort();
       }, options.timeoutMs)
     : undefined;
   const timeoutError = () =>
@@ -51,7 +51,9 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
   let headers: Record<string, string> = { 'x-gateway-provider': providerName };
   try {
     const prepared = await call.target.provider.adapter.prepare(call);
-    const response = await sendOutbound({ url: prepared.url, method: 'POST', headers: prepared.headers, body: prepared.body, signal: abort.signal, target: providerName });
+    if (timedOut) throw timeoutError();
+    outbound = openOutbound({ url: prepared.url, method: 'POST', headers: prepared.headers, body: prepared.body, target: providerName });
+    const response = await outbound.response;
     headers = relayedResponseHeaders(response.headers, providerName);
 
     if (response.status >= 400) {
@@ -79,7 +81,7 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
       response.body.pipe(transform);
       // A client that goes away must not leave the provider call running.
       transform.on('close', () => {
-        if (!response.body.readableEnded) abort.abort();
+        if (!response.body.readableEnded) outbound!.abort();
       });
       return { ok: true, status: response.status, headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body: transform };
     }

@@ -44,29 +44,25 @@ export class LambdaResponseStream extends Writable {
       body = seen.subarray(end + preludeDelimiter.length);
       if (body.length === 0) return callback();
     }
-    if (this.headerFlush) {
-      clearImmediate(this.headerFlush);
-      this.headerFlush = undefined;
-    }
     if (this.res.write(body)) callback();
     else this.res.once('drain', () => callback());
   }
 
   override _final(callback: (error?: Error | null) => void): void {
     clearTimeout(this.idleTimer);
-    if (this.headerFlush) clearImmediate(this.headerFlush);
     if (this.prelude !== undefined) {
       // A handler that never sent a prelude: API Gateway answers as for a failed integration.
       this.prelude = undefined;
       this.res.writeHead(502, { 'content-type': 'application/json' });
       this.res.end('{"message":"Internal server error"}');
     } else this.res.end();
+    this.releaseCork();
     callback();
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     clearTimeout(this.idleTimer);
-    if (this.headerFlush) clearImmediate(this.headerFlush);
+    this.releaseCork();
     if (!this.res.writableEnded) this.res.destroy();
     callback(error);
   }
@@ -81,11 +77,17 @@ export class LambdaResponseStream extends Writable {
     const headers: Record<string, string | string[]> = { ...prelude.multiValueHeaders, ...prelude.headers };
     if (prelude.cookies?.length) headers['set-cookie'] = prelude.cookies;
     this.res.writeHead(prelude.statusCode ?? 200, headers);
-    // A client waiting on a slow stream must see the status and headers before the body; when the
-    // body follows at once (the usual case) they go out together in one write instead.
-    this.headerFlush = setImmediate(() => {
-      this.headerFlush = undefined;
-      this.res.flushHeaders();
-    });
+    // Whatever the handler writes in this turn of the event loop (usually the whole body) goes out
+    // with the headers in one write; a slow stream's headers still leave at the next turn.
+    this.res.cork();
+    this.headerFlush = setImmediate(() => this.releaseCork());
+  }
+
+  private releaseCork(): void {
+    if (this.headerFlush === undefined) return;
+    clearImmediate(this.headerFlush);
+    this.headerFlush = undefined;
+    this.res.uncork();
+    if (!this.res.writableEnded && this.res.writableLength === 0 && !this.res.headersSent) this.res.flushHeaders();
   }
 }

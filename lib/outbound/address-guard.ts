@@ -72,10 +72,24 @@ export function isAddressAllowed(host: string, address: string): boolean {
   return !nonPublic.check(address, type);
 }
 
+// Literal hosts are checked on every call (connections are reused, lookups are not): remember the
+// verdicts, under the settings they were reached with.
+const literalVerdicts = new Map<string, boolean>();
+
 /** Throws BlockedAddressError for an IP-literal host that is not allowed (those skip DNS lookup). */
 export function assertLiteralHostAllowed(hostname: string): void {
-  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-  if (isIP(host) !== 0 && !isAddressAllowed(host, host)) throw new BlockedAddressError(host, host);
+  const key = `${process.env.GATEWAY_MODE}|${process.env.GATEWAY_OUTBOUND_ALLOWLIST ?? ''}|${hostname}`;
+  let allowed = literalVerdicts.get(key);
+  if (allowed === undefined) {
+    const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+    allowed = isIP(host) === 0 || isAddressAllowed(host, host);
+    if (literalVerdicts.size > 1_000) literalVerdicts.clear();
+    literalVerdicts.set(key, allowed);
+  }
+  if (!allowed) {
+    const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+    throw new BlockedAddressError(host, host);
+  }
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

@@ -20,7 +20,6 @@ export interface OutboundRequest {
   method: string;
   headers: Record<string, string>;
   body?: Buffer | string;
-  signal?: AbortSignal;
   /** Names the upstream in error messages, e.g. the provider. */
   target: string;
 }
@@ -31,8 +30,21 @@ export interface OutboundResponse {
   body: Readable;
 }
 
-export function sendOutbound(outbound: OutboundRequest): Promise<OutboundResponse> {
-  return new Promise<OutboundResponse>((resolve, reject) => {
+/** An outbound call in flight: its response, and a way to stop it (before or after the answer). */
+export interface OutboundCall {
+  response: Promise<OutboundResponse>;
+  abort(): void;
+}
+
+/**
+ * Starts an outbound call. The hot path stops calls with `abort()` from its own timer rather than
+ * an AbortSignal: a signal per request costs listeners and, on abort, a DOMException.
+ */
+export function openOutbound(outbound: OutboundRequest): OutboundCall {
+  let destroy: ((error: Error) => void) | undefined;
+  let aborted = false;
+  const abortError = () => Object.assign(new Error('The outbound call was aborted.'), { name: 'AbortError', code: 'ABORT_ERR' });
+  const response = new Promise<OutboundResponse>((resolve, reject) => {
     const { url } = outbound;
     const fail = (error: unknown) => reject(toOutboundError(error, outbound));
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail(new Error(`unsupported protocol ${url.protocol}`));
@@ -44,18 +56,35 @@ export function sendOutbound(outbound: OutboundRequest): Promise<OutboundRespons
     const headers: Record<string, string> = { ...outbound.headers };
     if (outbound.body !== undefined) headers['content-length'] = String(Buffer.byteLength(outbound.body));
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(url, {
-      method: outbound.method,
-      headers,
-      agent: agents[url.protocol],
-      lookup: guardedLookup as never,
-      signal: outbound.signal,
-    });
-    request.once('response', (response: IncomingMessage) => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: response }));
+    const request = send(url, { method: outbound.method, headers, agent: agents[url.protocol], lookup: guardedLookup as never });
+    destroy = (error) => request.destroy(error);
+    if (aborted) request.destroy(abortError());
+    request.once('response', (message: IncomingMessage) => resolve({ status: message.statusCode ?? 502, headers: message.headers, body: message }));
     request.once('error', fail);
     request.setTimeout(idleTimeoutMs, () => request.destroy(Object.assign(new Error('no data from the provider for 5 minutes'), { code: 'ETIMEDOUT' })));
     request.end(outbound.body);
   });
+  return {
+    response,
+    abort() {
+      aborted = true;
+      destroy?.(abortError());
+    },
+  };
+}
+
+/** One outbound call; `signal` stops it (for calls off the hot path: token exchanges, media fetches). */
+export async function sendOutbound(outbound: OutboundRequest & { signal?: AbortSignal }): Promise<OutboundResponse> {
+  const call = openOutbound(outbound);
+  if (!outbound.signal) return call.response;
+  if (outbound.signal.aborted) call.abort();
+  const onAbort = () => call.abort();
+  outbound.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await call.response;
+  } finally {
+    outbound.signal.removeEventListener('abort', onAbort);
+  }
 }
 
 /** Maps a connection failure to a 4xx (refused address) or a 502 that names the upstream. */
