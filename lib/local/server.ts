@@ -135,18 +135,19 @@ function headerBytes(req: IncomingMessage): number {
 }
 
 /** The whole request body, or undefined when it is above API Gateway's payload limit. */
-async function readRequestBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += chunk.length;
-    if (size > maxPayloadBytes) {
-      req.resume();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
+function readRequestBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxPayloadBytes) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.once('end', () => resolve(tooLarge ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    req.once('error', reject);
+  });
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -1,4 +1,4 @@
-import { finished, type Readable, type Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { runRoute, type RouteHandler } from '../pipeline';
@@ -26,10 +26,17 @@ export function streamingHandler(route: RouteHandler) {
 /** Writes the body to the response stream; a client that goes away stops the body (and its provider call). */
 function writeBody(body: GatewayResponse['body'], output: Writable): Promise<void> {
   return new Promise((resolve) => {
-    finished(output, (error) => {
-      if (error && typeof body === 'object' && 'destroy' in body) body.destroy();
+    const done = () => {
+      output.off('finish', done);
+      output.off('close', done);
+      // Closed before it finished: the client went away.
+      if (!output.writableFinished && typeof body === 'object' && 'destroy' in body) body.destroy();
       resolve();
-    });
+    };
+    output.once('finish', done);
+    output.once('close', done);
+    // A client that goes away errors the response stream; that ends this invocation, not the process.
+    output.on('error', done);
     if (typeof body === 'string' || Buffer.isBuffer(body)) output.end(body);
     else {
       body.once('error', () => output.end());
