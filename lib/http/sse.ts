@@ -30,6 +30,11 @@ export class SseEventSplitter {
     return complete;
   }
 
+  /** True when no partial event is held from earlier reads. */
+  isEmpty(): boolean {
+    return this.pending.length === 0;
+  }
+
   /** The last event when the stream ended without a blank line after it. */
   end(): string[] {
     const rest = (this.pending + this.decoder.end()).replace(/\r\n?/g, '\n').replace(/^\n+|\n+$/g, '');

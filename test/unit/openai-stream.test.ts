@@ -48,6 +48,18 @@ describe('OpenAI stream transform on recorded streams', () => {
     expect(usage?.total_tokens).toBeGreaterThan(0);
   });
 
+  it('relays reads of whole events as the same bytes, and rewrites only the reads that need it', async () => {
+    const recorded = readFixtureBytes('openai_chat_stream_text_with_usage.sse');
+    // One read per event, as providers write them.
+    const events = recorded.toString().split(/(?<=\n\n)/).map((text) => Buffer.from(text));
+    const transform = openAIStreamTransform({ dropUsageChunk: true, onUsage: () => undefined });
+    const out: Buffer[] = [];
+    for await (const chunk of Readable.from(events).pipe(transform)) out.push(Buffer.from(chunk));
+    const usageRead = events.findIndex((event) => event.includes('"usage"') && event.includes('"choices":[]'));
+    expect(usageRead).toBeGreaterThan(0);
+    expect(Buffer.concat(out).equals(Buffer.concat(events.filter((_, index) => index !== usageRead)))).toBe(true);
+  });
+
   it('maps provider finish reasons to OpenAI ones', async () => {
     const input = Buffer.from('data: {"choices":[{"index":0,"delta":{},"finish_reason":"eos"}]}\n\ndata: [DONE]\n\n');
     const { out } = await run(input, { dropUsageChunk: false, finishReasons: { eos: 'stop' } });

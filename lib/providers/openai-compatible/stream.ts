@@ -25,64 +25,75 @@ export function openAIStreamTransform(options: OpenAIStreamOptions): Transform {
   const splitter = new SseEventSplitter();
   const translateFinish = options.finishReasons !== undefined || options.errorFinish !== undefined;
   let failed = false;
-  const handle = (event: string, out: Transform) => {
-    if (failed) return;
+  /** The SSE text to relay for one event: the event as received, a rewritten one, or '' (dropped). */
+  const handle = (event: string): { text: string; asReceived: boolean } => {
+    const asReceived = { text: `${event}\n\n`, asReceived: true };
+    if (failed) return { text: '', asReceived: false };
     let data = eventData(event);
-    if (data === undefined || data === '[DONE]' || data.charCodeAt(0) !== 123 /* { */) {
-      out.push(`${event}\n\n`);
-      return;
-    }
-    // The event as received, until a hook changes its data.
-    let relayed: string | undefined = `${event}\n\n`;
+    if (data === undefined || data === '[DONE]' || data.charCodeAt(0) !== 123 /* { */) return asReceived;
+    let hooked = false;
     if (options.chunkHook) {
-      const hooked = options.chunkHook(data);
-      if (hooked === undefined) return;
-      if (hooked !== data) {
-        data = hooked;
-        relayed = undefined;
+      const replaced = options.chunkHook(data);
+      if (replaced === undefined) return { text: '', asReceived: false };
+      if (replaced !== data) {
+        data = replaced;
+        hooked = true;
       }
     }
+    const relayed = () => (hooked ? { text: sseData(data!), asReceived: false } : asReceived);
     const hasUsage = data.includes('"usage"');
     const mapFinish = translateFinish && data.includes('"finish_reason"');
-    if (!hasUsage && !mapFinish) {
-      out.push(relayed ?? sseData(data));
-      return;
-    }
+    if (!hasUsage && !mapFinish) return relayed();
     let chunk: Chunk;
     try {
       chunk = JSON.parse(data);
     } catch {
-      out.push(relayed ?? sseData(data));
-      return;
+      return relayed();
     }
     const usage = readUsage(chunk);
     if (usage) options.onUsage(usage);
-    if (options.dropUsageChunk && usage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return;
+    if (options.dropUsageChunk && usage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return { text: '', asReceived: false };
     const failure = options.errorFinish && failedFinish(chunk, options.errorFinish.reasons);
     if (failure) {
       // What the chunk carried is still the client's; the failure follows as an error event.
       for (const choice of chunk.choices!) if (choice.finish_reason === failure) choice.finish_reason = null;
       failed = true;
-      out.push(sseData(JSON.stringify(chunk)) + sseData(JSON.stringify(finishFailure(options.errorFinish!.provider, failure).toBody())) + sseDone);
-      return;
+      const error = finishFailure(options.errorFinish!.provider, failure).toBody();
+      return { text: sseData(JSON.stringify(chunk)) + sseData(JSON.stringify(error)) + sseDone, asReceived: false };
     }
-    if (options.finishReasons && mapFinishReasons(chunk, options.finishReasons)) {
-      out.push(sseData(JSON.stringify(chunk)));
-      return;
+    if (options.finishReasons && mapFinishReasons(chunk, options.finishReasons)) return { text: sseData(JSON.stringify(chunk)), asReceived: false };
+    return relayed();
+  };
+  const relay = (events: string[], out: Transform, original?: Buffer) => {
+    let text = '';
+    let verbatim = original !== undefined;
+    for (const event of events) {
+      const result = handle(event);
+      text += result.text;
+      if (!result.asReceived) verbatim = false;
     }
-    out.push(relayed ?? sseData(data));
+    // A read that held whole events only, all relayed as received, goes out as the same bytes.
+    if (verbatim && events.length > 0) out.push(original);
+    else if (text) out.push(text);
   };
   return new Transform({
     readableObjectMode: false,
     transform(chunk: Buffer, _encoding, callback) {
-      for (const event of splitter.push(chunk)) handle(event, this);
+      const startsClean = splitter.isEmpty();
+      const events = splitter.push(chunk);
+      relay(events, this, startsClean && endsWithBlankLine(chunk) ? chunk : undefined);
       callback();
     },
     flush(callback) {
-      for (const event of splitter.end()) handle(event, this);
+      relay(splitter.end(), this);
       callback();
     },
   });
+}
+
+function endsWithBlankLine(chunk: Buffer): boolean {
+  const n = chunk.length;
+  return n >= 2 && chunk[n - 1] === 10 && (chunk[n - 2] === 10 || (n >= 4 && chunk[n - 2] === 13 && chunk[n - 3] === 10 && chunk[n - 4] === 13));
 }
 
 /** Replaces provider-specific finish reasons in place; true when something changed. */
