@@ -19,6 +19,7 @@ import type { GatewayConfig } from '../config/types';
 import { newId } from '../ids';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { dynamoClient } from '../store/clients';
+import { LoadingCache } from '../store/loading-cache';
 import { queryNewestFirst } from '../store/newest-first';
 import { tables } from '../store/tables';
 
@@ -240,15 +241,7 @@ export async function listProviderIntegrations(workspaceId: string, options: { l
 // A found integration is served from memory for 5 s, a missing one for 2 s: an update or delete
 // reaches every warm container within 5 s, and unknown slugs do not hammer DynamoDB.
 const foundTtlMs = 5_000;
-const missingTtlMs = 2_000;
-const maxCachedIntegrations = 5_000;
-
-interface CacheEntry {
-  value: Promise<ProviderIntegration | undefined>;
-  expiresAt: number;
-}
-
-const cache = new Map<string, CacheEntry>();
+const cache = new LoadingCache<ProviderIntegration>({ maxEntries: 5_000, missingTtlMs: 2_000 });
 
 /**
  * The integration a provider slug (`@slug` or `slug`) or a legacy virtual key names in a workspace,
@@ -258,24 +251,7 @@ const cache = new Map<string, CacheEntry>();
 export async function findProviderIntegration(workspaceId: string, slugOrVirtualKey: string): Promise<ProviderIntegration | undefined> {
   const slug = normaliseSlug(slugOrVirtualKey);
   if (!slug) return undefined;
-  const id = `${workspaceId}\0${slug}`;
-  const time = Date.now();
-  const entry = cache.get(id);
-  if (entry && entry.expiresAt > time) return entry.value;
-  cache.delete(id);
-
-  const value = loadIntegration(workspaceId, slug);
-  const fresh: CacheEntry = { value, expiresAt: time + foundTtlMs };
-  while (cache.size >= maxCachedIntegrations) cache.delete(cache.keys().next().value!);
-  cache.set(id, fresh);
-  try {
-    const found = await value;
-    if (!found) fresh.expiresAt = Math.min(fresh.expiresAt, time + missingTtlMs);
-    return found;
-  } catch (error) {
-    if (cache.get(id) === fresh) cache.delete(id);
-    throw error;
-  }
+  return cache.get(`${workspaceId}\0${slug}`, foundTtlMs, () => loadIntegration(workspaceId, slug));
 }
 
 /** `@my-slug`, `my-slug`, `My-Slug` → `my-slug`; undefined when it cannot be a slug. */

@@ -33,6 +33,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../ids';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { dynamoClient } from '../store/clients';
+import { LoadingCache } from '../store/loading-cache';
 import { queryNewestFirst } from '../store/newest-first';
 import { tables } from '../store/tables';
 import type { GatewayConfig } from './types';
@@ -252,8 +253,6 @@ export async function deleteSavedConfig(workspaceId: string, id: string): Promis
 // references within a minute); an unknown reference for 2 s.
 const latestTtlMs = 5_000;
 const pinnedTtlMs = 60_000;
-const missingTtlMs = 2_000;
-const maxCachedConfigs = 2_000;
 
 export interface ResolvedConfig {
   id: string;
@@ -261,12 +260,7 @@ export interface ResolvedConfig {
   config: GatewayConfig;
 }
 
-interface CacheEntry {
-  value: Promise<ResolvedConfig | undefined>;
-  expiresAt: number;
-}
-
-const cache = new Map<string, CacheEntry>();
+const cache = new LoadingCache<ResolvedConfig>({ maxEntries: 2_000, missingTtlMs: 2_000 });
 
 /**
  * The config a saved-config reference (`cfg_…` or `cfg_…@3`) names in a workspace, decrypted and
@@ -276,25 +270,9 @@ export async function findSavedConfig(workspaceId: string, ref: string): Promise
   const parsed = parseConfigRef(ref);
   if (!parsed) return undefined;
   const key = `${workspaceId}\0${parsed.id}\0${parsed.version ?? 'latest'}`;
-  const time = Date.now();
-  const entry = cache.get(key);
-  if (entry && entry.expiresAt > time) return entry.value;
-  cache.delete(key);
-
-  const value = readConfig(workspaceId, parsed, false).then((found) =>
-    found ? deepFreeze({ id: found.id, version: found.version, config: found.config }) : undefined,
+  return cache.get(key, parsed.version === undefined ? latestTtlMs : pinnedTtlMs, () =>
+    readConfig(workspaceId, parsed, false).then((found) => (found ? deepFreeze({ id: found.id, version: found.version, config: found.config }) : undefined)),
   );
-  const fresh: CacheEntry = { value, expiresAt: time + (parsed.version === undefined ? latestTtlMs : pinnedTtlMs) };
-  while (cache.size >= maxCachedConfigs) cache.delete(cache.keys().next().value!);
-  cache.set(key, fresh);
-  try {
-    const found = await value;
-    if (!found) fresh.expiresAt = Math.min(fresh.expiresAt, time + missingTtlMs);
-    return found;
-  } catch (error) {
-    if (cache.get(key) === fresh) cache.delete(key);
-    throw error;
-  }
 }
 
 /** Drops the in-memory lookup cache (tests). */

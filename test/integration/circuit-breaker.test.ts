@@ -1,22 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configHash } from '../../lib/inference/request-config';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
-import { env } from '../support/gateway-client';
-import { spawnGateway, type SpawnedGateway } from '../support/spawn-gateway';
+import { env, spawnSharedGateway } from '../support/gateway-client';
+import type { SpawnedGateway } from '../support/spawn-gateway';
 import { ageBreaker, readBreaker } from '../support/state-table';
 
 let upstream: FakeUpstream;
 let second: SpawnedGateway;
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  const { endpoints, adminKey, dataDir } = env();
-  second = await spawnGateway({
-    GATEWAY_DATA_DIR: dataDir,
-    GATEWAY_ADMIN_KEY: adminKey,
-    GATEWAY_DYNAMODB_ENDPOINT: endpoints.dynamodb,
-    GATEWAY_SQS_ENDPOINT: endpoints.sqs,
-    GATEWAY_S3_ENDPOINT: endpoints.s3,
-  });
+  second = await spawnSharedGateway();
 });
 afterAll(async () => {
   await second?.stop();

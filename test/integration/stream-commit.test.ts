@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
-import { env } from '../support/gateway-client';
-import { spawnGateway, type SpawnedGateway } from '../support/spawn-gateway';
+import { env, spawnSharedGateway } from '../support/gateway-client';
+import type { SpawnedGateway } from '../support/spawn-gateway';
 import { collectSse } from '../support/sse';
 
 /** A gateway that commits a held stream after 200 ms instead of 10 s. */
@@ -9,15 +9,7 @@ let gateway: SpawnedGateway;
 let upstream: FakeUpstream;
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  const { endpoints, adminKey, dataDir } = env();
-  gateway = await spawnGateway({
-    GATEWAY_DATA_DIR: dataDir,
-    GATEWAY_ADMIN_KEY: adminKey,
-    GATEWAY_DYNAMODB_ENDPOINT: endpoints.dynamodb,
-    GATEWAY_SQS_ENDPOINT: endpoints.sqs,
-    GATEWAY_S3_ENDPOINT: endpoints.s3,
-    GATEWAY_STREAM_COMMIT_MS: '200',
-  });
+  gateway = await spawnSharedGateway({ GATEWAY_STREAM_COMMIT_MS: '200' });
 });
 afterAll(async () => {
   await gateway?.stop();

@@ -38,3 +38,17 @@ export async function waitForLogs(traceId: string, options: { count?: number; ga
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/** Another gateway process on the shared emulators (so it shares all state with the shared one). */
+export async function spawnSharedGateway(extraEnv: Record<string, string> = {}) {
+  const { spawnGateway } = await import('./spawn-gateway');
+  const { endpoints, adminKey, dataDir } = env();
+  return spawnGateway({
+    GATEWAY_DATA_DIR: dataDir,
+    GATEWAY_ADMIN_KEY: adminKey,
+    GATEWAY_DYNAMODB_ENDPOINT: endpoints.dynamodb,
+    GATEWAY_SQS_ENDPOINT: endpoints.sqs,
+    GATEWAY_S3_ENDPOINT: endpoints.s3,
+    ...extraEnv,
+  });
+}
