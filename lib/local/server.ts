@@ -67,6 +67,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 
     if ((handler as unknown as Record<symbol, unknown>)[streamingMarker] === 'response') {
       const stream = new LambdaResponseStream(res, streamIdleMs);
+      // A client may leave before the handler has written anything (it is still waiting on a
+      // provider): the stream's error then has no other listener, and must not end the process.
+      stream.on('error', () => undefined);
       const deadline = setTimeout(() => stream.destroy(new Error('Integration timeout')), timeoutMs).unref();
       try {
         await handler(event, stream, context);

@@ -74,6 +74,20 @@ describe('streamed unified routes', () => {
     expect(sent).toBeLessThan(60);
   });
 
+  it('survives clients that leave before the answer has started', async () => {
+    upstream.script('/left-early', [{ hangMs: 800 }, { hangMs: 800 }, { hangMs: 800 }]);
+    for (let i = 0; i < 3; i++) {
+      const controller = new AbortController();
+      const pending = streamChat('/left-early', { signal: controller.signal }).catch(() => undefined);
+      setTimeout(() => controller.abort(), 100);
+      await pending;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    const response = await gatewayFetch('/models', { headers: { 'x-gateway-provider': 'openai' } });
+    expect(response.status).toBe(200);
+    await response.text();
+  });
+
   it('keeps a stream open through long pauses between events', async () => {
     upstream.script('/pauses', [{ sse: [chunk('x'), chunk('y'), '[DONE]'], chunkDelayMs: 1_200 }]);
     const collected = await collectSse(await streamChat('/pauses'));
