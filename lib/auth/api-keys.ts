@@ -3,7 +3,7 @@ import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from 
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../ids';
 import { dynamoClient } from '../store/clients';
-import { queryNewestFirst } from '../store/newest-first';
+import { queryNewestFirst, type Page } from '../store/newest-first';
 import { tables } from '../store/tables';
 
 export type Role = 'admin' | 'member';
@@ -81,10 +81,7 @@ export async function findApiKeyByHash(hash: string): Promise<{ record: ApiKeyRe
   return { record: toRecord(item), hash };
 }
 
-export interface KeyPage {
-  data: ApiKeyRecord[];
-  has_more: boolean;
-}
+export type KeyPage = Page<ApiKeyRecord>;
 
 /** Keys of a workspace, newest first. */
 export async function listApiKeys(workspaceId: string, options: { limit: number; after?: string }): Promise<KeyPage> {

@@ -20,7 +20,7 @@ import { newId } from '../ids';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { dynamoClient } from '../store/clients';
 import { LoadingCache } from '../store/loading-cache';
-import { queryNewestFirst } from '../store/newest-first';
+import { queryNewestFirst, type Page } from '../store/newest-first';
 import { tables } from '../store/tables';
 
 /** Credential fields: encrypted together in one blob, never returned by a route. */
@@ -224,10 +224,7 @@ export async function getProviderIntegration(workspaceId: string, slug: string):
   return item ? toSummary(item) : undefined;
 }
 
-export interface ProviderIntegrationPage {
-  data: ProviderIntegrationSummary[];
-  has_more: boolean;
-}
+export type ProviderIntegrationPage = Page<ProviderIntegrationSummary>;
 
 /** A workspace's integrations, newest first; `after` is the last id of the previous page. */
 export async function listProviderIntegrations(workspaceId: string, options: { limit: number; after?: string }): Promise<ProviderIntegrationPage> {

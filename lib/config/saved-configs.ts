@@ -34,7 +34,7 @@ import { newId } from '../ids';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { dynamoClient } from '../store/clients';
 import { LoadingCache } from '../store/loading-cache';
-import { queryNewestFirst } from '../store/newest-first';
+import { queryNewestFirst, type Page } from '../store/newest-first';
 import { tables } from '../store/tables';
 import type { GatewayConfig } from './types';
 
@@ -138,10 +138,7 @@ export async function getSavedConfig(workspaceId: string, ref: ConfigRef): Promi
   return readConfig(workspaceId, ref, true);
 }
 
-export interface SavedConfigPage {
-  data: SavedConfigSummary[];
-  has_more: boolean;
-}
+export type SavedConfigPage = Page<SavedConfigSummary>;
 
 /** The workspace's configs, newest first; `after` is the last id of the previous page. */
 export async function listSavedConfigs(workspaceId: string, options: { limit: number; after?: string }): Promise<SavedConfigPage> {

@@ -2,6 +2,12 @@ import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 
+/** One page of a listing, newest first. */
+export interface Page<T> {
+  data: T[];
+  has_more: boolean;
+}
+
 export interface NewestFirstQuery {
   table: string;
   /** The GSI holding the listing (`gsi1pk`/`gsi1sk`), or undefined for the table's own keys (`pk`/`sk`). */
