@@ -505,13 +505,6 @@ function log(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-function indent(text: string, prefix: string): string {
-  return text
-    .split('\n')
-    .map((line) => prefix + line)
-    .join('\n');
-}
-
 interface Target {
   name: string;
   goal: string;

@@ -1,4 +1,4 @@
-import { findProviderIntegration } from '../catalog/providers';
+import { findProviderIntegration, integrationAsConfig } from '../catalog/providers';
 import { badRequest, GatewayError } from '../http/errors';
 import { defaultBaseUrl, findProvider, providerNames } from '../providers/registry';
 import type { ProviderSettings, ResolvedTarget } from '../providers/types';
@@ -67,7 +67,7 @@ export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, 
       throw badRequest(`No provider "${slug}" in this workspace's catalog. Create it with POST /v1/providers, or check the slug.`, fromConfig ? `${leaf.path}.provider` : 'x-gateway-provider', 'unknown_provider');
     }
     name = integration.provider;
-    settings = { ...integration.settings, ...integration.credentials, custom_host: integration.custom_host, ...definedOnly(config) } as ProviderSettings;
+    settings = { ...integrationAsConfig(integration), ...definedOnly(config) };
   }
 
   const customHost = leaf.settings.custom_host ?? settings.custom_host ?? (config.provider ? undefined : headers.customHost);

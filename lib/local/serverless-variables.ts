@@ -176,8 +176,11 @@ function scanVariables(text: string): Part[] {
   return parts;
 }
 
-/** Index of the `}` closing a variable whose content starts at `start`, skipping nested `${}` and quotes. */
-function findClosingBrace(text: string, start: number): number {
+/**
+ * Walks `text` from `start`, skipping quoted strings and nested `${…}`, and calls `visit` for each
+ * top-level character until it returns true; answers that index, or -1.
+ */
+function scanTopLevel(text: string, start: number, visit: (char: string, index: number) => boolean): number {
   let depth = 0;
   let quote: string | null = null;
   for (let index = start; index < text.length; index += 1) {
@@ -190,37 +193,29 @@ function findClosingBrace(text: string, start: number): number {
     else if (char === '$' && text[index + 1] === '{') {
       depth += 1;
       index += 1;
-    } else if (char === '}') {
-      if (depth === 0) return index;
-      depth -= 1;
-    }
+    } else if (char === '}' && depth > 0) depth -= 1;
+    else if (depth === 0 && visit(char, index)) return index;
   }
   return -1;
+}
+
+/** Index of the `}` closing a variable whose content starts at `start`, skipping nested `${}` and quotes. */
+function findClosingBrace(text: string, start: number): number {
+  return scanTopLevel(text, start, (char) => char === '}');
 }
 
 /** Splits `opt:stage, ${env:X}, 'dev'` at top-level commas. */
 function splitSources(expression: string): string[] {
   const sources: string[] = [];
-  let depth = 0;
-  let quote: string | null = null;
-  let start = 0;
-  for (let index = 0; index < expression.length; index += 1) {
-    const char = expression[index];
-    if (quote) {
-      if (char === quote) quote = null;
-      continue;
+  let from = 0;
+  scanTopLevel(expression, 0, (char, index) => {
+    if (char === ',') {
+      sources.push(expression.slice(from, index));
+      from = index + 1;
     }
-    if (char === "'" || char === '"') quote = char;
-    else if (char === '$' && expression[index + 1] === '{') {
-      depth += 1;
-      index += 1;
-    } else if (char === '}') depth -= 1;
-    else if (char === ',' && depth === 0) {
-      sources.push(expression.slice(start, index));
-      start = index + 1;
-    }
-  }
-  sources.push(expression.slice(start));
+    return false;
+  });
+  sources.push(expression.slice(from));
   return sources.map((source) => source.trim());
 }
 

@@ -149,8 +149,8 @@ export function anthropicEventMapper(mapping: AnthropicMapping): (event: StreamE
 }
 
 /**
- * One SSE event's JSON. The gateway itself may append an OpenAI-style `{"error":…}` event and
- * `[DONE]` when the provider's socket breaks; those are read as the error they report.
+ * One SSE event's JSON. An untyped OpenAI-style `{"error":…}` event (as a proxy in front of
+ * Anthropic may send) is read as the error it reports; `[DONE]` is ignored.
  */
 export function parseSseEvent(event: SseEvent, provider: string): StreamEvent | undefined {
   if (event.data === '[DONE]') return undefined;
