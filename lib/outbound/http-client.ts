@@ -1,20 +1,16 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { GatewayError } from '../http/errors';
-import { assertLiteralHostAllowed, guardedLookup } from './address-guard';
+import { assertLiteralHostAllowed } from './address-guard';
+import { ConnectionPool, originOf, type Connection, type ConnectionUser, type Origin } from './connection-pool';
+import { HttpParseError, ResponseParser, type ResponseHead, type ResponseParserEvents } from './response-parser';
 
 /**
- * The one way the gateway talks to the outside: keep-alive pools whose connections go through the
- * address guard. Redirects are never followed and bodies are never decompressed. (node:http rather
- * than undici: the same work for a fraction of the bundle size and cold start.)
+ * The one way the gateway talks to the outside: HTTP/1.1 over keep-alive connections that are
+ * opened through the address guard. Redirects are never followed and bodies are never decompressed.
+ * Written on net/tls sockets with a small response parser rather than node:http: the proxied
+ * request costs about a third of the CPU (see docs/decisions.md), and undici would double the
+ * inference bundles.
  */
-const agentOptions = { keepAlive: true, keepAliveMsecs: 10_000, maxFreeSockets: 256, scheduling: 'lifo' as const };
-
-/** Silence after which a provider connection is given up (Lambda's streamed-response idle limit). */
-const idleTimeoutMs = 5 * 60_000;
-const agents = { 'http:': new HttpAgent(agentOptions), 'https:': new HttpsAgent(agentOptions) };
-
 export interface OutboundRequest {
   url: URL;
   method: string;
@@ -36,41 +32,48 @@ export interface OutboundCall {
   abort(): void;
 }
 
+/** Headers the client writes itself from the request. */
+const framingHeaders = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** What node:http allows in a header value: no control characters but tab, nothing above latin1. */
+const badValueChar = /[^\t\x20-\x7e\x80-\xff]/;
+const nonAscii = /[\x80-\xff]/;
+/** Methods that send `content-length: 0` when they have no body, as node:http frames them. */
+const bodyMethods = new Set(['POST', 'PUT', 'PATCH']);
 /**
- * Starts an outbound call. The hot path stops calls with `abort()` from its own timer rather than
- * an AbortSignal: a signal per request costs listeners and, on abort, a DOMException.
+ * Methods sent again on a new connection when a reused one closes before answering (the server
+ * retired it as the request went out). Never POST: the provider may have started the work, and a
+ * second model call is billed twice; routing's own retries decide about those.
  */
+const idempotentMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+export class HttpClient {
+  private readonly pool: ConnectionPool;
+
+  constructor(options: { tls?: { ca?: string | Buffer } } = {}) {
+    this.pool = new ConnectionPool({ ca: options.tls?.ca });
+  }
+
+  /**
+   * Starts a call. The hot path stops calls with `abort()` from its own timer rather than an
+   * AbortSignal: a signal per request costs listeners and, on abort, a DOMException.
+   */
+  open(request: OutboundRequest): OutboundCall {
+    const exchange = new Exchange(request, this.pool);
+    return { response: exchange.response, abort: () => exchange.abort() };
+  }
+
+  /** Ends every idle connection. */
+  close(): void {
+    this.pool.close();
+  }
+}
+
+const defaultClient = new HttpClient();
+
+/** Starts an outbound call on the gateway's shared connection pool. */
 export function openOutbound(outbound: OutboundRequest): OutboundCall {
-  let destroy: ((error: Error) => void) | undefined;
-  let aborted = false;
-  const abortError = () => Object.assign(new Error('The outbound call was aborted.'), { name: 'AbortError', code: 'ABORT_ERR' });
-  const response = new Promise<OutboundResponse>((resolve, reject) => {
-    const { url } = outbound;
-    const fail = (error: unknown) => reject(toOutboundError(error, outbound));
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail(new Error(`unsupported protocol ${url.protocol}`));
-    try {
-      assertLiteralHostAllowed(url.hostname);
-    } catch (error) {
-      return fail(error);
-    }
-    const headers: Record<string, string> = { ...outbound.headers };
-    if (outbound.body !== undefined) headers['content-length'] = String(Buffer.byteLength(outbound.body));
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(url, { method: outbound.method, headers, agent: agents[url.protocol], lookup: guardedLookup as never });
-    destroy = (error) => request.destroy(error);
-    if (aborted) request.destroy(abortError());
-    request.once('response', (message: IncomingMessage) => resolve({ status: message.statusCode ?? 502, headers: message.headers, body: message }));
-    request.once('error', fail);
-    request.setTimeout(idleTimeoutMs, () => request.destroy(Object.assign(new Error('no data from the provider for 5 minutes'), { code: 'ETIMEDOUT' })));
-    request.end(outbound.body);
-  });
-  return {
-    response,
-    abort() {
-      aborted = true;
-      destroy?.(abortError());
-    },
-  };
+  return defaultClient.open(outbound);
 }
 
 /** One outbound call; `signal` stops it (for calls off the hot path: token exchanges, media fetches). */
@@ -87,7 +90,7 @@ export async function sendOutbound(outbound: OutboundRequest & { signal?: AbortS
   }
 }
 
-/** Maps a connection failure to a 4xx (refused address) or a 502 that names the upstream. */
+/** Maps a connection failure to a 4xx (refused address, bad header) or a 502 that names the upstream. */
 export function toOutboundError(error: unknown, outbound: Pick<OutboundRequest, 'url' | 'target'>): GatewayError {
   if (error instanceof GatewayError) return error;
   const err = error as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } };
@@ -98,10 +101,218 @@ export function toOutboundError(error: unknown, outbound: Pick<OutboundRequest, 
   if (err.name === 'AbortError' || code === 'ABORT_ERR') {
     return new GatewayError(499, 'The request was cancelled before the provider answered.', { code: 'request_cancelled' });
   }
+  if (error instanceof HttpParseError) {
+    return new GatewayError(502, `${outbound.target} at ${outbound.url.host} sent an invalid HTTP response: ${error.message}`, {
+      code: 'provider_unreachable',
+      provider: outbound.target,
+      cause: error,
+    });
+  }
   const reason = code ?? err.message ?? 'unknown error';
   return new GatewayError(502, `Could not reach ${outbound.target} at ${outbound.url.host}: ${reason}.`, {
     code: 'provider_unreachable',
     provider: outbound.target,
     cause: error,
   });
+}
+
+const abortError = () => Object.assign(new Error('The outbound call was aborted.'), { name: 'AbortError', code: 'ABORT_ERR' });
+const hangUp = () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+
+/** The request head, with the framing the client owns; throws a 400 for a header that could split it. */
+function requestHead(request: OutboundRequest, bodyBytes: number | undefined): { text: string; ascii: boolean } {
+  const { url } = request;
+  let host = url.host;
+  let lines = '';
+  let ascii = true;
+  for (const name in request.headers) {
+    const value = request.headers[name];
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (!headerName.test(name) || badValueChar.test(value)) {
+      throw new GatewayError(400, `The request header ${JSON.stringify(name)} has characters HTTP does not allow in a header${headerName.test(name) ? ' value' : ' name'}.`, {
+        code: 'invalid_request_header',
+      });
+    }
+    if (lower === 'host') host = value;
+    else if (!framingHeaders.has(lower)) lines += `${name}: ${value}\r\n`;
+    if (ascii && nonAscii.test(value)) ascii = false;
+  }
+  const length = bodyBytes ?? (bodyMethods.has(request.method) ? 0 : undefined);
+  if (length !== undefined) lines += `content-length: ${length}\r\n`;
+  return { text: `${request.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${host}\r\n${lines}\r\n`, ascii };
+}
+
+/** The response body: a Readable fed by the parser, pausing the socket while its reader is behind. */
+class ResponseBody extends Readable {
+  constructor(private readonly exchange: Exchange) {
+    super();
+  }
+
+  override _read(): void {
+    this.exchange.resume();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    // A reader that gives up before the end: the rest of the body is never read, so the connection goes.
+    this.exchange.readerGone();
+    callback(error);
+  }
+}
+
+/** One request and its response on a pooled connection, retried once when a reused connection was stale. */
+class Exchange implements ConnectionUser, ResponseParserEvents {
+  readonly response: Promise<OutboundResponse>;
+  private resolve!: (response: OutboundResponse) => void;
+  private reject!: (error: unknown) => void;
+  private origin: Origin | undefined;
+  private requestHead: { text: string; ascii: boolean } | undefined;
+  private connection: Connection | undefined;
+  private parser: ResponseParser | undefined;
+  private stream: ResponseBody | undefined;
+  private idleMs: number | undefined;
+  private received = false;
+  private written = false;
+  private retried = false;
+  private paused = false;
+  /** The response ended or failed; the connection is no longer this exchange's. */
+  private finished = false;
+  /** The connection had carried an exchange before this one. */
+  private servedBefore = false;
+
+  constructor(
+    private readonly request: OutboundRequest,
+    private readonly pool: ConnectionPool,
+  ) {
+    this.response = new Promise<OutboundResponse>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    const { url } = request;
+    try {
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`unsupported protocol ${url.protocol}`);
+      assertLiteralHostAllowed(url.hostname);
+      this.requestHead = requestHead(request, request.body === undefined ? undefined : Buffer.byteLength(request.body));
+      this.origin = originOf(url);
+    } catch (error) {
+      this.finish(error);
+      return;
+    }
+    this.send(this.pool.acquire(this.origin!));
+  }
+
+  /** Stops the call; once the whole response has arrived there is nothing left to stop. */
+  abort(): void {
+    if (this.finished) return;
+    this.fail(abortError());
+  }
+
+  resume(): void {
+    if (this.paused) {
+      this.paused = false;
+      this.connection?.socket.resume();
+    }
+  }
+
+  readerGone(): void {
+    if (!this.finished) this.fail(abortError());
+  }
+
+  // --- connection events
+
+  onData(chunk: Buffer): void {
+    this.received = true;
+    try {
+      this.parser!.feed(chunk);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  onClose(error: Error | undefined): void {
+    this.connection = undefined;
+    if (this.finished) return;
+    const parser = this.parser!;
+    if (!this.received && !this.retried && this.servedBefore && idempotentMethods.has(this.request.method)) {
+      // The server closed an idle connection as the request went out: try once on a new one.
+      this.retried = true;
+      this.send(this.pool.acquire(this.origin!, true));
+      return;
+    }
+    try {
+      parser.finish();
+    } catch (parseError) {
+      this.fail(error ?? (this.received ? parseError : hangUp()));
+    }
+  }
+
+  // --- parser events
+
+  head(head: ResponseHead): void {
+    if (head.keepAliveTimeoutSec !== undefined) this.idleMs = Math.max(0, head.keepAliveTimeoutSec * 1000 - Math.min(1000, head.keepAliveTimeoutSec * 500));
+    this.stream = new ResponseBody(this);
+    this.resolve({ status: head.status, headers: head.headers, body: this.stream });
+  }
+
+  body(chunk: Buffer): void {
+    if (!this.stream!.push(chunk) && !this.paused && this.connection) {
+      this.paused = true;
+      this.connection.socket.pause();
+    }
+  }
+
+  end(): void {
+    this.finished = true;
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection) {
+      if (this.paused) connection.socket.resume();
+      if (this.parser!.reusable && this.written) this.pool.release(connection, this.idleMs);
+      else connection.destroy();
+    }
+    this.stream!.push(null);
+  }
+
+  // --- internals
+
+  private send(connection: Connection): void {
+    this.connection = connection;
+    this.servedBefore = connection.served > 0;
+    this.received = false;
+    this.written = false;
+    connection.user = this;
+    this.parser = new ResponseParser(this, { headRequest: this.request.method === 'HEAD' });
+    const { body } = this.request;
+    const { socket } = connection;
+    const onWritten = () => {
+      this.written = true;
+    };
+    const head = this.requestHead!;
+    if (body === undefined) socket.write(head.text, 'latin1', onWritten);
+    else if (typeof body === 'string' && head.ascii) socket.write(head.text + body, 'utf8', onWritten);
+    else {
+      socket.cork();
+      socket.write(head.text, 'latin1');
+      socket.write(body, onWritten);
+      socket.uncork();
+    }
+  }
+
+  /** Ends the exchange with an error: the response rejects, or the body errors if it was under way. */
+  private fail(error: unknown): void {
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection) {
+      connection.user = undefined;
+      connection.destroy();
+    }
+    if (!this.finished) this.finish(error);
+  }
+
+  private finish(error: unknown): void {
+    this.finished = true;
+    if (this.stream) {
+      if (!this.stream.destroyed) this.stream.destroy(error as Error);
+    } else this.reject(toOutboundError(error, this.request));
+  }
 }
