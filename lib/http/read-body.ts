@@ -4,6 +4,10 @@ import { GatewayError } from './errors';
 /** Reads a whole body, refusing to hold more than `limit` bytes. (Events, not an async iterator: cheaper per call.) */
 export function readBody(stream: Readable, limit: number, what: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    if (stream.destroyed) {
+      reject(stream.errored ?? Object.assign(new Error('The body ended before it was complete.'), { code: 'ECONNRESET' }));
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer) => {

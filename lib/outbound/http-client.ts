@@ -139,8 +139,8 @@ function requestHead(request: OutboundRequest, bodyBytes: number | undefined): {
     if (ascii && nonAscii.test(value)) ascii = false;
   }
   const length = bodyBytes ?? (bodyMethods.has(request.method) ? 0 : undefined);
-  if (length !== undefined) lines += `content-length: ${length}\r\n`;
-  return { text: `${request.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${host}\r\n${lines}\r\n`, ascii };
+  const framing = length === undefined ? '' : `content-length: ${length}\r\n`;
+  return { text: `${request.method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${host}\r\n${framing}${lines}\r\n`, ascii };
 }
 
 /** The response body: a Readable fed by the parser, pausing the socket while its reader is behind. */
@@ -226,7 +226,10 @@ class Exchange implements ConnectionUser, ResponseParserEvents {
       this.parser!.feed(chunk);
     } catch (error) {
       this.fail(error);
+      return;
     }
+    // Decided after the whole chunk is parsed: bytes after the end make the connection untrustworthy.
+    if (this.finished && this.connection) this.settleConnection(this.connection);
   }
 
   onClose(error: Error | undefined): void {
@@ -263,17 +266,18 @@ class Exchange implements ConnectionUser, ResponseParserEvents {
 
   end(): void {
     this.finished = true;
-    const connection = this.connection;
-    this.connection = undefined;
-    if (connection) {
-      if (this.paused) connection.socket.resume();
-      if (this.parser!.reusable && this.written) this.pool.release(connection, this.idleMs);
-      else connection.destroy();
-    }
     this.stream!.push(null);
   }
 
   // --- internals
+
+  /** Back to the pool after a complete exchange, or closed when it cannot carry another. */
+  private settleConnection(connection: Connection): void {
+    this.connection = undefined;
+    if (this.paused) connection.socket.resume();
+    if (this.parser!.reusable && this.written) this.pool.release(connection, this.idleMs);
+    else connection.destroy();
+  }
 
   private send(connection: Connection): void {
     this.connection = connection;
@@ -311,8 +315,19 @@ class Exchange implements ConnectionUser, ResponseParserEvents {
 
   private finish(error: unknown): void {
     this.finished = true;
-    if (this.stream) {
-      if (!this.stream.destroyed) this.stream.destroy(error as Error);
-    } else this.reject(toOutboundError(error, this.request));
+    const stream = this.stream;
+    if (!stream) this.reject(toOutboundError(error, this.request));
+    else if (!stream.destroyed) {
+      if (stream.listenerCount('error') > 0) stream.destroy(error as Error);
+      else {
+        // The caller has the response but may not be reading yet (its continuation runs after this
+        // turn's callbacks): give it the turn to listen, and never let an unheard error end the process.
+        setImmediate(() => {
+          if (stream.destroyed) return;
+          if (stream.listenerCount('error') === 0) stream.on('error', () => undefined);
+          stream.destroy(error as Error);
+        });
+      }
+    }
   }
 }
