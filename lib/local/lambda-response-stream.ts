@@ -10,7 +10,8 @@ import { preludeDelimiter } from './lambda-globals';
 export class LambdaResponseStream extends Writable {
   private prelude: Buffer | undefined = Buffer.alloc(0);
   private readonly idleTimer: NodeJS.Timeout;
-  private headerFlush: NodeJS.Immediate | undefined;
+  /** Set while the response is corked until the end of this turn of the event loop. */
+  private flush: NodeJS.Immediate | undefined;
 
   constructor(private readonly res: ServerResponse, idleMs: number) {
     super();
@@ -44,6 +45,7 @@ export class LambdaResponseStream extends Writable {
       body = seen.subarray(end + preludeDelimiter.length);
       if (body.length === 0) return callback();
     }
+    this.corkForThisTurn();
     if (this.res.write(body)) callback();
     else this.res.once('drain', () => callback());
   }
@@ -77,16 +79,24 @@ export class LambdaResponseStream extends Writable {
     const headers: Record<string, string | string[]> = { ...prelude.multiValueHeaders, ...prelude.headers };
     if (prelude.cookies?.length) headers['set-cookie'] = prelude.cookies;
     this.res.writeHead(prelude.statusCode ?? 200, headers);
-    // Whatever the handler writes in this turn of the event loop (usually the whole body) goes out
-    // with the headers in one write; a slow stream's headers still leave at the next turn.
+    this.corkForThisTurn();
+  }
+
+  /**
+   * Whatever the handler writes in this turn of the event loop goes out in one socket write at its
+   * end: the headers with the body (usually all of it), a stream's last chunk with its terminator.
+   * Nothing waits longer than the turn, so a slow stream's chunks still leave as they come.
+   */
+  private corkForThisTurn(): void {
+    if (this.flush !== undefined) return;
     this.res.cork();
-    this.headerFlush = setImmediate(() => this.releaseCork());
+    this.flush = setImmediate(() => this.releaseCork());
   }
 
   private releaseCork(): void {
-    if (this.headerFlush === undefined) return;
-    clearImmediate(this.headerFlush);
-    this.headerFlush = undefined;
+    if (this.flush === undefined) return;
+    clearImmediate(this.flush);
+    this.flush = undefined;
     this.res.uncork();
     if (!this.res.writableEnded && this.res.writableLength === 0 && !this.res.headersSent) this.res.flushHeaders();
   }
