@@ -96,7 +96,8 @@ async function bundleFunction(fn, root) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    minify: true,
+    // GATEWAY_BUILD_READABLE=1 keeps names and layout, for CPU profiles (never for deployment).
+    minify: !process.env.GATEWAY_BUILD_READABLE,
     treeShaking: true,
     mainFields: ['module', 'main'],
     banner: { js: CJS_SHIM },
