@@ -29,6 +29,7 @@ export const maxRequestBodyBytes = 4 * 1024 * 1024;
  */
 export async function runRoute(request: GatewayRequest, route: RouteHandler, waitUntil: (work: Promise<unknown>) => void): Promise<GatewayResponse> {
   const startedAt = performance.now();
+  const logId = newId('log');
   const log: RequestLogFields = {};
   let trace: TraceContext | undefined;
   let auth: AuthContext | undefined;
@@ -39,7 +40,7 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
         code: 'request_too_large',
       });
     }
-    trace = readTraceContext(request.headers);
+    trace = readTraceContext(request.headers, logId);
     auth = await authenticate(request.headers);
     response = await route({ request, auth, trace, log, waitUntil });
   } catch (error) {
@@ -48,12 +49,12 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
     log.error = { message: gatewayError.message.slice(0, 2000), code: gatewayError.code };
     response = jsonResponse(gatewayError.status, gatewayError.toBody(), gatewayError.headers);
   }
-  const traceId = trace?.traceId ?? request.headers['x-gateway-trace-id']?.slice(0, 256) ?? newId('trace');
+  const traceId = trace?.traceId ?? request.headers['x-gateway-trace-id']?.slice(0, 256) ?? logId;
   response.headers['x-gateway-trace-id'] = traceId;
 
   const writeLog = (streamError?: Error | null) => {
     if (streamError && !log.error) log.error = { message: String(streamError.message).slice(0, 2000), code: 'stream_error' };
-    emitRequestLog(buildRecord(request, response.status, traceId, trace, auth, log, performance.now() - startedAt));
+    emitRequestLog(buildRecord(request, logId, response.status, traceId, trace, auth, log, performance.now() - startedAt));
   };
   if (typeof response.body === 'object' && 'pipe' in response.body) {
     const body = response.body as Readable;
@@ -67,6 +68,7 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
 
 function buildRecord(
   request: GatewayRequest,
+  id: string,
   status: number,
   traceId: string,
   trace: TraceContext | undefined,
@@ -76,7 +78,7 @@ function buildRecord(
 ): RequestLogRecord {
   return {
     type: 'gateway.request',
-    id: newId('log'),
+    id,
     trace_id: traceId,
     span_id: trace?.spanId,
     parent_span_id: trace?.parentSpanId,

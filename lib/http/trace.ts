@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { badRequest } from './errors';
 
 export interface TraceContext {
@@ -11,9 +10,12 @@ export interface TraceContext {
 
 const maxIdLength = 256;
 
-/** Reads the tracing headers; `x-gateway-trace-id` is generated when absent. */
-export function readTraceContext(headers: Record<string, string>): TraceContext {
-  const trace: TraceContext = { traceId: idHeader(headers, 'x-gateway-trace-id') ?? randomUUID() };
+/**
+ * Reads the tracing headers. Without `x-gateway-trace-id` the request is a trace of its own, named
+ * by its log record's id (`generatedTraceId`): such a trace needs no trace index entry to be found.
+ */
+export function readTraceContext(headers: Record<string, string>, generatedTraceId: string): TraceContext {
+  const trace: TraceContext = { traceId: idHeader(headers, 'x-gateway-trace-id') ?? generatedTraceId };
   const spanId = idHeader(headers, 'x-gateway-span-id');
   if (spanId) trace.spanId = spanId;
   const parentSpanId = idHeader(headers, 'x-gateway-parent-span-id');

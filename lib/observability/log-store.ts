@@ -1,4 +1,4 @@
-import { BatchWriteItemCommand, QueryCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, GetItemCommand, QueryCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../store/clients';
 import { queryNewestFirst } from '../store/newest-first';
@@ -8,6 +8,7 @@ import type { RequestLogRecord } from './request-log';
 const retentionDays = Number(process.env.GATEWAY_LOG_RETENTION_DAYS ?? 30);
 const workspacePk = (workspaceId: string) => `WS#${workspaceId}`;
 const tracePk = (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`;
+const logSk = (id: string) => `LOG#${id}`;
 
 /** A request-log line as it was written, with its parsed record for the keys. */
 export interface StoredLogLine {
@@ -20,6 +21,10 @@ export interface StoredLogLine {
  * overwrites itself instead of doubling. The record is stored as the JSON line it arrived as (one
  * string attribute: no re-marshalling of nested metadata). Records without a workspace (requests
  * refused before authentication) stay in the function's log stream only.
+ *
+ * The trace index is sparse: a request sent without `x-gateway-trace-id` is a trace of its own whose
+ * id is the record's id, found by key, so only records of caller-named traces carry index keys
+ * (most traffic then costs one item write instead of two).
  */
 export async function writeLogRecords(entries: StoredLogLine[]): Promise<number> {
   const byKey = new Map<string, StoredLogLine>();
@@ -27,19 +32,17 @@ export async function writeLogRecords(entries: StoredLogLine[]): Promise<number>
   const requests: WriteRequest[] = [];
   for (const { record, line } of byKey.values()) {
     const expiresAt = Math.floor(Date.parse(record.created_at) / 1000) + retentionDays * 86_400;
-    const sk = `LOG#${record.id}`;
-    requests.push({
-      PutRequest: {
-        Item: {
-          pk: { S: workspacePk(record.workspace_id!) },
-          sk: { S: sk },
-          gsi1pk: { S: tracePk(record.workspace_id!, record.trace_id) },
-          gsi1sk: { S: record.id },
-          expiresAt: { N: String(expiresAt) },
-          record: { S: line },
-        },
-      },
-    });
+    const item: Record<string, AttributeValue> = {
+      pk: { S: workspacePk(record.workspace_id!) },
+      sk: { S: logSk(record.id) },
+      expiresAt: { N: String(expiresAt) },
+      record: { S: line },
+    };
+    if (record.trace_id !== record.id) {
+      item.gsi1pk = { S: tracePk(record.workspace_id!, record.trace_id) };
+      item.gsi1sk = { S: record.id };
+    }
+    requests.push({ PutRequest: { Item: item } });
   }
   for (let i = 0; i < requests.length; i += 25) await batchWrite(requests.slice(i, i + 25));
   return requests.length;
@@ -66,17 +69,29 @@ export async function listLogs(workspaceId: string, page: { limit: number; after
   return { data: result.items.map(storedRecord), has_more: result.has_more };
 }
 
-/** Every record of a trace in a workspace, newest first. */
+/**
+ * Every record of a trace in a workspace, newest first: those the trace index holds, and the
+ * request whose own id names the trace (it started the trace without naming it).
+ */
 export async function findLogsByTrace(workspaceId: string, traceId: string): Promise<RequestLogRecord[]> {
-  const result = await dynamoClient().send(
-    new QueryCommand({
-      TableName: tables.logs,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: marshall({ ':pk': tracePk(workspaceId, traceId) }),
-      ScanIndexForward: false,
-      Limit: 100,
-    }),
-  );
-  return (result.Items ?? []).map((item) => storedRecord(unmarshall(item)));
+  const [indexed, own] = await Promise.all([
+    dynamoClient().send(
+      new QueryCommand({
+        TableName: tables.logs,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': tracePk(workspaceId, traceId) }),
+        ScanIndexForward: false,
+        Limit: 100,
+      }),
+    ),
+    traceId.startsWith('log_') ? dynamoClient().send(new GetItemCommand({ TableName: tables.logs, Key: marshall({ pk: workspacePk(workspaceId), sk: logSk(traceId) }) })) : undefined,
+  ]);
+  const records = (indexed.Items ?? []).map((item) => storedRecord(unmarshall(item)));
+  const first = own?.Item ? storedRecord(unmarshall(own.Item)) : undefined;
+  if (first?.trace_id === traceId && !records.some((record) => record.id === traceId)) {
+    records.push(first);
+    records.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  }
+  return records;
 }

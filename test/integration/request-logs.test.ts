@@ -1,5 +1,11 @@
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { dynamoClient } from '../../lib/store/clients';
 import { gatewayFetch, waitForLogs } from '../support/gateway-client';
+import { connectToGatewayStore } from '../support/gateway-store';
+
+const store = connectToGatewayStore();
+const logsTable = 'llm-gateway-local-logs';
 
 const chatHeaders = { 'content-type': 'application/json', 'x-gateway-provider': 'openai', authorization: 'Bearer sk-test' };
 
@@ -72,6 +78,41 @@ describe('request logs', () => {
     expect([...ids].sort().reverse()).toEqual(ids);
     const next = await (await gatewayFetch(`/logs?limit=5&after=${list.last_id}`)).json();
     for (const entry of next.data) expect(entry.id < list.last_id).toBe(true);
+  });
+
+  it('names the trace of an untraced request by its log id, finds it without a trace index entry, and continues it', async () => {
+    const first = await gatewayFetch('/chat/completions', { method: 'POST', headers: chatHeaders, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'one' }] }) });
+    expect(first.status).toBe(200);
+    await first.text();
+    const traceId = first.headers.get('x-gateway-trace-id')!;
+    expect(traceId).toMatch(/^log_[0-9a-z]{26}$/);
+    const [own] = await waitForLogs(traceId);
+    expect(own).toMatchObject({ id: traceId, trace_id: traceId, status: 200 });
+    const item = await dynamoClient().send(new GetItemCommand({ TableName: logsTable, Key: { pk: { S: `WS#${store.workspaceId}` }, sk: { S: `LOG#${traceId}` } } }));
+    expect(item.Item?.record?.S).toContain(traceId);
+    expect(item.Item?.gsi1pk).toBeUndefined();
+
+    // A later request that names the trace joins it: the index holds it, the first is found by key.
+    const second = await gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: { ...chatHeaders, 'x-gateway-trace-id': traceId },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'two' }] }),
+    });
+    expect(second.headers.get('x-gateway-trace-id')).toBe(traceId);
+    await second.text();
+    const logs = await waitForLogs(traceId, { count: 2 });
+    expect(logs).toHaveLength(2);
+    expect(logs[1].id).toBe(traceId);
+    expect(logs[0].id > logs[1].id).toBe(true);
+    expect(logs.every((log) => log.trace_id === traceId)).toBe(true);
+  });
+
+  it('does not count a record whose id is asked for as a trace when it belongs to another trace', async () => {
+    const named = `log-named-${Date.now()}`;
+    const response = await gatewayFetch('/models', { headers: { 'x-gateway-provider': 'openai', authorization: 'Bearer sk', 'x-gateway-trace-id': named } });
+    await response.text();
+    const [log] = await waitForLogs(named);
+    expect((await gatewayFetch(`/logs/${log.id}`)).status).toBe(404);
   });
 
   it('answers 404 for an unknown trace id', async () => {
