@@ -12,7 +12,6 @@
  * Errors go to stderr with exit code 1.
  */
 import { parseArgs } from 'node:util';
-import { yieldCpuToServing } from './background-priority';
 import { startEmulators, type RunningEmulators } from './emulators';
 
 function port(value: string | undefined, flag: string): number | undefined {
@@ -61,8 +60,6 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   if (process.send) process.on('disconnect', () => stop('parent disconnect'));
 
-  // Stand-ins for managed services: they yield the CPU to the gateways they serve.
-  yieldCpuToServing();
   process.stdout.write(`${JSON.stringify(emulators.endpoints)}\n`);
 }
 

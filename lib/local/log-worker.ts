@@ -1,5 +1,4 @@
 import { pathToFileURL } from 'node:url';
-import { yieldCpuToServing } from './background-priority';
 import { subscriptionEvent, type LogWorkerReply, type LogWorkerRequest } from './log-delivery';
 
 /**
@@ -28,8 +27,6 @@ async function main(): Promise<void> {
   });
   // Exits with the gateway: the IPC channel closes when the parent goes away.
   process.on('disconnect', () => void queue.then(() => process.exit(0)));
-  // As on AWS, where ingestion runs in a function of its own, it never takes the gateway's CPU.
-  yieldCpuToServing();
   reply({ ready: true });
 }
 
