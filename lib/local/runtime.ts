@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ensureBootstrap, type BootstrapResult } from '../auth/bootstrap';
@@ -32,6 +33,32 @@ export interface LocalRuntime {
 const region = 'us-east-1';
 
 /**
+ * Each function's bundle is imported on its first invocation, as Lambda loads a function when it is
+ * first called: a process that serves only chat never holds the other bundles (each carries its own
+ * SDK copy, several MB of heap and code). A missing bundle fails at start, not at the first call.
+ */
+function functionLoader(names: string[], root: string): (name: string) => LambdaHandler | Promise<LambdaHandler> {
+  const bundles = new Map(names.map((name) => [name, path.join(root, '.build', 'functions', name, 'index.mjs')]));
+  for (const [name, bundle] of bundles) if (!existsSync(bundle)) throw new Error(`The bundle of function ${name} is missing (${bundle}); build with \`npm run build -- --local\`.`);
+  const loaded = new Map<string, LambdaHandler | Promise<LambdaHandler>>();
+  return (name) => {
+    let handler = loaded.get(name);
+    if (handler === undefined) {
+      const bundle = bundles.get(name);
+      if (!bundle) throw new Error(`No function ${name} behind a route`);
+      handler = (import(pathToFileURL(bundle).href) as Promise<{ handler: LambdaHandler }>).then((module) => {
+        loaded.set(name, module.handler);
+        return module.handler;
+      });
+      loaded.set(name, handler);
+      // A failed import is tried again on the next call rather than remembered.
+      handler.catch(() => loaded.delete(name));
+    }
+    return handler;
+  };
+}
+
+/**
  * The local runtime: emulators, the resources of serverless.yml, the environment the functions get
  * on AWS, the function bundles behind a local API Gateway, and the first-start bootstrap.
  */
@@ -51,13 +78,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   process.env.GATEWAY_LOCAL_MASTER_KEY_FILE = path.join(options.dataDir, 'master.key'); // wraps the data keys of stored secrets
 
   installLambdaGlobals();
-  const handlers = new Map<string, LambdaHandler>();
   // Only functions behind routes run in this process; log ingestion runs in the log worker.
-  for (const fn of config.functions.filter((candidate) => candidate.routes.length > 0)) {
-    const bundle = path.join(options.root, '.build', 'functions', fn.name, 'index.mjs');
-    const module = (await import(pathToFileURL(bundle).href)) as { handler: LambdaHandler };
-    handlers.set(fn.name, module.handler);
-  }
+  const handlerFor = functionLoader(config.functions.filter((candidate) => candidate.routes.length > 0).map((fn) => fn.name), options.root);
   if (!config.functions.some((fn) => fn.name === 'logIngest')) throw new Error('serverless.yml has no logIngest function');
   const logs = await installLogSink({
     worker: path.join(options.root, '.build', 'local', 'log-worker.mjs'),
@@ -76,7 +98,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       service: config.service,
       routes: config.routes,
       functions: config.functions,
-      handlers,
+      handlerFor,
     });
   } catch (error) {
     await logs.stop();

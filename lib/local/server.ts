@@ -22,7 +22,8 @@ export interface LocalServerOptions {
   service: string;
   routes: readonly ServerlessRoute[];
   functions: readonly ServerlessFunction[];
-  handlers: ReadonlyMap<string, LambdaHandler>;
+  /** The handler of a function, loaded on its first invocation (as Lambda loads a function's code). */
+  handlerFor(functionName: string): LambdaHandler | Promise<LambdaHandler>;
 }
 
 export interface LocalServer {
@@ -59,8 +60,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 
     const route = match.route;
     const fn = functions.get(route.functionName)!;
-    const handler = options.handlers.get(route.functionName);
-    if (!handler) throw new Error(`No handler loaded for function ${route.functionName}`);
+    const handler = await options.handlerFor(route.functionName);
     const event = buildProxyEvent(req, url, match, body, options.stage);
     const timeoutMs = Math.min(route.integrationTimeoutMs, fn.timeoutSeconds * 1000);
     const context = lambdaContext(options.service, options.stage, fn, event.requestContext.requestId, timeoutMs);
