@@ -109,14 +109,10 @@ export class ResponseParser {
         case State.Head:
           offset = this.readHead(chunk, offset);
           break;
-        case State.LengthBody: {
-          const take = Math.min(this.remaining, chunk.length - offset);
-          this.remaining -= take;
-          this.emitBody(chunk, offset, offset + take);
-          offset += take;
+        case State.LengthBody:
+          offset = this.takeBody(chunk, offset);
           if (this.remaining === 0) this.finishBody();
           break;
-        }
         case State.CloseBody:
           this.emitBody(chunk, offset, chunk.length);
           offset = chunk.length;
@@ -124,17 +120,13 @@ export class ResponseParser {
         case State.ChunkSize:
           offset = this.readLine(chunk, offset, (line) => this.onChunkSize(line));
           break;
-        case State.ChunkData: {
-          const take = Math.min(this.remaining, chunk.length - offset);
-          this.remaining -= take;
-          this.emitBody(chunk, offset, offset + take);
-          offset += take;
+        case State.ChunkData:
+          offset = this.takeBody(chunk, offset);
           if (this.remaining === 0) {
             this.state = State.ChunkDataEnd;
             this.remaining = 2;
           }
           break;
-        }
         case State.ChunkDataEnd: {
           // The CRLF after a chunk's data, possibly split across feeds.
           const expected = this.remaining === 2 ? CR : LF;
@@ -165,6 +157,14 @@ export class ResponseParser {
       return;
     }
     throw new HttpParseError('HPE_INCOMPLETE', this.state === State.Head ? 'The connection closed before a complete response head arrived.' : 'The connection closed before the whole response body arrived.');
+  }
+
+  /** Emits up to `remaining` body bytes from `offset`; returns the offset after them. */
+  private takeBody(chunk: Buffer, offset: number): number {
+    const take = Math.min(this.remaining, chunk.length - offset);
+    this.remaining -= take;
+    this.emitBody(chunk, offset, offset + take);
+    return offset + take;
   }
 
   private emitBody(chunk: Buffer, start: number, end: number): void {
