@@ -210,6 +210,11 @@ interface RunResult extends LoadResult {
   childrenUsPerReq?: number;
   emulatorsUsPerReq?: number;
   upstreamUsPerReq?: number;
+  /**
+   * How long after the load ended the log worker and the emulators kept working (ingesting what the
+   * run logged), ms. Their CPU is read after it, so work that lagged behind the run is still counted.
+   */
+  logDrainMs?: number;
   /** CPU as a share of one core over the run, %. */
   cpuPct: { system?: number; children?: number; upstream?: number; emulators?: number; loadgen?: number; other?: number; machineBusyOfAllCores?: number };
   /** Largest sampled VmRSS of the system process's children, MB. */
@@ -237,6 +242,7 @@ interface Outcome {
     childrenUsPerReq?: number;
     emulatorsUsPerReq?: number;
     upstreamUsPerReq?: number;
+    logDrainMs?: number;
     cpuPct: RunResult['cpuPct'];
   };
   rssMaxMb?: number;
@@ -327,24 +333,36 @@ async function measure(env: Env, scenario: Scenario, system: SystemName, round: 
     for (const childSampler of childSamplers) childSampler.stop();
   }
   const end = performance.now();
-  const childrenCpu = delta(totalCpuSeconds(children), before.children);
+  // Everything is read as the load ends, except the log pipeline's own CPU (below).
+  const atEnd = {
+    system: cpuSeconds(pid),
+    children: totalCpuSeconds(children),
+    others: totalCpuSeconds(others),
+    upstream: cpuSeconds(upstream.pid),
+    loadgen: reapedChildrenCpuSeconds(),
+    self: process.cpuUsage(before.self),
+    machine: machineCpu(),
+  };
   const wall = (end - before.at) / 1000;
   // A process that died as the load generator hung up still has its CPU times in /proc until it is
   // reaped; after that, the last sample is scaled up to the whole run.
-  let systemCpu = delta(cpuSeconds(pid), before.system);
+  let systemCpu = delta(atEnd.system, before.system);
   let cpuExtrapolated = false;
   if (systemCpu === undefined && sampler.lastCpu !== undefined && before.system !== undefined && sampler.lastCpuAt > before.at) {
     systemCpu = (sampler.lastCpu - before.system) * ((end - before.at) / (sampler.lastCpuAt - before.at));
     cpuExtrapolated = true;
   }
-  const upstreamCpu = system === 'direct' ? systemCpu : delta(cpuSeconds(upstream.pid), before.upstream);
-  const emulatorsCpu = delta(cpuSeconds(env.emulators.service.pid), before.emulators);
-  const loadgenCpu = delta(reapedChildrenCpuSeconds(), before.loadgen);
+  const upstreamCpu = system === 'direct' ? systemCpu : delta(atEnd.upstream, before.upstream);
+  const loadgenCpu = delta(atEnd.loadgen, before.loadgen);
   // What the machine spent beyond every process of the benchmark (this one included): other work.
-  const selfUsage = process.cpuUsage(before.self);
-  const known = (systemCpu ?? 0) + (childrenCpu ?? 0) + (delta(totalCpuSeconds(others), before.others) ?? 0) + (loadgenCpu ?? 0) + (selfUsage.user + selfUsage.system) / 1e6;
-  const machineBusy = busyShare(before.machine, machineCpu());
+  const known = (systemCpu ?? 0) + (delta(atEnd.children, before.children) ?? 0) + (delta(atEnd.others, before.others) ?? 0) + (loadgenCpu ?? 0) + (atEnd.self.user + atEnd.self.system) / 1e6;
+  const machineBusy = busyShare(before.machine, atEnd.machine);
   const otherPct = machineBusy === undefined ? undefined : Math.max(0, machineBusy * CORES * 100 - (known / wall) * 100);
+  // The log worker and the emulators ingest what the run logged; if they lag, their CPU per request
+  // is read once they are done, so lagging work is counted rather than left out.
+  const logDrainMs = system === 'ours' ? await waitUntilIdle([...children, ...(env.emulators.service.pid === undefined ? [] : [env.emulators.service.pid])]) : undefined;
+  const childrenCpu = delta(totalCpuSeconds(children), before.children);
+  const emulatorsCpu = delta(cpuSeconds(env.emulators.service.pid), before.emulators);
   const mem = service.alive() ? memory(service.pid) : undefined;
   const result: RunResult = {
     ...load,
@@ -353,6 +371,7 @@ async function measure(env: Env, scenario: Scenario, system: SystemName, round: 
     childrenUsPerReq: children.length ? perRequestUs(childrenCpu, load.requests) : undefined,
     upstreamUsPerReq: perRequestUs(upstreamCpu, load.requests),
     emulatorsUsPerReq: perRequestUs(emulatorsCpu, load.requests),
+    logDrainMs,
     cpuPct: {
       system: pct(systemCpu, wall),
       children: children.length ? pct(childrenCpu, wall) : undefined,
@@ -370,6 +389,28 @@ async function measure(env: Env, scenario: Scenario, system: SystemName, round: 
   // wrk drops its open connections when its time is up; a server that dies of that shows up here.
   result.exited = await restartIfDown(env, system, scenario.label);
   return result;
+}
+
+/**
+ * Waits until the processes stop using CPU (no tick for longer than the local log sink's flush
+ * interval), up to 30 s; returns how long that took, ms. The sampling window is not counted.
+ */
+async function waitUntilIdle(pids: number[]): Promise<number> {
+  const started = performance.now();
+  const quietMs = 300;
+  let last = totalCpuSeconds(pids);
+  let quietSince = performance.now();
+  while (performance.now() - started < 30_000) {
+    await sleep(50);
+    const now = totalCpuSeconds(pids);
+    if (now !== last) {
+      last = now;
+      quietSince = performance.now();
+    } else if (performance.now() - quietSince >= quietMs) {
+      return Math.max(0, quietSince - started);
+    }
+  }
+  return performance.now() - started;
 }
 
 /**
@@ -403,6 +444,7 @@ function summarise(scenario: Scenario, system: SystemName, runs: RunResult[]): O
       cpuUsPerReq: median(runs.map((run) => run.cpuUsPerReq)),
       childrenUsPerReq: median(runs.map((run) => run.childrenUsPerReq)),
       emulatorsUsPerReq: median(runs.map((run) => run.emulatorsUsPerReq)),
+      logDrainMs: median(runs.map((run) => run.logDrainMs)),
       upstreamUsPerReq: median(runs.map((run) => run.upstreamUsPerReq)),
       cpuPct: { system: pick('system'), children: pick('children'), upstream: pick('upstream'), emulators: pick('emulators'), loadgen: pick('loadgen'), other: pick('other'), machineBusyOfAllCores: pick('machineBusyOfAllCores') },
     },
@@ -595,7 +637,7 @@ function mainTable(outcomes: Outcome[]): string {
 
 function cpuTable(outcomes: Outcome[]): string {
   return table(
-    [{ title: 'scenario' }, { title: 'system', right: false }, { title: 'system %' }, { title: 'child %' }, { title: 'upstream %' }, { title: 'emulators %' }, { title: 'load gen %' }, { title: 'other %' }, { title: 'machine busy %' }, { title: 'upstream µs/req' }],
+    [{ title: 'scenario' }, { title: 'system', right: false }, { title: 'system %' }, { title: 'child %' }, { title: 'upstream %' }, { title: 'emulators %' }, { title: 'load gen %' }, { title: 'other %' }, { title: 'machine busy %' }, { title: 'upstream µs/req' }, { title: 'log drain ms' }],
     outcomes.map((o) => [
       o.label,
       o.system,
@@ -607,6 +649,7 @@ function cpuTable(outcomes: Outcome[]): string {
       fixed(o.median.cpuPct.other, 0),
       fixed(o.median.cpuPct.machineBusyOfAllCores, 0),
       fixed(o.median.upstreamUsPerReq, 0),
+      fixed(o.median.logDrainMs, 0),
     ]),
   );
 }
@@ -818,6 +861,13 @@ async function main(): Promise<void> {
     notes.push(
       `processes outside the benchmark used more than 20% of a core during some runs of: ${[...new Set(disturbed.map((o) => o.label))].join(', ')} ` +
         `(the "other %" column; up to ${fixed(Math.max(...disturbed.flatMap((o) => o.runs.map((run) => run.cpuPct.other ?? 0))), 0)}%): those numbers are skewed; run again on a quiet machine.`,
+    );
+  }
+  const lagging = outcomes.filter((o) => (o.median.logDrainMs ?? 0) > 1_000);
+  if (lagging.length > 0) {
+    notes.push(
+      `log ingestion fell behind in ${lagging.map((o) => `${o.label} (${fixed(o.median.logDrainMs, 0)} ms to drain)`).join(', ')}: ` +
+        'the gateway served faster than the log worker and the emulators could store its records on these cores; their CPU is counted after draining.',
     );
   }
   const bottlenecks = outcomes.filter((o) => o.system === 'direct' && (o.median.cpuPct.upstream ?? 0) > 90);
