@@ -27,8 +27,12 @@ export function installLambdaGlobals(): void {
     HttpResponseStream: {
       from(stream: ResponseStreamLike, prelude: Record<string, unknown>): ResponseStreamLike {
         stream.setContentType?.('application/vnd.awslambda.http-integration-response');
-        stream.write(JSON.stringify(prelude));
-        stream.write(preludeDelimiter);
+        // The same bytes the runtime sends (prelude, eight NULs), in one write.
+        const json = JSON.stringify(prelude);
+        const bytes = Buffer.allocUnsafe(Buffer.byteLength(json) + preludeDelimiter.length);
+        const written = bytes.write(json);
+        preludeDelimiter.copy(bytes, written);
+        stream.write(bytes);
         return stream;
       },
     },
