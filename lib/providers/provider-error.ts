@@ -2,9 +2,10 @@ import { GatewayError } from '../http/errors';
 
 /**
  * A provider's error response in the gateway's error shape: the provider's status and message are
- * kept, and `provider` names who answered.
+ * kept, and `provider` names who answered. The provider's own response headers are not carried:
+ * routed answers relay the headers they keep (lib/inference) themselves.
  */
-export function providerError(provider: string, status: number, body: Buffer, headers: Record<string, string>): GatewayError {
+export function providerError(provider: string, status: number, body: Buffer): GatewayError {
   let message: string | undefined;
   let type: string | undefined;
   let param: string | null = null;
@@ -23,5 +24,5 @@ export function providerError(provider: string, status: number, body: Buffer, he
     // not JSON: keep the text below
   }
   message ??= body.toString('utf8').slice(0, 1000).trim() || `The provider answered with status ${status}.`;
-  return new GatewayError(status, message, { type, param, code, provider, headers });
+  return new GatewayError(status, message, { type, param, code, provider });
 }

@@ -61,7 +61,11 @@ export interface PreparedCall {
   url: URL;
   headers: Record<string, string>;
   body: Buffer | string;
-  /** A provider error response in the gateway's error shape. */
+  /**
+   * A provider error response in the gateway's error shape. `headers` are the provider's, for
+   * adapters that read facts from them (Bedrock names its exception there); they are not copied into
+   * the error.
+   */
   readError(status: number, body: Buffer, headers: Record<string, string>): GatewayError;
   /** A complete provider response as an OpenAI-format body, with its token usage. */
   readResponse(body: Buffer): { body: Buffer | string; usage?: TokenUsage };

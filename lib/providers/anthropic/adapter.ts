@@ -32,7 +32,7 @@ export const anthropicAdapter: ProviderAdapter = {
         ...anthropicHeaders(call.requestHeaders, call.target),
       },
       body: JSON.stringify({ model: request.model, ...body }),
-      readError: (status, bytes, headers) => readAnthropicError(provider, status, bytes, headers),
+      readError: (status, bytes) => readAnthropicError(provider, status, bytes),
       readResponse: (bytes) => readMessageResponse(bytes, mapping),
       streamTransform: (onUsage) =>
         anthropicStreamTransform({ ...mapping, model: request.model, includeUsage: request.stream_options?.include_usage === true, onUsage }),

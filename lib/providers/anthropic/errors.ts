@@ -26,11 +26,11 @@ const statusOfType = (type: string): number | undefined => (Object.hasOwn(status
  * error shape: Anthropic's status and message, and its error type as both `type` and `code` (the
  * same as for an error inside a stream). Other bodies (a proxy's HTML page) are read generically.
  */
-export function readAnthropicError(provider: string, status: number, body: Buffer, headers: Record<string, string>): GatewayError {
-  const generic = providerError(provider, status, body, headers);
+export function readAnthropicError(provider: string, status: number, body: Buffer): GatewayError {
+  const generic = providerError(provider, status, body);
   const type = generic.type;
   if (statusOfType(type) === undefined) return generic;
-  return new GatewayError(status, generic.message, { type, code: type, provider, headers });
+  return new GatewayError(status, generic.message, { type, code: type, provider });
 }
 
 /** An `event: error` that arrived after the stream started. */

@@ -52,7 +52,7 @@ export function readBedrockError(status: number, body: Buffer, headers: Record<s
     text.slice(0, 1000).trim() ||
     `Bedrock answered with status ${status}.`;
   const code = exceptionName(headers['x-amzn-errortype']) ?? exceptionName(parsed?.__type) ?? exceptionName(parsed?.code) ?? null;
-  return new GatewayError(status, message, { code, provider: providerName, headers });
+  return new GatewayError(status, message, { code, provider: providerName });
 }
 
 /**

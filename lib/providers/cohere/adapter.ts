@@ -19,7 +19,7 @@ export const cohereAdapter: ProviderAdapter = {
   prepare(call: ProviderCall): PreparedCall {
     const common = {
       headers: { ...call.forwardHeaders, 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...authHeaders(call.target) },
-      readError: (status: number, bytes: Buffer, headers: Record<string, string>) => providerError(name, status, bytes, headers),
+      readError: (status: number, bytes: Buffer) => providerError(name, status, bytes),
     };
     if (call.operation === 'embeddings') {
       const { body, mapping } = toEmbedBody(call.body);

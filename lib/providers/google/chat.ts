@@ -42,7 +42,7 @@ export function prepareGeminiChat(call: ProviderCall, endpoint: GeminiEndpoint):
     url: new URL(url),
     headers: { ...call.forwardHeaders, 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...endpoint.headers },
     body: JSON.stringify(body),
-    readError: (status, bytes, headers) => googleError(provider, status, bytes, headers),
+    readError: (status, bytes) => googleError(provider, status, bytes),
     readResponse(bytes) {
       const response = readJson<GenerateContentResponse & Partial<GoogleErrorBody>>(bytes, provider);
       // A 200 that holds an error (the non-SSE stream format can): the error's own code is the status.

@@ -11,7 +11,7 @@ export function prepareEmbeddings(call: ProviderCall, fields: { url: string; bod
     url: new URL(fields.url),
     headers: { ...call.forwardHeaders, 'content-type': 'application/json', accept: 'application/json', ...fields.headers },
     body: JSON.stringify(fields.body),
-    readError: (status, bytes, headers) => googleError(provider, status, bytes, headers),
+    readError: (status, bytes) => googleError(provider, status, bytes),
     readResponse: fields.readResponse,
     streamTransform: () => {
       // The unified route refuses stream: true for embeddings before any adapter runs.

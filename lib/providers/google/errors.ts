@@ -9,20 +9,20 @@ import type { GoogleErrorBody } from './api';
  * generic provider error reader.
  * @see https://ai.google.dev/gemini-api/docs/troubleshooting#error-codes
  */
-export function googleError(provider: string, status: number, body: Buffer, headers: Record<string, string> = {}): GatewayError {
+export function googleError(provider: string, status: number, body: Buffer): GatewayError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
   } catch {
-    return providerError(provider, status, body, headers);
+    return providerError(provider, status, body);
   }
   const error = (Array.isArray(parsed) ? parsed[0] : parsed) as Partial<GoogleErrorBody> | undefined;
-  return error?.error && typeof error.error.message === 'string' ? fromGoogleError(provider, status, error as GoogleErrorBody, headers) : providerError(provider, status, body, headers);
+  return error?.error && typeof error.error.message === 'string' ? fromGoogleError(provider, status, error as GoogleErrorBody) : providerError(provider, status, body);
 }
 
 /** An error object that arrived as a stream chunk: its own `code` is the status. */
-export function fromGoogleError(provider: string, status: number, body: GoogleErrorBody, headers: Record<string, string> = {}): GatewayError {
+export function fromGoogleError(provider: string, status: number, body: GoogleErrorBody): GatewayError {
   const { code, message, status: rpcStatus } = body.error;
   const httpStatus = status >= 400 ? status : typeof code === 'number' && code >= 400 && code <= 599 ? code : 502;
-  return new GatewayError(httpStatus, message ?? `${provider} answered with status ${httpStatus}.`, { code: rpcStatus ?? (code !== undefined ? String(code) : null), provider, headers });
+  return new GatewayError(httpStatus, message ?? `${provider} answered with status ${httpStatus}.`, { code: rpcStatus ?? (code !== undefined ? String(code) : null), provider });
 }

@@ -22,7 +22,7 @@ export function openAICompatibleAdapter(row: OpenAICompatibleProvider): Provider
         url: new URL(call.target.baseUrl + operationPaths[call.operation]),
         headers,
         body: upstream.body === call.body && call.clientBytes ? call.clientBytes : JSON.stringify(upstream.body),
-        readError: (status, body, responseHeaders) => providerError(row.name, status, body, responseHeaders),
+        readError: (status, body) => providerError(row.name, status, body),
         readResponse(bytes) {
           let parsed: any;
           try {

@@ -23,19 +23,19 @@ export function prepareVertexClaude(call: ProviderCall, modelUrl: string): Prepa
     url: new URL(`${modelUrl}:${call.stream ? 'streamRawPredict' : 'rawPredict'}`),
     headers,
     body: JSON.stringify({ anthropic_version: vertexAnthropicVersion, ...body }),
-    readError: (status, bytes, responseHeaders) => vertexClaudeError(provider, status, bytes, responseHeaders),
+    readError: (status, bytes) => vertexClaudeError(provider, status, bytes),
     readResponse: (bytes) => readMessageResponse(bytes, mapping),
     streamTransform: (onUsage) => anthropicStreamTransform({ ...mapping, model: request.model, includeUsage: request.stream_options?.include_usage === true, onUsage }),
   };
 }
 
 /** Claude's own errors come in Anthropic's shape; Vertex's (auth, quota, unknown model) in Google's. */
-function vertexClaudeError(provider: string, status: number, bytes: Buffer, headers: Record<string, string>): GatewayError {
+function vertexClaudeError(provider: string, status: number, bytes: Buffer): GatewayError {
   let anthropicShaped = false;
   try {
     anthropicShaped = JSON.parse(bytes.toString('utf8'))?.type === 'error';
   } catch {
     // neither: the generic reader below copes
   }
-  return anthropicShaped ? readAnthropicError(provider, status, bytes, headers) : googleError(provider, status, bytes, headers);
+  return anthropicShaped ? readAnthropicError(provider, status, bytes) : googleError(provider, status, bytes);
 }
