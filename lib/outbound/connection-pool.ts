@@ -110,11 +110,11 @@ export class ConnectionPool {
     connection.user = undefined;
     connection.served += 1;
     let stack = this.idle.get(connection.origin.key);
-    if (!stack) this.idle.set(connection.origin.key, (stack = []));
-    if (!connection.usable || stack.length >= maxIdlePerOrigin || idleMs <= 0) {
+    if (!connection.usable || idleMs <= 0 || (stack && stack.length >= maxIdlePerOrigin)) {
       connection.destroy();
       return;
     }
+    if (!stack) this.idle.set(connection.origin.key, (stack = []));
     connection.idleUntil = Date.now() + idleMs;
     // Idle connections must not keep the process alive; the busy timeout also retires them.
     connection.socket.unref();

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { GatewayError } from '../http/errors';
 import { assertLiteralHostAllowed } from './address-guard';
 import { ConnectionPool, originOf, type Connection, type ConnectionUser, type Origin } from './connection-pool';
-import { HttpParseError, ResponseParser, type ResponseHead, type ResponseParserEvents } from './response-parser';
+import { HttpParseError, httpToken, ResponseParser, type ResponseHead, type ResponseParserEvents } from './response-parser';
 
 /**
  * The one way the gateway talks to the outside: HTTP/1.1 over keep-alive connections that are
@@ -34,7 +34,6 @@ export interface OutboundCall {
 
 /** Headers the client writes itself from the request. */
 const framingHeaders = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
-const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** What node:http allows in a header value: no control characters but tab, nothing above latin1. */
 const badValueChar = /[^\t\x20-\x7e\x80-\xff]/;
 const nonAscii = /[\x80-\xff]/;
@@ -101,15 +100,11 @@ export function toOutboundError(error: unknown, outbound: Pick<OutboundRequest, 
   if (err.name === 'AbortError' || code === 'ABORT_ERR') {
     return new GatewayError(499, 'The request was cancelled before the provider answered.', { code: 'request_cancelled' });
   }
-  if (error instanceof HttpParseError) {
-    return new GatewayError(502, `${outbound.target} at ${outbound.url.host} sent an invalid HTTP response: ${error.message}`, {
-      code: 'provider_unreachable',
-      provider: outbound.target,
-      cause: error,
-    });
-  }
-  const reason = code ?? err.message ?? 'unknown error';
-  return new GatewayError(502, `Could not reach ${outbound.target} at ${outbound.url.host}: ${reason}.`, {
+  const message =
+    error instanceof HttpParseError
+      ? `${outbound.target} at ${outbound.url.host} sent an invalid HTTP response: ${error.message}`
+      : `Could not reach ${outbound.target} at ${outbound.url.host}: ${code ?? err.message ?? 'unknown error'}.`;
+  return new GatewayError(502, message, {
     code: 'provider_unreachable',
     provider: outbound.target,
     cause: error,
@@ -129,8 +124,8 @@ function requestHead(request: OutboundRequest, bodyBytes: number | undefined): {
     const value = request.headers[name];
     if (value === undefined) continue;
     const lower = name.toLowerCase();
-    if (!headerName.test(name) || badValueChar.test(value)) {
-      throw new GatewayError(400, `The request header ${JSON.stringify(name)} has characters HTTP does not allow in a header${headerName.test(name) ? ' value' : ' name'}.`, {
+    if (!httpToken.test(name) || badValueChar.test(value)) {
+      throw new GatewayError(400, `The request header ${JSON.stringify(name)} has characters HTTP does not allow in a header${httpToken.test(name) ? ' value' : ' name'}.`, {
         code: 'invalid_request_header',
       });
     }

@@ -68,7 +68,8 @@ const singleValued = new Set([
 ]);
 
 const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
-const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** An HTTP token (RFC 9110): what a header name may be. */
+export const httpToken = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const hexSize = /^[0-9a-fA-F]{1,13}$/;
 const CR = 13;
 const LF = 10;
@@ -218,7 +219,7 @@ export class ResponseParser {
       }
       const colon = line.indexOf(':');
       const name = colon > 0 ? line.slice(0, colon).toLowerCase() : '';
-      if (!token.test(name)) throw new HttpParseError('HPE_INVALID_RESPONSE', `The response has a malformed header line: ${JSON.stringify(line.slice(0, 80))}.`);
+      if (!httpToken.test(name)) throw new HttpParseError('HPE_INVALID_RESPONSE', `The response has a malformed header line: ${JSON.stringify(line.slice(0, 80))}.`);
       const value = line.slice(colon + 1).trim();
       const existing = headers[name];
       if (existing === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
