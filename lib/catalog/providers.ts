@@ -54,6 +54,28 @@ export const settingFields = [
   'cloudC_entra_scope',
 ] as const;
 
+/**
+ * Settings that decide where an integration's requests go (the host or the base path), with
+ * `custom_host`. They are fixed once stored: the integration's credentials only ever travel to the
+ * base URL stored with them, so a request or config cannot override them, and an update that
+ * changes them must send the credentials again.
+ */
+export const destinationFields = [
+  'resource_name',
+  'cloudA_region',
+  'cloudB_project_id',
+  'cloudB_region',
+  'cloudC_region',
+  'cloudC_deployment_name',
+  'cloudC_endpoint_name',
+  'cloudC_api_version',
+  'cloudC_deployment_type',
+  'cloudC_resource_name',
+  'cloudC_deployment_id',
+  'cloudC_model_name',
+  'cloudC_entra_scope',
+] as const satisfies readonly (typeof settingFields)[number][];
+
 export type CredentialField = (typeof secretCredentialFields)[number];
 export type SettingField = (typeof settingFields)[number];
 
@@ -158,6 +180,19 @@ export async function createProviderIntegration(workspaceId: string, fields: New
   return summary;
 }
 
+/** An update would send the stored credentials to another host (or provider) without sending them again. */
+export class ProviderDestinationChangeError extends Error {
+  constructor(slug: string) {
+    super(`The update changes where "${slug}" sends its requests (provider, custom_host or a host setting), so its credentials must be sent again with it.`);
+    this.name = 'ProviderDestinationChangeError';
+  }
+}
+
+/** Everything that decides where an integration's requests go, as one comparable string. */
+function destinationOf(fields: { provider: string; custom_host?: string; settings: ProviderSettings }): string {
+  return JSON.stringify([fields.provider, fields.custom_host ?? null, ...destinationFields.map((field) => fields.settings[field] ?? null)]);
+}
+
 export interface ProviderIntegrationUpdate {
   provider: string;
   name: string;
@@ -169,7 +204,8 @@ export interface ProviderIntegrationUpdate {
 
 /**
  * Replaces an integration's non-secret fields, and its credentials when `update.credentials` is
- * given. Undefined when the workspace has no integration with that slug. The stored blob is kept
+ * given; ProviderDestinationChangeError when the stored credentials would follow a changed
+ * destination without being sent again. Undefined when the workspace has no integration with that slug. The stored blob is kept
  * as it is when credentials are not replaced, so this never decrypts.
  */
 export async function updateProviderIntegration(workspaceId: string, slug: string, update: ProviderIntegrationUpdate): Promise<ProviderIntegrationSummary | undefined> {
@@ -177,6 +213,9 @@ export async function updateProviderIntegration(workspaceId: string, slug: strin
     const existing = await readItem(workspaceId, slug, true);
     if (!existing) return undefined;
     const current = toSummary(existing);
+    if (!update.credentials && isBlob(existing.secrets) && destinationOf(update) !== destinationOf(current)) {
+      throw new ProviderDestinationChangeError(slug);
+    }
     const summary: ProviderIntegrationSummary = {
       id: current.id,
       slug,

@@ -4,6 +4,7 @@ import {
   deleteProviderIntegration,
   getProviderIntegration,
   listProviderIntegrations,
+  ProviderDestinationChangeError,
   ProviderSlugTakenError,
   secretCredentialFields,
   settingFields,
@@ -69,7 +70,7 @@ export async function providersRoute({ request, auth }: RouteContext): Promise<G
     requireAdmin(auth);
     if (request.method === 'PUT') {
       const input = readIntegration(readJsonObject(request), { slugFromPath: slug });
-      const updated = slugPattern.test(slug) ? await updateProviderIntegration(auth.workspaceId, slug, input) : undefined;
+      const updated = slugPattern.test(slug) ? await updateProviderIntegration(auth.workspaceId, slug, input).catch(credentialsRequired) : undefined;
       if (!updated) throw integrationNotFound(slug);
       return jsonResponse(200, present(updated));
     }
@@ -78,6 +79,17 @@ export async function providersRoute({ request, auth }: RouteContext): Promise<G
     return jsonResponse(200, { id: deleted.id, slug: deleted.slug, object: 'provider', deleted: true });
   }
   throw notFound(`No route for ${request.method} ${request.path}.`, 'route_not_found');
+}
+
+function credentialsRequired(error: unknown): never {
+  if (error instanceof ProviderDestinationChangeError) {
+    throw badRequest(
+      `${error.message} Stored credentials only ever travel to the host stored with them: send ${secretCredentialFields.join(' / ')} (whichever the provider uses) in the same PUT, or create a new integration for the other host.`,
+      'custom_host',
+      'credentials_required',
+    );
+  }
+  throw error;
 }
 
 const integrationNotFound = (slug: string) =>

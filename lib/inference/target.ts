@@ -1,4 +1,4 @@
-import { findProviderIntegration, integrationAsConfig } from '../catalog/providers';
+import { destinationFields, findProviderIntegration, integrationAsConfig, type ProviderIntegration } from '../catalog/providers';
 import { badRequest, GatewayError } from '../http/errors';
 import { defaultBaseUrl, findProvider, providerNames } from '../providers/registry';
 import type { ProviderSettings, ResolvedTarget } from '../providers/types';
@@ -57,20 +57,23 @@ export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, 
   const config = leaf.config;
   const providerRef = config.provider ?? headers.provider;
   const slug = providerRef?.startsWith('@') ? providerRef.slice(1) : config.virtual_key ?? (config.provider ? undefined : headers.virtualKey);
+  // Header settings fill in what a target that names its provider by header leaves out.
+  const headerSettings = config.provider ? {} : { ...headers.cloud, ...(headers.customHost ? { custom_host: headers.customHost } : {}) };
 
   let name: string | undefined = slug ? undefined : providerRef;
-  // Cloud headers fill in what a target that names its provider by header leaves out.
   let settings: ProviderSettings = headers.cloud && !config.provider ? { ...headers.cloud, ...definedOnly(config) } : config;
+  let customHost = leaf.settings.custom_host ?? settings.custom_host ?? headerSettings.custom_host;
   if (slug) {
     const integration = await findProviderIntegration(workspaceId, slug);
     if (!integration) {
       throw badRequest(`No provider "${slug}" in this workspace's catalog. Create it with POST /v1/providers, or check the slug.`, fromConfig ? `${leaf.path}.provider` : 'x-gateway-provider', 'unknown_provider');
     }
+    refuseDestinationOverrides(integration, leaf, headerSettings);
     name = integration.provider;
     settings = { ...integrationAsConfig(integration), ...definedOnly(config) };
+    customHost = integration.custom_host;
   }
 
-  const customHost = leaf.settings.custom_host ?? settings.custom_host ?? (config.provider ? undefined : headers.customHost);
   if (!name && !customHost) {
     throw badRequest(fromConfig ? `${leaf.path} names no provider. ${howToSelect}` : `No provider selected. ${howToSelect}`, fromConfig ? `${leaf.path}.provider` : 'x-gateway-provider', fromConfig ? 'AB01' : 'provider_not_selected');
   }
@@ -89,6 +92,46 @@ export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, 
   }
   const resolved: ProviderSettings = apiKey === settings.api_key ? settings : { ...settings, api_key: apiKey };
   return { provider, baseUrl: customHost ? parseCustomHost(customHost) : defaultBaseUrl(provider, resolved), settings: resolved };
+}
+
+/** Cloud headers that carry a credential: a catalog provider's stored credentials cannot be mixed with them. */
+const credentialHeaderFields = new Set<string>(['cloudA_access_key_id', 'cloudA_secret_access_key', 'cloudA_session_token']);
+
+/**
+ * A catalog integration's credentials only travel to the base URL stored with them, so a config
+ * (the target's own value or an inherited `custom_host`) or a header that would send them elsewhere
+ * is refused instead of followed. A value equal to the stored one changes nothing and passes.
+ */
+function refuseDestinationOverrides(integration: ProviderIntegration, leaf: PlanNode, headerSettings: ProviderSettings): void {
+  const refuse = (field: string, param: string): never => {
+    throw badRequest(
+      `@${integration.slug} is a catalog provider: its credentials are only sent to the host stored with them, so ${param} cannot change or add to it. ` +
+        `To call another host, save a catalog entry with that ${field === 'custom_host' ? 'custom_host' : field} and its credentials (POST /v1/providers), ` +
+        'or name the provider yourself (x-gateway-provider or the config\'s provider) with your own key in Authorization or api_key.',
+      param,
+      'catalog_host_fixed',
+    );
+  };
+  // The target's own custom_host, or one inherited from a parent.
+  const configuredHost = leaf.settings.custom_host;
+  if (configuredHost !== undefined && parseCustomHost(configuredHost) !== integration.custom_host) refuse('custom_host', `${leaf.path}.custom_host`);
+  if (headerSettings.custom_host !== undefined && parseCustomHost(headerSettings.custom_host) !== integration.custom_host) refuse('custom_host', 'x-gateway-custom-host');
+  for (const field of destinationFields) {
+    const stored = integration.settings[field];
+    if (leaf.config[field] !== undefined && !sameSetting(leaf.config[field], stored)) refuse(field, `${leaf.path}.${field}`);
+    if (headerSettings[field] !== undefined && !sameSetting(headerSettings[field], stored)) refuse(field, cloudHeaderOf(field));
+  }
+  for (const field of credentialHeaderFields) {
+    if (headerSettings[field as keyof ProviderSettings] !== undefined) refuse(field, cloudHeaderOf(field));
+  }
+}
+
+function sameSetting(value: unknown, stored: unknown): boolean {
+  return typeof value === 'string' && typeof stored === 'string' && value.trim() === stored.trim();
+}
+
+function cloudHeaderOf(field: string): string {
+  return Object.keys(cloudHeaders).find((header) => cloudHeaders[header] === field) ?? field;
 }
 
 function hasCloudCredentials(settings: ProviderSettings): boolean {

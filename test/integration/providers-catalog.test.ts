@@ -152,16 +152,21 @@ describe('provider catalog: /v1/providers', () => {
   it('replaces non-secret fields on PUT and credentials only when given', async () => {
     const slug = `put-${unique()}`;
     const first = credential();
-    const created = await call('POST', '/providers', { slug, provider: 'openai', name: 'before', api_key: first, cloudA_region: 'us-east-1' });
+    const created = await call('POST', '/providers', { slug, provider: 'openai', name: 'before', api_key: first, compat_organization: 'org-1' });
     expect(created.status).toBe(200);
     expect((await findProviderIntegration(store.workspaceId, slug))?.credentials.api_key).toBe(first);
 
     // An answer edited and sent back: credentials kept, absent settings cleared.
-    const { credentials: _credentials, cloudA_region: _region, ...edited } = created.body;
-    const renamed = await call('PUT', `/providers/${slug}`, { ...edited, name: 'after', provider: 'groq' });
+    const { credentials: _credentials, compat_organization: _organization, ...edited } = created.body;
+    const renamed = await call('PUT', `/providers/${slug}`, { ...edited, name: 'after' });
     expect(renamed.status).toBe(200);
-    expect(renamed.body).toMatchObject({ id: created.body.id, slug, name: 'after', provider: 'groq', credentials: created.body.credentials, created_at: created.body.created_at });
-    expect(renamed.body.cloudA_region).toBeUndefined();
+    expect(renamed.body).toMatchObject({ id: created.body.id, slug, name: 'after', provider: 'openai', credentials: created.body.credentials, created_at: created.body.created_at });
+    expect(renamed.body.compat_organization).toBeUndefined();
+
+    // Another provider is another host: the stored key does not follow it unless it is sent again.
+    const moved = await call('PUT', `/providers/${slug}`, { ...edited, name: 'after', provider: 'groq' });
+    expect(moved.status).toBe(400);
+    expect(moved.body.error).toMatchObject({ code: 'credentials_required' });
 
     const second = credential();
     const rotated = await call('PUT', `/providers/${slug}`, { provider: 'groq', name: 'after', api_key: second });
