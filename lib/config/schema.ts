@@ -40,6 +40,7 @@
 import { array, boolean, catchall, enum as oneOf, gte, int, lte, number, optional, record, refine, strictObject, string, union, unknown, minLength } from 'zod/mini';
 import type { infer as Infer, ZodMiniArray, ZodMiniOptional, ZodMiniType } from 'zod/mini';
 import { GatewayError } from '../http/errors';
+import { JsonTooDeepError, parseClientJson } from '../http/json-body';
 import { formatPath, isPlainObject, ruleIssues, show, strategyModes, suggest, unknownKeyMessage, valueAt, type Path } from './schema-rules';
 import type { ConfigIssue, GatewayConfig } from './types';
 
@@ -289,8 +290,9 @@ export function parseConfigHeader(value: string): ConfigParseResult {
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(trimmed);
+    parsed = parseClientJson(trimmed);
   } catch (error) {
+    if (error instanceof JsonTooDeepError) return { ok: false, issues: [{ param: 'x-gateway-config', message: `is refused: ${error.message}; flatten the targets tree or save the config` }] };
     const reason = error instanceof Error ? error.message : String(error);
     return { ok: false, issues: [{ param: 'x-gateway-config', message: `must be valid JSON; ${reason}` }] };
   }

@@ -1,4 +1,5 @@
 import { badRequest } from './errors';
+import { JsonTooDeepError, parseClientJson } from './json-body';
 
 export interface TraceContext {
   traceId: string;
@@ -37,8 +38,9 @@ function idHeader(headers: Record<string, string>, name: string): string | undef
 function parseMetadata(raw: string): Record<string, unknown> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(raw);
-  } catch {
+    parsed = parseClientJson(raw);
+  } catch (error) {
+    if (error instanceof JsonTooDeepError) throw badRequest(`x-gateway-metadata is refused: ${error.message}.`, 'x-gateway-metadata', 'invalid_metadata');
     throw badRequest(
       'x-gateway-metadata must be a JSON object, for example {"_user":"alice","env":"prod"}; the value sent is not valid JSON.',
       'x-gateway-metadata',

@@ -1,4 +1,4 @@
-import { GatewayError } from '../http/errors';
+import { badRequest, GatewayError } from '../http/errors';
 import type { RouteContext } from '../http/pipeline';
 import { readBody } from '../http/read-body';
 import type { GatewayRequest, GatewayResponse } from '../http/types';
@@ -9,6 +9,7 @@ import type { AttemptOutcome } from './provider-attempt';
 import { resolveRequestPlan } from './request-config';
 import { defaultRequestTimeoutMs, readRequestTimeoutHeader } from './request-options';
 import { routedResponse } from './routed-response';
+import { streamIdleLimitMs, watchStreamIdle } from './stream-idle';
 import { readHeaderCredentials, resolveTarget } from './target';
 
 const methods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
@@ -46,6 +47,7 @@ export async function passthroughRoute(context: RouteContext): Promise<GatewayRe
   if (!methods.has(request.method)) {
     throw new GatewayError(405, `Pass-through supports GET, POST, PUT and DELETE; got ${request.method}.`, { code: 'method_not_allowed', headers: { allow: 'GET, POST, PUT, DELETE' } });
   }
+  const path = passthroughPath(request.pathParameters.proxy ?? '');
   const plan = await resolveRequestPlan(request.headers, auth.workspaceId);
   const credentials = readHeaderCredentials(request.headers);
   const timeoutHeader = readRequestTimeoutHeader(request.headers);
@@ -57,16 +59,20 @@ export async function passthroughRoute(context: RouteContext): Promise<GatewayRe
       const target = await resolveTarget(leaf, credentials, auth.workspaceId, plan.fromConfig);
       log.provider = target.provider.name;
       // Without a config nothing is retried, so even an error body streams through untouched.
-      return forward(request, target, { holdErrors: plan.fromConfig, timeoutMs: timeoutHeader ?? leaf.settings.request_timeout ?? defaultRequestTimeoutMs });
+      return forward(request, target, {
+        path,
+        holdErrors: plan.fromConfig,
+        timeoutMs: timeoutHeader ?? leaf.settings.request_timeout ?? defaultRequestTimeoutMs,
+        onStall: (error) => (log.error = { message: error.message, code: error.code }),
+      });
     },
   });
-  return routedResponse(result, plan.fromConfig, log);
+  return routedResponse(result, log);
 }
 
-async function forward(request: GatewayRequest, target: ResolvedTarget, options: { holdErrors: boolean; timeoutMs: number }): Promise<AttemptOutcome> {
+async function forward(request: GatewayRequest, target: ResolvedTarget, options: { path: string; holdErrors: boolean; timeoutMs: number; onStall(error: GatewayError): void }): Promise<AttemptOutcome> {
   const providerName = target.provider.name;
-  const path = (request.pathParameters.proxy ?? '').split('/').map(encodePathSegment).join('/');
-  const url = new URL(`${target.baseUrl}/${path}${request.rawQuery ? `?${request.rawQuery}` : ''}`);
+  const url = passthroughUrl(target.baseUrl, options.path, request.rawQuery);
   const headers: Record<string, string> = {};
   for (const name in request.headers) {
     if (!droppedRequestHeaders.has(name) && !name.startsWith('x-gateway-')) headers[name] = request.headers[name];
@@ -108,10 +114,58 @@ async function forward(request: GatewayRequest, target: ResolvedTarget, options:
   response.body.on('close', () => {
     if (!response.body.readableEnded) call.abort();
   });
+  // The provider's bytes are relayed as they are, so a silent body is cut off (the client sees the
+  // response end early) rather than given an error event in a format that may not be the provider's.
+  const idleMs = streamIdleLimitMs(options.timeoutMs);
+  watchStreamIdle(response.body, idleMs, () => {
+    options.onStall(new GatewayError(408, `${providerName} sent nothing for ${idleMs} ms in the middle of its answer; the gateway ended it.`, { code: 'timeout_error', provider: providerName }));
+    call.abort();
+  });
   return { ok: true, status: response.status, headers: responseHeaders, body: response.body };
 }
 
-/** API Gateway hands over the path decoded; re-encode it, keeping the characters paths may hold as they are. */
+const pathRule =
+  'A pass-through path must stay under the provider base URL: it may not contain a "." or ".." segment (raw or percent-encoded, at any level of encoding) or a backslash.';
+
+/**
+ * The provider-relative path, encoded for the wire. API Gateway hands over the path decoded, so a
+ * `%2e%2e%2f` the client sent arrives as `../`: a segment that is, or decodes to, a dot segment is
+ * refused rather than resolved.
+ */
+export function passthroughPath(proxyPath: string): string {
+  const segments = proxyPath.split('/');
+  if (segments.some(escapesBase)) throw badRequest(pathRule, 'path', 'invalid_path');
+  return segments.map(encodePathSegment).join('/');
+}
+
+/** `{base URL}/{path}?{query}`, which must still lie under the base path (whatever decoding came before). */
+export function passthroughUrl(baseUrl: string, path: string, rawQuery: string): URL {
+  const url = new URL(`${baseUrl}/${path}${rawQuery ? `?${rawQuery}` : ''}`);
+  const base = new URL(baseUrl);
+  const basePath = base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`;
+  if (url.origin !== base.origin || !url.pathname.startsWith(basePath)) throw badRequest(pathRule, 'path', 'invalid_path');
+  return url;
+}
+
+/** A segment that is a dot segment or holds a path separator once decoded (as often as it decodes). */
+function escapesBase(segment: string): boolean {
+  let decoded = segment;
+  for (let round = 0; round < 8; round++) {
+    if (decoded.includes('\\') || decoded.split('/').some((part) => part === '.' || part === '..')) return true;
+    if (!decoded.includes('%')) return false;
+    let next: string;
+    try {
+      next = decodeURIComponent(decoded);
+    } catch {
+      return false; // Not an escape sequence: it is sent encoded, as literal characters.
+    }
+    if (next === decoded) return false;
+    decoded = next;
+  }
+  return true;
+}
+
+/** Re-encodes a decoded path segment, keeping the characters paths may hold as they are. */
 function encodePathSegment(segment: string): string {
   return encodeURIComponent(segment).replace(/%(3A|40|21|24|26|27|28|29|2A|2B|2C|3B|3D)/g, (escaped) => decodeURIComponent(escaped));
 }

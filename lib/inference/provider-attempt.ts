@@ -6,6 +6,8 @@ import type { TokenUsage } from '../observability/request-log';
 import { openOutbound, type OutboundCall } from '../outbound/http-client';
 import type { ProviderCall } from '../providers/types';
 import { relayedResponseHeaders } from './relayed-headers';
+import { defaultRequestTimeoutMs } from './request-options';
+import { streamIdleLimitMs, watchStreamIdle } from './stream-idle';
 
 const maxErrorBodyBytes = 1024 * 1024;
 const maxResponseBodyBytes = 32 * 1024 * 1024;
@@ -27,7 +29,8 @@ export interface AttemptOptions {
   /** Per attempt: covers waiting for the first byte, and the whole body when not streaming. */
   timeoutMs?: number;
   onUsage(usage: TokenUsage): void;
-  onStreamError(message: string): void;
+  /** A stream that had started failed or went silent; the client gets `error` as an SSE event. */
+  onStreamError(error: GatewayError): void;
 }
 
 /**
@@ -56,6 +59,10 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
     const response = await outbound.response;
     headers = relayedResponseHeaders(response.headers, providerName);
 
+    if (response.status >= 300 && response.status < 400) {
+      response.body.resume();
+      return { ok: false, status: 502, headers, error: redirectError(providerName, response.status, response.headers.location), network: false };
+    }
     if (response.status >= 400) {
       const errorBody = await readBody(response.body, maxErrorBodyBytes, 'The provider error response');
       // The adapter reads the provider's own headers (e.g. Bedrock names its exception only there).
@@ -67,14 +74,23 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
       await firstChunk(response.body, providerName);
       clearTimeout(timer);
       const transform = prepared.streamTransform(options.onUsage);
+      const idleMs = streamIdleLimitMs(options.timeoutMs ?? defaultRequestTimeoutMs);
+      let stalled = false;
+      watchStreamIdle(response.body, idleMs, () => {
+        stalled = true;
+        outbound!.abort();
+      });
       response.body.on('error', (error) => {
         // The status is sent already: the failure becomes an error event, then [DONE], written to
         // the OpenAI side of the adapter's transform (whatever format its input side reads).
-        options.onStreamError(`${providerName} stream failed: ${error.message}`);
+        const streamError = stalled
+          ? new GatewayError(408, `${providerName} sent nothing for ${idleMs} ms in the middle of the stream; the gateway ended it.`, { code: 'timeout_error', provider: providerName })
+          : new GatewayError(502, `The ${providerName} stream broke off: ${error.message}.`, { code: 'provider_stream_error', provider: providerName });
+        options.onStreamError(streamError);
         response.body.unpipe(transform);
         if (!transform.readableEnded) {
           transform.once('end', () => transform.destroy());
-          transform.push(streamErrorEvents(providerName, error));
+          transform.push(sseData(JSON.stringify(streamError.toBody())) + sseDone);
           transform.push(null);
         }
       });
@@ -96,6 +112,15 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
     const error = timedOut ? timeoutError() : caught instanceof GatewayError ? caught : new GatewayError(502, `${providerName} call failed: ${(caught as Error).message}`, { code: 'provider_error', provider: providerName });
     return { ok: false, status: error.status, headers, error, network: timedOut || error.code === 'provider_unreachable' || error.code === 'provider_stream_error' };
   }
+}
+
+/** The gateway never follows a redirect (it could lead a stored key elsewhere); it says where it led. */
+function redirectError(provider: string, status: number, location: string | string[] | undefined): GatewayError {
+  const target = typeof location === 'string' && location ? ` to ${location.slice(0, 500)}` : '';
+  return new GatewayError(502, `${provider} answered with a redirect (${status})${target}, which the gateway does not follow. Check the provider's base URL (custom_host) and the model name.`, {
+    code: 'provider_redirect',
+    provider,
+  });
 }
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -133,10 +158,4 @@ function firstChunk(body: Readable, provider: string): Promise<void> {
     body.once('error', onError);
     body.once('end', onEnd);
   });
-}
-
-/** An OpenAI-style error event and `[DONE]`, for a provider stream that broke off. */
-function streamErrorEvents(provider: string, error: Error): string {
-  const body = new GatewayError(502, `The ${provider} stream broke off: ${error.message}.`, { code: 'provider_stream_error', provider }).toBody();
-  return sseData(JSON.stringify(body)) + sseDone;
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { findSavedConfig } from '../config/saved-configs';
+import { findSavedConfig, parseConfigRef } from '../config/saved-configs';
 import { configError, parseConfigHeader } from '../config/schema';
 import type { GatewayConfig } from '../config/types';
 import { GatewayError } from '../http/errors';
@@ -26,6 +26,13 @@ export async function resolveRequestPlan(headers: Record<string, string>, worksp
     const parsed = parseConfigHeader(value);
     if (!parsed.ok) throw configError(parsed.issues);
     return { root: buildPlan(parsed.config), identity: `inline:${configHash(parsed.config)}`, fromConfig: true };
+  }
+  if (!parseConfigRef(value)) {
+    throw new GatewayError(
+      400,
+      `x-gateway-config must be a config as a JSON object (starting with "{") or the id of a saved config such as cfg_abc123 or cfg_abc123@2; got ${JSON.stringify(value.slice(0, 100))}.`,
+      { param: 'x-gateway-config', code: 'invalid_config_header' },
+    );
   }
   const saved = await findSavedConfig(workspaceId, value);
   if (!saved) {

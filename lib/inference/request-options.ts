@@ -1,4 +1,5 @@
 import { badRequest } from '../http/errors';
+import { parseClientJson } from '../http/json-body';
 
 /** Headers never forwarded by name: the gateway's own, and those that frame or route the request. */
 const neverForwarded = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'x-gateway-api-key']);
@@ -10,7 +11,7 @@ export function readForwardHeaderNames(headers: Record<string, string>): string[
   if (value.startsWith('[')) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(value);
+      parsed = parseClientJson(value);
     } catch {
       throw badRequest('x-gateway-forward-headers must be a JSON array of header names or a comma-separated list.', 'x-gateway-forward-headers', 'invalid_header');
     }

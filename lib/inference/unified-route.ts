@@ -52,7 +52,7 @@ export function unifiedRoute(operation: Operation): RouteHandler {
         return attemptProvider(call, {
           timeoutMs: timeoutHeader ?? leaf.settings.request_timeout ?? defaultRequestTimeoutMs,
           onUsage: (usage) => (log.usage = usage),
-          onStreamError: (message) => (log.error = { message, code: 'provider_stream_error' }),
+          onStreamError: (error) => (log.error = { message: error.message, code: error.code ?? 'provider_stream_error' }),
         });
       },
     });
@@ -61,6 +61,6 @@ export function unifiedRoute(operation: Operation): RouteHandler {
       const committed = await commitStreamWhileRouting(routing, streamCommitDelayMs(), log);
       if (committed) return committed;
     }
-    return routedResponse(await routing, plan.fromConfig, log);
+    return routedResponse(await routing, log);
   };
 }

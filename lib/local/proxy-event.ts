@@ -9,7 +9,7 @@ import type { RouteMatch } from './route-table';
  * context with stage and request id, and the body base64-encoded (the API's binary media types are
  * `*\/*`).
  */
-export function buildProxyEvent(request: IncomingMessage, url: URL, match: RouteMatch, body: Buffer, stage: string): APIGatewayProxyEvent {
+export function buildProxyEvent(request: IncomingMessage, url: URL, path: string, match: RouteMatch, body: Buffer, stage: string): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   const raw = request.rawHeaders;
@@ -30,7 +30,7 @@ export function buildProxyEvent(request: IncomingMessage, url: URL, match: Route
   const sourceIp = request.socket.remoteAddress ?? '127.0.0.1';
   return {
     resource: match.resource,
-    path: url.pathname,
+    path,
     httpMethod: request.method ?? 'GET',
     headers,
     multiValueHeaders,
@@ -63,7 +63,7 @@ export function buildProxyEvent(request: IncomingMessage, url: URL, match: Route
         userAgent: request.headers['user-agent'] ?? null,
         userArn: null,
       },
-      path: `/${stage}${url.pathname}`,
+      path: `/${stage}${path}`,
       protocol: `HTTP/${request.httpVersion}`,
       requestId,
       requestTime: new Date(now).toUTCString(),

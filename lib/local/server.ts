@@ -46,10 +46,13 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const match = table.match(req.method ?? 'GET', url.pathname);
+    // WHATWG URLs resolve `..` and `%2e%2e` segments; API Gateway hands the path over as sent, so
+    // the route (pass-through, which refuses dot segments) sees what the client wrote.
+    const path = rawPathOf(req.url ?? '/', url);
+    const match = table.match(req.method ?? 'GET', path);
     if (!match?.route) {
       req.resume();
-      return sendError(res, 404, `Unknown route ${req.method} ${url.pathname}. Inference routes live under /v1 (for example POST /v1/chat/completions).`, 'route_not_found');
+      return sendError(res, 404, `Unknown route ${req.method} ${path}. Inference routes live under /v1 (for example POST /v1/chat/completions).`, 'route_not_found');
     }
     if (headerBytes(req) > maxHeaderBytes) {
       req.resume();
@@ -61,7 +64,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const route = match.route;
     const fn = functions.get(route.functionName)!;
     const handler = await options.handlerFor(route.functionName);
-    const event = buildProxyEvent(req, url, match, body, options.stage);
+    const event = buildProxyEvent(req, url, path, match, body, options.stage);
     const timeoutMs = Math.min(route.integrationTimeoutMs, fn.timeoutSeconds * 1000);
     const context = lambdaContext(options.service, options.stage, fn, event.requestContext.requestId, timeoutMs);
 
@@ -166,4 +169,11 @@ function sendError(res: ServerResponse, status: number, message: string, code: s
 function isDisconnect(error: unknown): boolean {
   const message = (error as Error)?.message ?? '';
   return message.includes('Client closed') || (error as { code?: string })?.code === 'ERR_STREAM_PREMATURE_CLOSE';
+}
+
+/** The request target's path exactly as sent (origin form), without resolving dot segments. */
+function rawPathOf(target: string, parsed: URL): string {
+  if (!target.startsWith('/')) return parsed.pathname;
+  const end = target.search(/[?#]/);
+  return end === -1 ? target : target.slice(0, end);
 }

@@ -1,6 +1,8 @@
 import { createServer } from 'node:net';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maxJsonDepth } from '../../lib/http/json-body';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch, type TestResponse } from '../support/gateway-client';
 
 const json = { 'content-type': 'application/json', 'x-gateway-provider': 'openai', authorization: 'Bearer sk-test' };
@@ -130,3 +132,69 @@ function closedPort(): Promise<number> {
     });
   });
 }
+
+describe('input that used to earn a 500 or a misleading answer', () => {
+  let upstream: FakeUpstream;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+  });
+  afterAll(() => upstream.close());
+
+  /** `depth` arrays nested in one another around a value. */
+  const nested = (depth: number, inner = '1') => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
+
+  it(`refuses JSON bodies nested deeper than ${maxJsonDepth} levels with a 400, wherever the nesting is`, async () => {
+    const deepTool = `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${'{"type":"object","properties":{"a":'.repeat(10_000)}{}${'}}'.repeat(10_000)}}}]}`;
+    const body = await expectError(await chat(deepTool, { 'x-gateway-provider': 'anthropic' }), 400, { code: 'json_too_deep' });
+    expect(body.error.message).toMatch(new RegExp(`more than ${maxJsonDepth} levels`));
+    await expectError(await chat(nested(maxJsonDepth + 1)), 400, { code: 'json_too_deep' });
+    // Brackets inside strings (escaped quotes too) are text, not nesting.
+    const text = await chat({ model: 'gpt-4o', messages: [{ role: 'user', content: `"\\"${'[{'.repeat(5_000)}` }] }, { 'x-gateway-custom-host': `${upstream.url}/v1` });
+    expect(text.status).toBe(200);
+    await text.text();
+    const configs = await gatewayFetch('/configs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"name":"deep","config":${nested(1_000, '{}')}}` });
+    await expectError(configs, 400, { code: 'json_too_deep' });
+  });
+
+  it('accepts JSON right at the nesting limit', async () => {
+    const response = await chat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], metadata_probe: JSON.parse(nested(maxJsonDepth - 2)) }, { 'x-gateway-custom-host': `${upstream.url}/v1` });
+    expect(response.status).toBe(200);
+    await response.text();
+  });
+
+  it('refuses JSON headers nested too deeply with a 400 naming the header', async () => {
+    await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-config': `{"targets":${nested(500, '{}')}}` }), 400, { param: 'x-gateway-config', code: 'AB01', message: /levels deep/ });
+    await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-metadata': `{"a":${nested(500)}}` }), 400, { param: 'x-gateway-metadata', message: /levels deep/ });
+    await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-forward-headers': nested(500) }), 400, { param: 'x-gateway-forward-headers' });
+  });
+
+  it('says a config is a JSON object or a saved id when x-gateway-config is other JSON', async () => {
+    for (const value of ['null', '[]', '1', '"cfg_x"', 'true', 'not a config']) {
+      const body = await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-config': value }), 400, { param: 'x-gateway-config', code: 'invalid_config_header' });
+      expect(body.error.message).toMatch(/JSON object/);
+      expect(body.error.message).toMatch(/saved config/);
+      expect(body.error.message).not.toMatch(/does not exist/);
+    }
+  });
+
+  it('says model must be a string when it is not one', async () => {
+    for (const model of [123, true, ['gpt-4o'], { name: 'gpt-4o' }]) {
+      await expectError(await chat({ model, messages: [{ role: 'user', content: 'hi' }] }), 400, { param: 'model', code: 'invalid_type', message: /must be a string/ });
+    }
+    await expectError(await chat({ model: 'm', messages: 'hello' }), 400, { param: 'messages', code: 'invalid_type', message: /must be an array/ });
+  });
+
+  it('says the provider redirected, and where, instead of "not JSON"', async () => {
+    upstream.script('/moved', [{ status: 302, body: '', headers: { location: 'https://elsewhere.example/v1/chat/completions' } }]);
+    const body = await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-custom-host': `${upstream.url}/moved/v1` }), 502, { code: 'provider_redirect' });
+    expect(body.error.message).toMatch(/redirect \(302\) to https:\/\/elsewhere\.example\/v1\/chat\/completions/);
+    expect(body.error.message).not.toMatch(/JSON/);
+  });
+
+  it('names the root as the last used option when no config is sent', async () => {
+    const response = await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-custom-host': `${upstream.url}/v1` });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-gateway-last-used-option-index')).toBe('config');
+    await response.text();
+  });
+});

@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import { request as httpRequest } from 'node:http';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeBinaryBytes, SSE_RAW_BODY, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
@@ -103,5 +104,68 @@ describe('pass-through', () => {
     const response = await call('PATCH', '/files/echo', { body: '{}' });
     expect(response.statusCode).toBe(405);
     await response.body.dump();
+  });
+});
+
+describe('pass-through paths stay under the provider base URL', () => {
+  let upstream: FakeUpstream;
+  let slug: string;
+  const storedKey = `sk-tenant-a-${Date.now()}`;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+    slug = `tenant-a-${Date.now().toString(36)}`;
+    const created = await fetch(`${env().gatewayUrl}/providers`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': env().adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ slug, provider: 'openai', custom_host: `${upstream.url}/tenant-a/v1`, api_key: storedKey }),
+    });
+    expect(created.status).toBe(200);
+  });
+  afterAll(() => upstream.close());
+
+  /** A request whose path goes out exactly as written (no client-side dot-segment resolution). */
+  const rawGet = (path: string) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const url = new URL(env().gatewayUrl);
+      const request = httpRequest({ host: url.hostname, port: url.port, method: 'GET', path, headers: { 'x-gateway-api-key': env().adminKey, 'x-gateway-provider': `@${slug}` } }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') }));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+
+  it.each([
+    '/v1/x/%2e%2e%2f%2e%2e%2f%2e%2e%2fadmin%2fsecrets?all=1',
+    '/v1/x/%2e%2e/%2e%2e/admin/secrets',
+    '/v1/x/%2E%2E%2F%2E%2E%2Fadmin',
+    '/v1/%2e/echo',
+    '/v1/x/%252e%252e%252f%252e%252e%252fadmin',
+    '/v1/x/..%5c..%5cadmin',
+  ])('refuses %s with a 400 and sends nothing', async (path) => {
+    const before = upstream.requests.length;
+    const { status, body } = await rawGet(path);
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ code: 'invalid_path', type: 'invalid_request_error' });
+    expect(body.error.message).toMatch(/under the provider base URL/);
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it('refuses raw dot segments before anything is sent', async () => {
+    const before = upstream.requests.length;
+    for (const path of ['/v1/x/../../../admin/secrets', '/v1/./echo', '/v1/configs/../echo']) {
+      const { status, body } = await rawGet(path);
+      expect(status).toBe(400);
+      expect(body.error.code).toBe('invalid_path');
+    }
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it('still forwards paths that merely contain dots or encoded characters', async () => {
+    const { status, body } = await rawGet('/v1/files/a..b/.well/v1.2/%25zz/echo');
+    expect(status).toBe(200);
+    expect(body.url).toBe('/tenant-a/v1/files/a..b/.well/v1.2/%25zz/echo');
+    expect(body.headers.authorization).toBe(`Bearer ${storedKey}`);
   });
 });

@@ -10,7 +10,7 @@ describe('streamed unified routes', () => {
   });
   afterAll(() => upstream.close());
 
-  const streamChat = (prefix: string, init: { signal?: AbortSignal; traceId?: string } = {}) =>
+  const streamChat = (prefix: string, init: { signal?: AbortSignal; traceId?: string; headers?: Record<string, string> } = {}) =>
     gatewayFetch('/chat/completions', {
       method: 'POST',
       signal: init.signal,
@@ -19,6 +19,7 @@ describe('streamed unified routes', () => {
         'x-gateway-custom-host': `${upstream.url}${prefix}/v1`,
         authorization: 'Bearer sk',
         ...(init.traceId ? { 'x-gateway-trace-id': init.traceId } : {}),
+        ...init.headers,
       },
       body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'stream' }], stream: true }),
     });
@@ -72,6 +73,54 @@ describe('streamed unified routes', () => {
     while (!upstreamClosed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
     expect(upstreamClosed).toBe(true);
     expect(sent).toBeLessThan(60);
+  });
+
+  /** A provider that sends its first events, then nothing (and never ends), until its connection goes. */
+  const stallAfterFirstEvents = (state: { upstreamClosed: boolean }) => ({
+    handle: (_req: unknown, res: import('node:http').ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${chunk('a')}\n\n`);
+      res.write(`data: ${chunk('b')}\n\n`);
+      res.on('close', () => (state.upstreamClosed = true));
+    },
+  });
+
+  it('ends a stream that stalls after its first chunks: timeout error event, [DONE], provider call aborted, logged', async () => {
+    const traceId = `stalled-${Date.now()}`;
+    const state = { upstreamClosed: false };
+    upstream.script('/stalled', [stallAfterFirstEvents(state)]);
+    const startedAt = Date.now();
+    const collected = await collectSse(await streamChat('/stalled', { traceId, headers: { 'x-gateway-request-timeout': '700' } }));
+    const elapsed = Date.now() - startedAt;
+    expect(collected.status).toBe(200);
+    const payloads = collected.json as any[];
+    expect(payloads.slice(0, 2).map((payload) => payload.choices[0].delta.content)).toEqual(['a', 'b']);
+    expect(payloads.at(-1).error).toMatchObject({ type: 'timeout_error', code: 'timeout_error', provider: 'openai' });
+    expect(collected.doneLast).toBe(true);
+    expect(elapsed).toBeLessThan(10_000);
+    const deadline = Date.now() + 3_000;
+    while (!state.upstreamClosed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(state.upstreamClosed).toBe(true);
+    const [log] = await waitForLogs(traceId);
+    expect(log.error.code).toBe('timeout_error');
+  });
+
+  it('ends a stalled pass-through answer and logs the timeout', async () => {
+    const traceId = `stalled-pt-${Date.now()}`;
+    const state = { upstreamClosed: false };
+    upstream.script('/stalled-pt', [stallAfterFirstEvents(state)]);
+    const response = await gatewayFetch('/stream-anything', {
+      headers: { 'x-gateway-custom-host': `${upstream.url}/stalled-pt/v1`, 'x-gateway-request-timeout': '700', 'x-gateway-trace-id': traceId },
+    });
+    expect(response.status).toBe(200);
+    // The relayed bytes stop where the provider stopped; the body then ends (cut off) instead of hanging.
+    const text = await response.text().catch(() => 'cut off');
+    expect(text === 'cut off' || text.includes(chunk('b'))).toBe(true);
+    const deadline = Date.now() + 3_000;
+    while (!state.upstreamClosed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(state.upstreamClosed).toBe(true);
+    const [log] = await waitForLogs(traceId);
+    expect(log.error.code).toBe('timeout_error');
   });
 
   it('survives clients that leave before the answer has started', async () => {
