@@ -1,3 +1,4 @@
+import '../lib/local/sdk-node-notice';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';

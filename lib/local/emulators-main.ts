@@ -11,6 +11,7 @@
  * Stops cleanly on SIGTERM/SIGINT, and when the parent goes away if started with an IPC channel.
  * Errors go to stderr with exit code 1.
  */
+import './sdk-node-notice';
 import { parseArgs } from 'node:util';
 import { startEmulators, type RunningEmulators } from './emulators';
 

@@ -1,3 +1,4 @@
+import './sdk-node-notice';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLocalRuntime } from './runtime';

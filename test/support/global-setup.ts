@@ -1,3 +1,4 @@
+import '../../lib/local/sdk-node-notice';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
