@@ -118,4 +118,23 @@ describe('request logs', () => {
   it('answers 404 for an unknown trace id', async () => {
     expect((await gatewayFetch('/logs/no-such-trace')).status).toBe(404);
   });
+
+  it('finds a trace whose id holds a percent sign, decoding its path parameter once', async () => {
+    const traceId = `50%off-${Date.now()}`;
+    const response = await gatewayFetch('/models', { headers: { 'x-gateway-provider': 'openai', authorization: 'Bearer sk', 'x-gateway-trace-id': traceId } });
+    await response.text();
+    const [log] = await waitForLogs(traceId);
+    expect(log.trace_id).toBe(traceId);
+    const unknown = await gatewayFetch('/logs/%25zz');
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json()).error).toMatchObject({ code: 'log_not_found' });
+  });
+
+  it('answers a malformed percent-escape in a logs path with 400, never 500', async () => {
+    for (const path of ['/logs/%', '/logs/%zz', '/logs/50%-off', '/logs/%E0%A4%A', '/logs/%ff']) {
+      const response = await gatewayFetch(path);
+      expect(response.status, path).toBe(400);
+      expect((await response.json()).error, path).toMatchObject({ type: 'invalid_request_error', param: null, code: 'invalid_path' });
+    }
+  });
 });
