@@ -1,5 +1,8 @@
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { newId } from '../../lib/ids';
+import { subscriptionEvent } from '../../lib/local/log-delivery';
+import { ingestLogEvent } from '../../lib/observability/log-ingest';
 import { dynamoClient } from '../../lib/store/clients';
 import { gatewayFetch, readTrace, waitForLogs } from '../support/gateway-client';
 import { connectToGatewayStore } from '../support/gateway-store';
@@ -204,5 +207,21 @@ describe('request logs', () => {
       expect(response.status, path).toBe(400);
       expect((await response.json()).error, path).toMatchObject({ type: 'invalid_request_error', param: null, code: 'invalid_path' });
     }
+  });
+
+  it('stores a record once however often its line is delivered (a batch sent again after a log worker died)', async () => {
+    process.env.GATEWAY_LOGS_TABLE = logsTable;
+    const traceId = `log-redelivered-${Date.now()}`;
+    const lines = [0, 1].map((index) =>
+      JSON.stringify({ type: 'gateway.request', id: newId('log'), trace_id: traceId, workspace_id: store.workspaceId, method: 'GET', path: '/v1/models', status: 200, latency_ms: index, request_id: `req-${index}`, created_at: new Date().toISOString() }),
+    );
+    await ingestLogEvent(subscriptionEvent(lines, '/aws/lambda/test', 1));
+    await ingestLogEvent(subscriptionEvent([lines[1], lines[0], lines[1]], '/aws/lambda/test', 3));
+    const stored = await readTrace(traceId);
+    expect(stored.map((log) => JSON.stringify(log)).sort()).toEqual([...lines].sort());
+    const indexed = await dynamoClient().send(
+      new QueryCommand({ TableName: logsTable, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': { S: `WS#${store.workspaceId}#TRACE#${traceId}` } } }),
+    );
+    expect(indexed.Count).toBe(2);
   });
 });
