@@ -15,6 +15,9 @@ export function subscriptionEvent(lines: string[], logGroup: string, firstSequen
   return { awslogs: { data: gzipSync(JSON.stringify(payload), { level: 1 }).toString('base64') } };
 }
 
-/** Messages between the gateway process and its log worker. */
+/**
+ * Messages between the gateway process and its log worker. A reply acknowledges one batch: `ok`
+ * once its records are stored, or the error that made ingestion give it up.
+ */
 export type LogWorkerRequest = { id: number; lines: string[] };
 export type LogWorkerReply = { id: number; ok: boolean; error?: string } | { ready: true };

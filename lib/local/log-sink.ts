@@ -2,73 +2,227 @@ import { fork, type ChildProcess } from 'node:child_process';
 import type { LogWorkerReply, LogWorkerRequest } from './log-delivery';
 
 export interface LogSink {
-  /** Delivers every line received so far to the ingest handler. */
+  /** Resolves once every line received so far is stored (or given up, which is reported on stderr). */
   flush(): Promise<void>;
   stop(): Promise<void>;
 }
+
+export interface LogSinkOptions {
+  /** The log worker's script. */
+  worker: string;
+  /** The logIngest bundle the worker runs. */
+  ingestBundle: string;
+  logGroup: string;
+  intervalMs?: number;
+  /** Characters of lines held while the worker has not stored them, past which lines are refused (default 64 MiB). */
+  maxBacklogChars?: number;
+}
+
+/** A batch handed to the worker, kept until the worker says it is stored. */
+interface Batch {
+  id: number;
+  lines: string[];
+  chars: number;
+  /** Workers that died while this batch was the one they were storing. */
+  crashes: number;
+}
+
+const maxBatchLines = 500;
+const restartBaseMs = 100;
+const restartMaxMs = 10_000;
+// A batch that takes down this many workers would stop every later line from being stored.
+const crashesBeforeGivingUp = 3;
+// Bounds the memory held for a worker that cannot come back; lines past it are refused and counted.
+const defaultMaxBacklogChars = 64 * 1024 * 1024;
+const stopWaitMs = 10_000;
+// A failed send needs no handling (the worker's exit hands its batches to the next worker), but a
+// callback keeps the failure from being emitted as an error event.
+const ignoreSendFailure = () => undefined;
 
 /**
  * Plays CloudWatch Logs for the local runtime: collects the request-log lines the handlers emit and
  * sends them in batches to the log worker process, which runs the log-ingest handler.
  */
-export async function installLogSink(options: { worker: string; ingestBundle: string; logGroup: string; intervalMs?: number }): Promise<LogSink> {
-  const intervalMs = options.intervalMs ?? 100;
-  const worker = fork(options.worker, [options.ingestBundle, options.logGroup], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  await waitForReady(worker);
-  let lines: string[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  let nextId = 0;
-  const pending = new Map<number, () => void>();
-  worker.on('message', (reply: LogWorkerReply) => {
-    if ('ready' in reply) return;
-    if (!reply.ok) console.error(`Log ingestion failed; the batch is dropped: ${reply.error}`);
-    pending.get(reply.id)?.();
-    pending.delete(reply.id);
-  });
-  let stopping = false;
-  worker.on('exit', (code) => {
-    if (code !== 0 && !stopping) console.error(`The log worker exited with code ${code}; request logs are no longer stored.`);
-    for (const done of pending.values()) done();
-    pending.clear();
-  });
-
-  // The worker handles batches in order, so the last batch's answer covers every earlier one.
-  let lastDelivery = Promise.resolve();
-  const flush = (): Promise<void> => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (lines.length > 0 && worker.connected) {
-      const request: LogWorkerRequest = { id: nextId++, lines };
-      lines = [];
-      lastDelivery = new Promise<void>((resolve) => pending.set(request.id, resolve));
-      worker.send(request);
-    }
-    return lastDelivery;
-  };
-
-  (globalThis as { __gatewayLocalLogSink?: unknown }).__gatewayLocalLogSink = {
-    emitLog(line: string) {
-      lines.push(line);
-      if (lines.length >= 500) void flush();
-      else if (!timer) timer = setTimeout(flush, intervalMs);
-    },
-  };
-
-  return {
-    flush,
-    async stop() {
-      await flush();
-      stopping = true;
-      delete (globalThis as { __gatewayLocalLogSink?: unknown }).__gatewayLocalLogSink;
-      worker.disconnect();
-      await new Promise<void>((resolve) => (worker.exitCode !== null ? resolve() : worker.once('exit', () => resolve())));
-    },
-  };
+export async function installLogSink(options: LogSinkOptions): Promise<LogSink> {
+  const sink = new WorkerLogSink(options);
+  await sink.start();
+  (globalThis as { __gatewayLocalLogSink?: unknown }).__gatewayLocalLogSink = sink;
+  return sink;
 }
 
-function waitForReady(worker: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    worker.once('message', () => resolve());
-    worker.once('exit', (code) => reject(new Error(`The log worker exited with code ${code} before it was ready.`)));
-  });
+/**
+ * Lines are accepted into memory and handed over in batches; a batch stays here until the worker
+ * acknowledges that ingestion has written it. A worker that dies is started again (with a backoff
+ * that grows while workers die without storing anything) and gets every batch not yet
+ * acknowledged, in order; ingestion keys records by their own id, so a batch stored twice
+ * overwrites itself. A worker handles batches in the order it receives them, so when it dies, the
+ * oldest unacknowledged batch is the one it was storing.
+ */
+class WorkerLogSink implements LogSink {
+  private readonly intervalMs: number;
+  private readonly maxBacklogChars: number;
+  private lines: string[] = [];
+  private linesChars = 0;
+  private readonly unacknowledged = new Map<number, Batch>();
+  private unacknowledgedChars = 0;
+  private nextId = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private waiters: Array<{ upTo: number; resolve: () => void }> = [];
+  /** The current worker process, from its start until it exits. */
+  private child: ChildProcess | undefined;
+  /** The current worker once it is ready for batches. */
+  private worker: ChildProcess | undefined;
+  private started: { resolve: () => void; reject: (error: Error) => void } | undefined;
+  /** Workers that died since one last stored a batch: the restart backoff grows with it. */
+  private deathsSinceStored = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private refused = 0;
+  private stopping = false;
+
+  constructor(private readonly options: LogSinkOptions) {
+    this.intervalMs = options.intervalMs ?? 100;
+    this.maxBacklogChars = options.maxBacklogChars ?? defaultMaxBacklogChars;
+  }
+
+  /** Starts the first worker; the runtime does not start without one. */
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.started = { resolve, reject };
+      this.launch();
+    });
+  }
+
+  /** Called by `emitRequestLog` for every request: the only work here that is per request. */
+  emitLog(line: string): void {
+    if (this.unacknowledgedChars + this.linesChars + line.length > this.maxBacklogChars) return this.refuse();
+    this.lines.push(line);
+    this.linesChars += line.length;
+    if (this.lines.length >= maxBatchLines) this.cut();
+    else if (!this.timer) this.timer = setTimeout(this.cut, this.intervalMs);
+  }
+
+  flush(): Promise<void> {
+    this.cut();
+    if (this.unacknowledged.size === 0) return Promise.resolve();
+    const upTo = this.nextId - 1;
+    return new Promise((resolve) => this.waiters.push({ upTo, resolve }));
+  }
+
+  async stop(): Promise<void> {
+    let waiting: NodeJS.Timeout | undefined;
+    const gaveUp = await Promise.race([
+      this.flush().then(() => false),
+      new Promise<boolean>((resolve) => (waiting = setTimeout(() => resolve(true), stopWaitMs))),
+    ]);
+    clearTimeout(waiting);
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    delete (globalThis as { __gatewayLocalLogSink?: unknown }).__gatewayLocalLogSink;
+    if (gaveUp) console.error(`Stopped with ${this.pendingLines()} request log lines the log worker had not stored after ${stopWaitMs / 1000} s; they are lost.`);
+    const child = this.child;
+    if (!child) return;
+    const exited = new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+    if (child.connected) child.disconnect();
+    await exited;
+  }
+
+  private readonly cut = (): void => {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.lines.length === 0) return;
+    const batch: Batch = { id: this.nextId++, lines: this.lines, chars: this.linesChars, crashes: 0 };
+    this.lines = [];
+    this.linesChars = 0;
+    this.unacknowledged.set(batch.id, batch);
+    this.unacknowledgedChars += batch.chars;
+    if (this.worker) this.send(this.worker, batch);
+  };
+
+  private send(worker: ChildProcess, batch: Batch): void {
+    const request: LogWorkerRequest = { id: batch.id, lines: batch.lines };
+    worker.send(request, ignoreSendFailure);
+  }
+
+  private launch(): void {
+    const child = fork(this.options.worker, [this.options.ingestBundle, this.options.logGroup], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = child;
+    child.on('message', (reply: LogWorkerReply) => ('ready' in reply ? this.ready(child) : this.answered(reply)));
+    child.once('exit', (code, signal) => this.exited(child, signal ?? `code ${code}`));
+    child.on('error', (error) => {
+      // Without a process there is no exit event to wait for.
+      if (child.pid === undefined) this.exited(child, error.message);
+    });
+  }
+
+  private ready(child: ChildProcess): void {
+    if (child !== this.child) return;
+    this.worker = child;
+    if (this.started) {
+      this.started.resolve();
+      this.started = undefined;
+    } else {
+      console.error(`The log worker is running again (pid ${child.pid}).`);
+    }
+    for (const batch of this.unacknowledged.values()) this.send(child, batch);
+  }
+
+  private answered(reply: Extract<LogWorkerReply, { id: number }>): void {
+    const batch = this.unacknowledged.get(reply.id);
+    if (!batch) return;
+    if (reply.ok) this.deathsSinceStored = 0;
+    else console.error(`Log ingestion failed; a batch of ${batch.lines.length} request log lines is dropped: ${reply.error}`);
+    this.settle(batch);
+    if (this.refused > 0 && reply.ok) {
+      console.error(`The request log backlog was full while the log worker could not store it: ${this.refused} request log lines were dropped.`);
+      this.refused = 0;
+    }
+  }
+
+  private settle(batch: Batch): void {
+    this.unacknowledged.delete(batch.id);
+    this.unacknowledgedChars -= batch.chars;
+    const oldest = this.unacknowledged.size > 0 ? this.unacknowledged.keys().next().value! : Infinity;
+    if (this.waiters.length === 0 || this.waiters[0].upTo >= oldest) return;
+    const waiting = this.waiters;
+    this.waiters = waiting.filter((waiter) => waiter.upTo >= oldest);
+    for (const waiter of waiting) if (waiter.upTo < oldest) waiter.resolve();
+  }
+
+  private exited(child: ChildProcess, how: string): void {
+    if (child !== this.child) return;
+    const wasReady = child === this.worker;
+    this.child = undefined;
+    this.worker = undefined;
+    if (this.started) {
+      this.started.reject(new Error(`The log worker exited (${how}) before it was ready.`));
+      this.started = undefined;
+      return;
+    }
+    if (this.stopping) return;
+    if (wasReady) this.blameOldestBatch();
+    this.deathsSinceStored++;
+    const delay = Math.min(restartMaxMs, restartBaseMs * 2 ** (this.deathsSinceStored - 1));
+    const pending = this.pendingLines();
+    console.error(
+      `The log worker exited (${how}); starting another in ${delay} ms.` + (pending > 0 ? ` ${pending} request log lines not yet stored will be sent to it.` : ''),
+    );
+    this.restartTimer = setTimeout(() => this.launch(), delay);
+  }
+
+  private blameOldestBatch(): void {
+    const oldest = this.unacknowledged.values().next().value;
+    if (!oldest || ++oldest.crashes < crashesBeforeGivingUp) return;
+    console.error(`Gave up ${oldest.lines.length} request log lines: ${oldest.crashes} log workers died while storing them.`);
+    this.settle(oldest);
+  }
+
+  private refuse(): void {
+    if (this.refused++ === 0) console.error(`The request log backlog is full (${this.maxBacklogChars} characters not yet stored); request log lines are dropped until the log worker stores it.`);
+  }
+
+  private pendingLines(): number {
+    let count = this.lines.length;
+    for (const batch of this.unacknowledged.values()) count += batch.lines.length;
+    return count;
+  }
 }

@@ -6,7 +6,9 @@ import { subscriptionEvent, type LogWorkerReply, type LogWorkerRequest } from '.
  * The local stand-in for CloudWatch Logs and the log-ingest Lambda: a process of its own (as on AWS,
  * ingestion never runs on the serving function's CPU) that receives batches of request-log lines
  * from the gateway process and hands them to the `logIngest` bundle in the subscription format.
- * Started by the local runtime with the same environment as the handlers.
+ * Started by the local runtime with the same environment as the handlers. A batch is answered only
+ * once the handler has returned, that is once its records are written: until then the sink keeps
+ * the batch and sends it again to the next worker should this one die.
  */
 async function main(): Promise<void> {
   const [bundle, logGroup] = process.argv.slice(2);

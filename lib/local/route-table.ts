@@ -86,3 +86,18 @@ function decode(segment: string): string {
     return segment;
   }
 }
+
+/**
+ * Whether a raw path holds a percent-escape that does not decode (`%` without two hex digits, or
+ * escapes that are not UTF-8): API Gateway refuses such a request before routing it, so no path
+ * parameter it hands a function is ever left undecoded.
+ */
+export function hasMalformedEscape(path: string): boolean {
+  if (!path.includes('%')) return false;
+  try {
+    decodeURIComponent(path);
+    return false;
+  } catch {
+    return true;
+  }
+}

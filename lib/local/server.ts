@@ -5,7 +5,7 @@ import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { streamingMarker } from './lambda-globals';
 import { LambdaResponseStream } from './lambda-response-stream';
 import { buildProxyEvent } from './proxy-event';
-import { RouteTable } from './route-table';
+import { hasMalformedEscape, RouteTable } from './route-table';
 import type { ServerlessFunction, ServerlessRoute } from './serverless-config';
 
 // API Gateway's limits for REST APIs.
@@ -49,6 +49,10 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     // WHATWG URLs resolve `..` and `%2e%2e` segments; API Gateway hands the path over as sent, so
     // the route (pass-through, which refuses dot segments) sees what the client wrote.
     const path = rawPathOf(req.url ?? '/', url);
+    if (hasMalformedEscape(path)) {
+      req.resume();
+      return sendError(res, 400, 'The request path holds a malformed percent-escape: a % must start an escape of UTF-8 bytes such as %2F; send a literal % as %25.', 'invalid_path');
+    }
     const match = table.match(req.method ?? 'GET', path);
     if (!match?.route) {
       req.resume();

@@ -1,7 +1,7 @@
-import { BatchWriteItemCommand, GetItemCommand, QueryCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, GetItemCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from '../store/clients';
-import { queryNewestFirst } from '../store/newest-first';
+import { queryNewestFirst, type Page } from '../store/newest-first';
 import { tables } from '../store/tables';
 import type { RequestLogRecord } from './request-log';
 
@@ -70,28 +70,21 @@ export async function listLogs(workspaceId: string, page: { limit: number; after
 }
 
 /**
- * Every record of a trace in a workspace, newest first: those the trace index holds, and the
- * request whose own id names the trace (it started the trace without naming it).
+ * One page of a trace's records in a workspace, newest first: those the trace index holds, and the
+ * request whose own id names the trace (it started the trace without naming it), which the index
+ * does not hold. The index page reads one record more than the limit, so merging that one record
+ * in keeps both the page and `has_more` exact.
  */
-export async function findLogsByTrace(workspaceId: string, traceId: string): Promise<RequestLogRecord[]> {
+export async function findLogsByTrace(workspaceId: string, traceId: string, page: { limit: number; after?: string }): Promise<Page<RequestLogRecord>> {
+  const ownMayBeOnPage = traceId.startsWith('log_') && (page.after === undefined || traceId < page.after);
   const [indexed, own] = await Promise.all([
-    dynamoClient().send(
-      new QueryCommand({
-        TableName: tables.logs,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: marshall({ ':pk': tracePk(workspaceId, traceId) }),
-        ScanIndexForward: false,
-        Limit: 100,
-      }),
-    ),
-    traceId.startsWith('log_') ? dynamoClient().send(new GetItemCommand({ TableName: tables.logs, Key: marshall({ pk: workspacePk(workspaceId), sk: logSk(traceId) }) })) : undefined,
+    queryNewestFirst({ table: tables.logs, index: 'gsi1', partition: tracePk(workspaceId, traceId), ...page }),
+    ownMayBeOnPage ? dynamoClient().send(new GetItemCommand({ TableName: tables.logs, Key: marshall({ pk: workspacePk(workspaceId), sk: logSk(traceId) }) })) : undefined,
   ]);
-  const records = (indexed.Items ?? []).map((item) => storedRecord(unmarshall(item)));
+  const records = indexed.items.map(storedRecord);
   const first = own?.Item ? storedRecord(unmarshall(own.Item)) : undefined;
-  if (first?.trace_id === traceId && !records.some((record) => record.id === traceId)) {
-    records.push(first);
-    records.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-  }
-  return records;
+  if (first?.trace_id !== traceId || records.some((record) => record.id === traceId)) return { data: records, has_more: indexed.has_more };
+  records.push(first);
+  records.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  return { data: records.slice(0, page.limit), has_more: indexed.has_more || records.length > page.limit };
 }

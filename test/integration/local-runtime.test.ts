@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { env } from '../support/gateway-client';
+import { env, gatewayFetch } from '../support/gateway-client';
 import { spawnGateway, type SpawnedGateway } from '../support/spawn-gateway';
 
 const started: SpawnedGateway[] = [];
@@ -73,5 +73,18 @@ describe('the local runtime', () => {
     ).json()) as any;
     const response = await fetch(`${second.url}/logs`, { headers: { 'x-gateway-api-key': created.key } });
     expect(response.status).toBe(200);
+  });
+
+  it('refuses a malformed percent-escape anywhere in the path with 400 and the error body, as API Gateway does', async () => {
+    const passThrough = { 'x-gateway-provider': 'openai', authorization: 'Bearer sk' };
+    for (const path of ['/models/%zz', '/models%', '/x/%E0%A4%A/y', '/configs/%c3%28']) {
+      const response = await gatewayFetch(path, { headers: passThrough });
+      expect(response.status, path).toBe(400);
+      expect((await response.json()).error, path).toMatchObject({ type: 'invalid_request_error', code: 'invalid_path' });
+    }
+    const outside = await fetch(`${env().gatewayUrl.replace(/\/v1$/, '')}/nowhere/%`);
+    expect(outside.status).toBe(400);
+    // A well-formed escape still reaches the route decoded once: `%25` is a literal % in the id.
+    expect((await gatewayFetch('/configs/cfg_%25zz')).status).toBe(404);
   });
 });

@@ -23,19 +23,32 @@ export function openaiClient(options: { provider?: string; apiKey?: string; gate
   });
 }
 
-/** Waits until the gateway's log for a trace id is stored (logs are written after the response). */
+/**
+ * Waits until at least `count` logs of a trace are stored (logs are written after the response) and
+ * returns every stored record of the trace, newest first, following the pages.
+ */
 export async function waitForLogs(traceId: string, options: { count?: number; gatewayKey?: string; timeoutMs?: number } = {}): Promise<any[]> {
   const deadline = Date.now() + (options.timeoutMs ?? 5_000);
   for (;;) {
-    const response = await gatewayFetch(`/logs/${encodeURIComponent(traceId)}`, { headers: options.gatewayKey ? { 'x-gateway-api-key': options.gatewayKey } : {} });
-    if (response.status === 200) {
-      const body = (await response.json()) as { data: any[] };
-      if (body.data.length >= (options.count ?? 1)) return body.data;
-    } else if (response.status !== 404) {
-      throw new Error(`GET /logs/${traceId} answered ${response.status}: ${await response.text()}`);
-    }
-    if (Date.now() > deadline) throw new Error(`No log for trace ${traceId} after ${options.timeoutMs ?? 5_000} ms`);
+    const records = await readTrace(traceId, options.gatewayKey);
+    if (records.length >= (options.count ?? 1)) return records;
+    if (Date.now() > deadline) throw new Error(`${records.length} logs for trace ${traceId} after ${options.timeoutMs ?? 5_000} ms, ${options.count ?? 1} expected`);
     await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Every stored record of a trace (none for an unknown trace), page after page. */
+export async function readTrace(traceId: string, gatewayKey?: string): Promise<any[]> {
+  const records: any[] = [];
+  for (let after: string | undefined; ; ) {
+    const path = `/logs/${encodeURIComponent(traceId)}${after ? `?after=${encodeURIComponent(after)}` : ''}`;
+    const response = await gatewayFetch(path, { headers: gatewayKey ? { 'x-gateway-api-key': gatewayKey } : {} });
+    if (response.status === 404 && !after) return records;
+    if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}: ${await response.text()}`);
+    const body = (await response.json()) as { data: any[]; has_more?: boolean; last_id?: string };
+    records.push(...body.data);
+    if (!body.has_more) return records;
+    after = body.last_id;
   }
 }
 

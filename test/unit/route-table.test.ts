@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RouteTable } from '../../lib/local/route-table';
+import { hasMalformedEscape, RouteTable } from '../../lib/local/route-table';
 import type { ServerlessRoute } from '../../lib/local/serverless-config';
 
 const route = (method: ServerlessRoute['method'], path: string, functionName: string): ServerlessRoute => ({ method, path, functionName, streaming: false, integrationTimeoutMs: 29_000 });
@@ -36,5 +36,12 @@ describe('RouteTable (API Gateway precedence)', () => {
   it('matches nothing outside the declared tree', () => {
     expect(table.match('GET', '/health')).toBeUndefined();
     expect(table.match('GET', '/v1')?.route).toBeUndefined();
+  });
+});
+
+describe('hasMalformedEscape', () => {
+  it('finds escapes that do not decode, and only those', () => {
+    for (const path of ['/v1/logs/%', '/v1/logs/%zz', '/v1/%2', '/v1/%E0%A4%A', '/v1/%ff', '/v1/%c3%28']) expect(hasMalformedEscape(path), path).toBe(true);
+    for (const path of ['/v1/logs/%25zz', '/v1/chat/completions', '/v1/x%2Fy', '/v1/caf%C3%A9', '/v1/%2e%2e']) expect(hasMalformedEscape(path), path).toBe(false);
   });
 });
