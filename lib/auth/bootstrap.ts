@@ -3,7 +3,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../ids';
 import { dynamoClient } from '../store/clients';
 import { tables } from '../store/tables';
-import { generateApiKeySecret, putApiKey } from './api-keys';
+import { generateApiKeySecret, maxApiKeyLength, putApiKey } from './api-keys';
 
 export interface BootstrapResult {
   organisationId: string;
@@ -11,6 +11,8 @@ export interface BootstrapResult {
   /** Set only when this call created the first admin key; print it once. */
   createdAdminKey?: string;
 }
+
+const minAdminKeyLength = 20;
 
 const markerKey = { pk: 'SYSTEM', sk: 'BOOTSTRAP' };
 
@@ -21,8 +23,8 @@ const markerKey = { pk: 'SYSTEM', sk: 'BOOTSTRAP' };
  * `npm run bootstrap` against a deployed stack.
  */
 export async function ensureBootstrap(options: { adminKey?: string } = {}): Promise<BootstrapResult> {
-  if (options.adminKey !== undefined && options.adminKey.length < 20) {
-    throw new Error('GATEWAY_ADMIN_KEY must be at least 20 characters long.');
+  if (options.adminKey !== undefined && (options.adminKey.length < minAdminKeyLength || options.adminKey.length > maxApiKeyLength)) {
+    throw new Error(`GATEWAY_ADMIN_KEY must be ${minAdminKeyLength} to ${maxApiKeyLength} characters long.`);
   }
   const existing = await readMarker();
   let result: BootstrapResult;

@@ -1,8 +1,13 @@
-import { describe, expect, it } from 'vitest';
-import { gatewayFetch } from '../support/gateway-client';
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDynamoDbCounter, type DynamoDbCounter } from '../support/dynamodb-counter';
+import { env, gatewayFetch, spawnSharedGateway } from '../support/gateway-client';
+import type { SpawnedGateway } from '../support/spawn-gateway';
+
+const json = { 'content-type': 'application/json' };
 
 async function createKey(role: 'admin' | 'member', name = `${role} key`) {
-  const response = await gatewayFetch('/api-keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, role }) });
+  const response = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: JSON.stringify({ name, role }) });
   expect(response.status).toBe(200);
   return (await response.json()) as { id: string; key: string; role: string; name: string; hint: string };
 }
@@ -76,4 +81,49 @@ describe('gateway authentication', () => {
     const unknown = await gatewayFetch('/api-keys/key_doesnotexist', { method: 'DELETE' });
     expect(unknown.status).toBe(404);
   });
+});
+
+describe('unknown and oversized keys', () => {
+  let counter: DynamoDbCounter;
+  let gateway: SpawnedGateway;
+  const keyLookups = () => counter.getItemsStartingWith('APIKEY#');
+  const logsWith = (key: string) => fetch(`${gateway.url}/logs?limit=1`, { headers: { 'x-gateway-api-key': key } });
+
+  // A gateway of its own whose DynamoDB calls pass through a counter, so lookups can be counted.
+  beforeAll(async () => {
+    counter = await startDynamoDbCounter(env().endpoints.dynamodb);
+    gateway = await spawnSharedGateway({ GATEWAY_DYNAMODB_ENDPOINT: counter.url });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await counter?.close();
+  });
+
+  it('refuses a key far longer than any gateway key with a 401 that says so, without a lookup', async () => {
+    const before = keyLookups();
+    for (let i = 0; i < 100; i++) {
+      const response = await logsWith(`gwk_${i}_${'x'.repeat(9_000)}`);
+      expect(response.status).toBe(401);
+      const { error } = (await response.json()) as any;
+      expect(error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' });
+      expect(error.message).toMatch(/x-gateway-api-key: it is \d+ characters long, and gateway API keys have at most 256/);
+    }
+    expect(keyLookups()).toBe(before);
+  });
+
+  it('serves a valid key from memory while thousands of unknown keys are tried', async () => {
+    const member = await createKey('member', 'kept in memory');
+    const memberItem = `APIKEY#${createHash('sha256').update(member.key).digest('hex')}`;
+    const started = Date.now();
+    for (let round = 0; round < 20; round++) {
+      expect((await logsWith(member.key)).status).toBe(200);
+      const junk = Array.from({ length: 100 }, (_, i) => logsWith(`gwk_junk_${round}_${i}_${'j'.repeat(200)}`));
+      for (const response of await Promise.all(junk)) expect(response.status).toBe(401);
+    }
+    expect((await logsWith(member.key)).status).toBe(200);
+    // A valid key is read again only once its 5 s in memory are over, however many junk keys came in between.
+    const reloadsAllowed = Math.floor((Date.now() - started) / 5_000);
+    expect(counter.getItems(memberItem)).toBeLessThanOrEqual(1 + reloadsAllowed);
+    expect(keyLookups()).toBeGreaterThanOrEqual(2_000);
+  }, 60_000);
 });
