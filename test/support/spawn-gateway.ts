@@ -8,6 +8,8 @@ export interface SpawnedGateway {
   process: ChildProcess;
   /** Everything the process printed on stdout so far. */
   output(): string;
+  /** Everything the process printed on stderr so far. */
+  errors(): string;
   stop(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ export async function spawnGateway(env: Record<string, string | undefined>): Pro
     url,
     process: child,
     output: () => stdout,
+    errors: () => stderr,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
