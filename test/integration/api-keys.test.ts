@@ -75,11 +75,42 @@ describe('gateway authentication', () => {
   });
 
   it('validates key creation input', async () => {
-    const response = await gatewayFetch('/api-keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ role: 'owner' }) });
+    const response = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: JSON.stringify({ name: 'bad role', role: 'owner' }) });
     expect(response.status).toBe(400);
-    expect((await response.json()).error.param).toBe('role');
+    expect((await response.json()).error).toMatchObject({ param: 'role', code: 'invalid_api_key_body' });
     const unknown = await gatewayFetch('/api-keys/key_doesnotexist', { method: 'DELETE' });
     expect(unknown.status).toBe(404);
+    const malformed = await gatewayFetch(`/api-keys/${'k'.repeat(2_000)}`, { method: 'DELETE' });
+    expect(malformed.status).toBe(404);
+    const error = (await malformed.json()).error;
+    expect(error.code).toBe('api_key_not_found');
+    expect(error.message.length).toBeLessThan(200);
+  });
+
+  it('requires a name, and says what to send', async () => {
+    const bodies: RequestInit[] = [{}, { headers: json, body: '' }, { headers: json, body: '{}' }, { headers: json, body: '{"role":"admin"}' }];
+    for (const init of bodies) {
+      const response = await gatewayFetch('/api-keys', { method: 'POST', ...init } as RequestInit & { headers?: Record<string, string> });
+      expect(response.status, JSON.stringify(init)).toBe(400);
+      const { error } = await response.json();
+      expect(error).toMatchObject({ type: 'invalid_request_error', param: 'name', code: 'invalid_api_key_body' });
+      expect(error.message).toMatch(/^name is required: send \{"name": .*"role": "admin" \| "member"\}/);
+    }
+    const blank = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: JSON.stringify({ name: '  ', role: 'member' }) });
+    expect(blank.status).toBe(400);
+    expect((await blank.json()).error).toMatchObject({ param: 'name', code: 'invalid_api_key_body' });
+  });
+
+  it('gives every invalid request a 400 with a code', async () => {
+    const posts = [{ name: 5 }, { name: 'x'.repeat(256) }, { name: 'ok', role: 'owner' }, { name: 'ok', role: null }, { name: 'ok', scopes: ['read'] }, [], 'not json'];
+    for (const body of posts) {
+      const response = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect((await response.json()).error.code, JSON.stringify(body)).toMatch(/^[a-z_]+$/);
+    }
+    const list = await gatewayFetch('/api-keys?limit=0');
+    expect(list.status).toBe(400);
+    expect((await list.json()).error.code).toBe('invalid_limit');
   });
 });
 
