@@ -2,7 +2,7 @@ import '../lib/local/sdk-node-notice';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { ensureBootstrap } from '../lib/auth/bootstrap';
+import { ensureBootstrap, revokedAdminKeyWarning } from '../lib/auth/bootstrap';
 import { loadServerlessConfig } from '../lib/local/serverless-config';
 
 /**
@@ -21,6 +21,7 @@ async function main(): Promise<void> {
   process.env.AWS_REGION = config.region;
 
   const result = await ensureBootstrap({ adminKey: process.env.GATEWAY_ADMIN_KEY || undefined });
+  if (result.revokedAdminKey) process.stderr.write(`${revokedAdminKeyWarning(result.revokedAdminKey)}\n`);
   if (result.createdAdminKey) {
     process.stdout.write(`Bootstrapped stage ${values.stage} (organisation ${result.organisationId}, workspace ${result.workspaceId}).\n`);
     process.stdout.write(`Admin API key (shown once; store it now): ${result.createdAdminKey}\n`);

@@ -23,6 +23,13 @@ export interface ApiKeyRecord {
 
 const keyPrefix = 'gwk_';
 
+/**
+ * The longest key the gateway accepts. Generated keys are `gwk_` and 43 characters (47 in all);
+ * `GATEWAY_ADMIN_KEY` is the operator's choice, so the limit leaves it room. Anything longer can
+ * never be a key, and is refused before it is hashed or looked up.
+ */
+export const maxApiKeyLength = 256;
+
 export function hashApiKey(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }

@@ -3,14 +3,18 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../ids';
 import { dynamoClient } from '../store/clients';
 import { tables } from '../store/tables';
-import { generateApiKeySecret, putApiKey } from './api-keys';
+import { generateApiKeySecret, maxApiKeyLength, putApiKey } from './api-keys';
 
 export interface BootstrapResult {
   organisationId: string;
   workspaceId: string;
   /** Set only when this call created the first admin key; print it once. */
   createdAdminKey?: string;
+  /** Set when `adminKey` names a key that was revoked; it stays revoked, and the operator must hear why it fails. */
+  revokedAdminKey?: { id: string; revokedAt: number };
 }
+
+const minAdminKeyLength = 20;
 
 const markerKey = { pk: 'SYSTEM', sk: 'BOOTSTRAP' };
 
@@ -21,8 +25,8 @@ const markerKey = { pk: 'SYSTEM', sk: 'BOOTSTRAP' };
  * `npm run bootstrap` against a deployed stack.
  */
 export async function ensureBootstrap(options: { adminKey?: string } = {}): Promise<BootstrapResult> {
-  if (options.adminKey !== undefined && options.adminKey.length < 20) {
-    throw new Error('GATEWAY_ADMIN_KEY must be at least 20 characters long.');
+  if (options.adminKey !== undefined && (options.adminKey.length < minAdminKeyLength || options.adminKey.length > maxApiKeyLength)) {
+    throw new Error(`GATEWAY_ADMIN_KEY must be ${minAdminKeyLength} to ${maxApiKeyLength} characters long.`);
   }
   const existing = await readMarker();
   let result: BootstrapResult;
@@ -46,13 +50,25 @@ export async function ensureBootstrap(options: { adminKey?: string } = {}): Prom
   }
   const scope = { organisation_id: result.organisationId, workspace_id: result.workspaceId, role: 'admin' as const };
   if (options.adminKey) {
-    await putApiKey(options.adminKey, { name: 'Admin key (GATEWAY_ADMIN_KEY)', ...scope }, { onlyIfAbsent: true });
+    // Installing is idempotent and never undoes a revocation: a restart must not bring a revoked key back.
+    const installed = await putApiKey(options.adminKey, { name: 'Admin key (GATEWAY_ADMIN_KEY)', ...scope }, { onlyIfAbsent: true });
+    if (installed.revoked_at !== undefined) result.revokedAdminKey = { id: installed.id, revokedAt: installed.revoked_at };
   } else if (created) {
     const secret = generateApiKeySecret();
     await putApiKey(secret, { name: 'First admin key', ...scope });
     result.createdAdminKey = secret;
   }
   return result;
+}
+
+/** The start-up warning for a revoked GATEWAY_ADMIN_KEY: what happened and how to get an admin key again. */
+export function revokedAdminKeyWarning(key: { id: string; revokedAt: number }): string {
+  const revokedAt = new Date(key.revokedAt * 1000).toISOString();
+  return (
+    `Warning: GATEWAY_ADMIN_KEY is the admin key ${key.id}, which was revoked at ${revokedAt}. ` +
+    `A revoked key stays revoked: it was not installed again, and requests with it get 401. ` +
+    `To install a new admin key, set GATEWAY_ADMIN_KEY to a new value (${minAdminKeyLength} to ${maxApiKeyLength} characters) and start again.`
+  );
 }
 
 async function readMarker(): Promise<BootstrapResult | undefined> {

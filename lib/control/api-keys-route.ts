@@ -8,22 +8,18 @@ import { jsonResponse } from '../http/responses';
 import type { GatewayResponse } from '../http/types';
 
 const roles: readonly Role[] = ['admin', 'member'];
+/** Key ids are `key_` and 26 base32 characters; anything else names no key and is not looked up. */
+const keyIdPattern = /^key_[0-9a-z]{1,64}$/;
+const bodyShape = '{"name": "<1 to 255 characters>", "role": "admin" | "member"} (role defaults to member)';
 
 /** `/v1/api-keys`: create (POST), list (GET) and revoke (DELETE /{keyId}) gateway keys. Admin only. */
 export async function apiKeysRoute({ request, auth }: RouteContext): Promise<GatewayResponse> {
   requireAdmin(auth);
   const keyId = request.pathParameters.keyId;
   if (request.method === 'POST' && !keyId) {
-    const body = readJsonObject(request, { optional: true });
-    const name = body.name ?? 'Unnamed key';
-    if (typeof name !== 'string' || name.length > 255) throw badRequest('name must be a string of at most 255 characters.', 'name');
-    const role = body.role ?? 'member';
-    if (!roles.includes(role as Role)) throw badRequest(`role must be one of ${roles.join(', ')}.`, 'role');
-    for (const field of Object.keys(body)) {
-      if (field !== 'name' && field !== 'role') throw badRequest(`Unknown field "${field}"; a key takes name and role.`, field);
-    }
+    const { name, role } = readKeyBody(readJsonObject(request, { optional: true }));
     const secret = generateApiKeySecret();
-    const record = await putApiKey(secret, { name, role: role as Role, organisation_id: auth.organisationId, workspace_id: auth.workspaceId });
+    const record = await putApiKey(secret, { name, role, organisation_id: auth.organisationId, workspace_id: auth.workspaceId });
     return jsonResponse(200, { ...present(record), key: secret });
   }
   if (request.method === 'GET' && !keyId) {
@@ -31,8 +27,8 @@ export async function apiKeysRoute({ request, auth }: RouteContext): Promise<Gat
     return jsonResponse(200, listEnvelope(page.data.map(present), page.has_more));
   }
   if (request.method === 'DELETE' && keyId) {
-    const revoked = await revokeApiKey(auth.workspaceId, keyId);
-    if (!revoked) throw notFound(`No API key with id ${keyId} in this workspace.`, 'api_key_not_found');
+    const revoked = keyIdPattern.test(keyId) ? await revokeApiKey(auth.workspaceId, keyId) : undefined;
+    if (!revoked) throw notFound(`No API key with id ${keyId.slice(0, 100)} in this workspace.`, 'api_key_not_found');
     return jsonResponse(200, { id: revoked.id, object: 'api_key', deleted: true, revoked_at: revoked.revoked_at });
   }
   throw notFound(`No route for ${request.method} ${request.path}.`, 'route_not_found');
@@ -41,3 +37,19 @@ export async function apiKeysRoute({ request, auth }: RouteContext): Promise<Gat
 function present(record: ApiKeyRecord) {
   return { object: 'api_key', ...record, revoked_at: record.revoked_at ?? null, status: record.revoked_at === undefined ? 'active' : 'revoked' };
 }
+
+/** A new key's fields: `name` is required, so every key in a listing says what it is for. */
+function readKeyBody(body: Record<string, unknown>): { name: string; role: Role } {
+  for (const field of Object.keys(body)) {
+    if (field !== 'name' && field !== 'role') throw invalidBody(`Unknown field "${field.slice(0, 100)}"; send ${bodyShape}.`, field.slice(0, 100));
+  }
+  const { name, role = 'member' } = body;
+  if (name === undefined) throw invalidBody(`name is required: send ${bodyShape}.`, 'name');
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 255) {
+    throw invalidBody(`name must be a non-blank string of at most 255 characters; send ${bodyShape}.`, 'name');
+  }
+  if (!roles.includes(role as Role)) throw invalidBody(`role must be one of ${roles.join(', ')}.`, 'role');
+  return { name, role: role as Role };
+}
+
+const invalidBody = (message: string, param: string) => badRequest(message, param, 'invalid_api_key_body');

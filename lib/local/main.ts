@@ -1,6 +1,7 @@
 import './sdk-node-notice';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { revokedAdminKeyWarning } from '../auth/bootstrap';
 import { startLocalRuntime } from './runtime';
 
 /**
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
         `Admin API key (shown once; store it now): ${runtime.bootstrap.createdAdminKey}\n\n`,
     );
   }
+  if (runtime.bootstrap.revokedAdminKey) process.stderr.write(`\n${revokedAdminKeyWarning(runtime.bootstrap.revokedAdminKey)}\n\n`);
   process.stdout.write(`LLM gateway listening on ${runtime.url}\n`);
 
   let stopping = false;

@@ -1,8 +1,13 @@
-import { describe, expect, it } from 'vitest';
-import { gatewayFetch } from '../support/gateway-client';
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDynamoDbCounter, type DynamoDbCounter } from '../support/dynamodb-counter';
+import { env, gatewayFetch, spawnSharedGateway } from '../support/gateway-client';
+import type { SpawnedGateway } from '../support/spawn-gateway';
+
+const json = { 'content-type': 'application/json' };
 
 async function createKey(role: 'admin' | 'member', name = `${role} key`) {
-  const response = await gatewayFetch('/api-keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name, role }) });
+  const response = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: JSON.stringify({ name, role }) });
   expect(response.status).toBe(200);
   return (await response.json()) as { id: string; key: string; role: string; name: string; hint: string };
 }
@@ -70,10 +75,86 @@ describe('gateway authentication', () => {
   });
 
   it('validates key creation input', async () => {
-    const response = await gatewayFetch('/api-keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ role: 'owner' }) });
+    const response = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: JSON.stringify({ name: 'bad role', role: 'owner' }) });
     expect(response.status).toBe(400);
-    expect((await response.json()).error.param).toBe('role');
+    expect((await response.json()).error).toMatchObject({ param: 'role', code: 'invalid_api_key_body' });
     const unknown = await gatewayFetch('/api-keys/key_doesnotexist', { method: 'DELETE' });
     expect(unknown.status).toBe(404);
+    const malformed = await gatewayFetch(`/api-keys/${'k'.repeat(2_000)}`, { method: 'DELETE' });
+    expect(malformed.status).toBe(404);
+    const error = (await malformed.json()).error;
+    expect(error.code).toBe('api_key_not_found');
+    expect(error.message.length).toBeLessThan(200);
   });
+
+  it('requires a name, and says what to send', async () => {
+    const bodies: RequestInit[] = [{}, { headers: json, body: '' }, { headers: json, body: '{}' }, { headers: json, body: '{"role":"admin"}' }];
+    for (const init of bodies) {
+      const response = await gatewayFetch('/api-keys', { method: 'POST', ...init } as RequestInit & { headers?: Record<string, string> });
+      expect(response.status, JSON.stringify(init)).toBe(400);
+      const { error } = await response.json();
+      expect(error).toMatchObject({ type: 'invalid_request_error', param: 'name', code: 'invalid_api_key_body' });
+      expect(error.message).toMatch(/^name is required: send \{"name": .*"role": "admin" \| "member"\}/);
+    }
+    const blank = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: JSON.stringify({ name: '  ', role: 'member' }) });
+    expect(blank.status).toBe(400);
+    expect((await blank.json()).error).toMatchObject({ param: 'name', code: 'invalid_api_key_body' });
+  });
+
+  it('gives every invalid request a 400 with a code', async () => {
+    const posts = [{ name: 5 }, { name: 'x'.repeat(256) }, { name: 'ok', role: 'owner' }, { name: 'ok', role: null }, { name: 'ok', scopes: ['read'] }, [], 'not json'];
+    for (const body of posts) {
+      const response = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect((await response.json()).error.code, JSON.stringify(body)).toMatch(/^[a-z_]+$/);
+    }
+    const list = await gatewayFetch('/api-keys?limit=0');
+    expect(list.status).toBe(400);
+    expect((await list.json()).error.code).toBe('invalid_limit');
+  });
+});
+
+describe('unknown and oversized keys', () => {
+  let counter: DynamoDbCounter;
+  let gateway: SpawnedGateway;
+  const keyLookups = () => counter.getItemsStartingWith('APIKEY#');
+  const logsWith = (key: string) => fetch(`${gateway.url}/logs?limit=1`, { headers: { 'x-gateway-api-key': key } });
+
+  // A gateway of its own whose DynamoDB calls pass through a counter, so lookups can be counted.
+  beforeAll(async () => {
+    counter = await startDynamoDbCounter(env().endpoints.dynamodb);
+    gateway = await spawnSharedGateway({ GATEWAY_DYNAMODB_ENDPOINT: counter.url });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await counter?.close();
+  });
+
+  it('refuses a key far longer than any gateway key with a 401 that says so, without a lookup', async () => {
+    const before = keyLookups();
+    for (let i = 0; i < 100; i++) {
+      const response = await logsWith(`gwk_${i}_${'x'.repeat(9_000)}`);
+      expect(response.status).toBe(401);
+      const { error } = (await response.json()) as any;
+      expect(error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' });
+      expect(error.message).toMatch(/x-gateway-api-key: it is \d+ characters long, and gateway API keys have at most 256/);
+    }
+    expect(keyLookups()).toBe(before);
+  });
+
+  it('serves a valid key from memory while thousands of unknown keys are tried', async () => {
+    const member = await createKey('member', 'kept in memory');
+    const memberItem = `APIKEY#${createHash('sha256').update(member.key).digest('hex')}`;
+    const started = Date.now();
+    for (let round = 0; round < 20; round++) {
+      expect((await logsWith(member.key)).status).toBe(200);
+      const junk = Array.from({ length: 100 }, (_, i) => logsWith(`gwk_junk_${round}_${i}_${'j'.repeat(200)}`));
+      for (const response of await Promise.all(junk)) expect(response.status).toBe(401);
+    }
+    expect((await logsWith(member.key)).status).toBe(200);
+    // A valid key is read again only once its 5 s in memory are over, however many junk keys came in between.
+    const reloadsAllowed = Math.floor((Date.now() - started) / 5_000);
+    expect(counter.getItems(memberItem)).toBeLessThanOrEqual(1 + reloadsAllowed);
+    expect(keyLookups()).toBeGreaterThanOrEqual(2_000);
+  }, 60_000);
 });

@@ -55,6 +55,26 @@ describe('the local runtime', () => {
     }
   });
 
+  it('keeps a revoked GATEWAY_ADMIN_KEY revoked across a restart, and warns at start', async () => {
+    const { endpoints, dataDir } = env();
+    const shared = { GATEWAY_DATA_DIR: dataDir, GATEWAY_DYNAMODB_ENDPOINT: endpoints.dynamodb, GATEWAY_SQS_ENDPOINT: endpoints.sqs, GATEWAY_S3_ENDPOINT: endpoints.s3 };
+    const operatorKey = `gwk_operator_key_revoked_later_${Date.now()}`;
+    const first = await start({ ...shared, GATEWAY_ADMIN_KEY: operatorKey });
+    expect(first.errors()).not.toMatch(/revoked/);
+    const list = (await (await fetch(`${first.url}/api-keys?limit=100`, { headers: { 'x-gateway-api-key': operatorKey } })).json()) as any;
+    const installed = list.data.find((key: any) => key.hint === `${operatorKey.slice(0, 8)}…${operatorKey.slice(-4)}`);
+    const revoked = await fetch(`${first.url}/api-keys/${installed.id}`, { method: 'DELETE', headers: { 'x-gateway-api-key': operatorKey } });
+    expect(revoked.status).toBe(200);
+    await first.stop();
+
+    const second = await start({ ...shared, GATEWAY_ADMIN_KEY: operatorKey });
+    expect(second.errors()).toContain(`Warning: GATEWAY_ADMIN_KEY is the admin key ${installed.id}, which was revoked at `);
+    expect(second.errors()).toMatch(/stays revoked.*set GATEWAY_ADMIN_KEY to a new value \(20 to 256 characters\) and start again/);
+    expect(second.output() + second.errors()).not.toContain(operatorKey);
+    const refused = await fetch(`${second.url}/logs`, { headers: { 'x-gateway-api-key': operatorKey } });
+    expect(refused.status).toBe(401);
+  });
+
   it('lets two gateway processes share state through running emulators', async () => {
     const { endpoints, adminKey, dataDir } = env();
     const second = await start({
