@@ -5,6 +5,8 @@ export interface PageQuery {
   after?: string;
 }
 
+const cursorPattern = /^[a-z]{1,16}_[0-9a-z]{1,64}$/;
+
 /** Reads `limit` (1–100, default 20) and `after` (the last id of the previous page). */
 export function readPageQuery(query: Record<string, string>, defaultLimit = 20): PageQuery {
   let limit = defaultLimit;
@@ -13,7 +15,12 @@ export function readPageQuery(query: Record<string, string>, defaultLimit = 20):
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('limit must be an integer from 1 to 100.', 'limit', 'invalid_limit');
   }
   const page: PageQuery = { limit };
-  if (query.after) page.after = query.after;
+  if (query.after) {
+    // Every listed id is `<prefix>_` and 26 base32 characters; anything else would only reach
+    // DynamoDB to be refused there (a key above 1,024 bytes fails the whole call).
+    if (!cursorPattern.test(query.after)) throw badRequest('after must be the last_id of the previous page, e.g. "log_01jd3…".', 'after', 'invalid_cursor');
+    page.after = query.after;
+  }
   return page;
 }
 

@@ -191,6 +191,14 @@ describe('input that used to earn a 500 or a misleading answer', () => {
     expect(body.error.message).not.toMatch(/JSON/);
   });
 
+  it('refuses a list cursor that cannot be an id, on every list route', async () => {
+    for (const path of ['/logs', '/api-keys', '/configs', '/providers', '/logs/some-trace']) {
+      for (const after of ['x'.repeat(2_000), '../etc', 'log_ABC']) {
+        await expectError(await gatewayFetch(`${path}?after=${encodeURIComponent(after)}`), 400, { param: 'after', code: 'invalid_cursor' });
+      }
+    }
+  });
+
   it('names the root as the last used option when no config is sent', async () => {
     const response = await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-custom-host': `${upstream.url}/v1` });
     expect(response.status).toBe(200);
