@@ -32,28 +32,6 @@ export const secretCredentialFields = [
   'cloudB_service_account_json',
 ] as const;
 
-/** Non-secret provider settings, stored in clear and shown by the routes. */
-export const settingFields = [
-  'resource_name',
-  'deployment_id',
-  'api_version',
-  'deployments',
-  'compat_organization',
-  'compat_project',
-  'cloudA_region',
-  'cloudB_project_id',
-  'cloudB_region',
-  'cloudC_region',
-  'cloudC_deployment_name',
-  'cloudC_endpoint_name',
-  'cloudC_api_version',
-  'cloudC_deployment_type',
-  'cloudC_resource_name',
-  'cloudC_deployment_id',
-  'cloudC_model_name',
-  'cloudC_entra_scope',
-] as const;
-
 /**
  * Settings that decide where an integration's requests go (the host or the base path), with
  * `custom_host`. They are fixed once stored: the integration's credentials only ever travel to the
@@ -74,7 +52,10 @@ export const destinationFields = [
   'cloudC_deployment_id',
   'cloudC_model_name',
   'cloudC_entra_scope',
-] as const satisfies readonly (typeof settingFields)[number][];
+] as const;
+
+/** Non-secret provider settings, stored in clear and shown by the routes. */
+export const settingFields = ['deployment_id', 'api_version', 'deployments', 'compat_organization', 'compat_project', ...destinationFields] as const;
 
 export type CredentialField = (typeof secretCredentialFields)[number];
 export type SettingField = (typeof settingFields)[number];

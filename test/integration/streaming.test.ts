@@ -75,6 +75,13 @@ describe('streamed unified routes', () => {
     expect(sent).toBeLessThan(60);
   });
 
+  /** Polls `condition` for up to 3 s; its last value. */
+  const eventually = async (condition: () => boolean) => {
+    const deadline = Date.now() + 3_000;
+    while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    return condition();
+  };
+
   /** A provider that sends its first events, then nothing (and never ends), until its connection goes. */
   const stallAfterFirstEvents = (state: { upstreamClosed: boolean }) => ({
     handle: (_req: unknown, res: import('node:http').ServerResponse) => {
@@ -98,9 +105,7 @@ describe('streamed unified routes', () => {
     expect(payloads.at(-1).error).toMatchObject({ type: 'timeout_error', code: 'timeout_error', provider: 'openai' });
     expect(collected.doneLast).toBe(true);
     expect(elapsed).toBeLessThan(10_000);
-    const deadline = Date.now() + 3_000;
-    while (!state.upstreamClosed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(state.upstreamClosed).toBe(true);
+    expect(await eventually(() => state.upstreamClosed)).toBe(true);
     const [log] = await waitForLogs(traceId);
     expect(log.error.code).toBe('timeout_error');
   });
@@ -116,9 +121,7 @@ describe('streamed unified routes', () => {
     // The relayed bytes stop where the provider stopped; the body then ends (cut off) instead of hanging.
     const text = await response.text().catch(() => 'cut off');
     expect(text === 'cut off' || text.includes(chunk('b'))).toBe(true);
-    const deadline = Date.now() + 3_000;
-    while (!state.upstreamClosed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(state.upstreamClosed).toBe(true);
+    expect(await eventually(() => state.upstreamClosed)).toBe(true);
     const [log] = await waitForLogs(traceId);
     expect(log.error.code).toBe('timeout_error');
   });
