@@ -9,8 +9,14 @@
  * - loadbalance, fallback and conditional need a non-empty `targets` array;
  * - conditional needs `conditions` and `default`; every `then` and `default` names a target of that
  *   strategy by its `name`, and those names are unique among its targets;
- * - loadbalance needs at least one target whose weight is not 0 (a missing weight counts as 1).
+ * - loadbalance needs at least one target whose weight is not 0 (a missing weight counts as 1);
+ * - every conditional query is one the matcher can run (`routing/conditional-query.ts` holds the
+ *   grammar): `$and`/`$or` hold non-empty arrays of queries, keys are `metadata.*`, `params.*` or
+ *   `url.pathname`, operators are known and their operands typed, and a `$regex` compiles on the
+ *   linear-time engine — so `{"$and": 5}` or a pattern needing backtracking is a 400 at its own path.
  */
+import { queryFields, queryOperators } from '../routing/conditional-query';
+import { compileRegex, RegexSyntaxError } from '../routing/linear-regex';
 import type { ConfigIssue } from './types';
 
 export type Path = ReadonlyArray<PropertyKey>;
@@ -199,7 +205,7 @@ function checkNode(node: Record<string, unknown>, path: PropertyKey[], issues: C
     if (mode === 'loadbalance' && items.length > 0 && items.every((t) => isPlainObject(t) && t.weight === 0)) {
       issues.push({ param: at('targets'), message: `a loadbalance strategy needs at least one target with weight > 0 (a missing weight counts as 1); all ${items.length} weights are 0` });
     }
-    if (mode === 'conditional') checkConditional(strategy, items, at, issues);
+    if (mode === 'conditional') checkConditional(strategy, items, path, issues);
   }
   if (Array.isArray(targets)) {
     targets.forEach((target, index) => {
@@ -208,7 +214,8 @@ function checkNode(node: Record<string, unknown>, path: PropertyKey[], issues: C
   }
 }
 
-function checkConditional(strategy: Record<string, unknown>, targets: unknown[], at: (...rest: PropertyKey[]) => string, issues: ConfigIssue[]): void {
+function checkConditional(strategy: Record<string, unknown>, targets: unknown[], path: PropertyKey[], issues: ConfigIssue[]): void {
+  const at = (...rest: PropertyKey[]) => formatPath([...path, ...rest]);
   const names: string[] = [];
   const firstIndex = new Map<string, number>();
   targets.forEach((target, index) => {
@@ -229,9 +236,66 @@ function checkConditional(strategy: Record<string, unknown>, targets: unknown[],
     issues.push({ param: at('strategy', 'conditions'), message: 'a conditional strategy needs `conditions`: an array of {"query": {…}, "then": "<target name>"} items' });
   } else if (Array.isArray(strategy.conditions)) {
     strategy.conditions.forEach((condition, index) => {
-      if (isPlainObject(condition)) checkReference(condition.then, at('strategy', 'conditions', index, 'then'));
+      if (!isPlainObject(condition)) return;
+      checkReference(condition.then, at('strategy', 'conditions', index, 'then'));
+      if (isPlainObject(condition.query)) queryIssues(condition.query, [...path, 'strategy', 'conditions', index, 'query'], issues);
     });
   }
   if (!has(strategy, 'default')) issues.push({ param: at('strategy', 'default'), message: `conditional strategy needs \`default\` naming ${choices}` });
   else checkReference(strategy.default, at('strategy', 'default'));
+}
+
+// ---- conditional queries
+
+const queryExample = '[{"metadata.tier": "pro"}, {"params.model": "gpt-4o"}]';
+
+export function queryIssues(query: Record<string, unknown>, path: Path, issues: ConfigIssue[]): void {
+  for (const key of Object.keys(query)) {
+    const condition = query[key];
+    const at = [...path, key];
+    if (key === '$and' || key === '$or') {
+      if (!Array.isArray(condition) || condition.length === 0) {
+        issues.push({ param: formatPath(at), message: `must be a non-empty array of queries, e.g. ${queryExample}; got ${show(condition)}` });
+        continue;
+      }
+      condition.forEach((part, index) => {
+        if (isPlainObject(part)) queryIssues(part, [...at, index], issues);
+        else issues.push({ param: formatPath([...at, index]), message: `must be a query object, e.g. {"metadata.tier": "pro"}; got ${show(part)}` });
+      });
+    } else if (key.startsWith('$')) {
+      issues.push({ param: formatPath(at), message: `is not an operator that can stand here; a query's keys are $and, $or or a field (${queryFields.text})` });
+    } else if (!queryFields.pattern.test(key)) {
+      issues.push({ param: formatPath(at), message: `is not a field a query can test; use ${queryFields.text}` });
+    } else if (isPlainObject(condition) && Object.keys(condition).some((name) => name.startsWith('$'))) {
+      operatorIssues(condition, at, issues);
+    }
+  }
+}
+
+function operatorIssues(condition: Record<string, unknown>, path: Path, issues: ConfigIssue[]): void {
+  for (const [operator, operand] of Object.entries(condition)) {
+    const param = formatPath([...path, operator]);
+    if (!(queryOperators as readonly string[]).includes(operator)) {
+      const what = operator.startsWith('$') ? 'an unknown operator' : 'a field name mixed in with operators';
+      issues.push({ param, message: `is ${what}; use one of ${queryOperators.join(' ')}` });
+    } else if ((operator === '$in' || operator === '$nin') && !Array.isArray(operand)) {
+      issues.push({ param, message: `must be an array of values; got ${show(operand)}` });
+    } else if (operator === '$exists' && typeof operand !== 'boolean') {
+      issues.push({ param, message: `must be true or false; got ${show(operand)}` });
+    } else if (operator === '$regex') {
+      const problem = regexProblem(operand);
+      if (problem) issues.push({ param, message: problem });
+    }
+  }
+}
+
+function regexProblem(pattern: unknown): string | undefined {
+  if (typeof pattern !== 'string') return `must be a regular expression written as a string; got ${show(pattern)}`;
+  try {
+    compileRegex(pattern);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof RegexSyntaxError)) throw error;
+    return `must be a regular expression (JavaScript syntax, without back-references or lookaround); this one ${error.message}`;
+  }
 }

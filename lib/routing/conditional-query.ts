@@ -2,7 +2,12 @@
  * The query language of conditional routing: Mongo-style queries over `metadata.<key>`,
  * `params.<path>` (any depth into the request body) and `url.pathname`, with `$eq $ne $gt $gte $lt
  * $lte $in $nin $regex $exists $and $or` and an implicit AND between keys.
+ *
+ * Queries are checked when their config is validated (`config/query-rules.ts`), so matching never
+ * meets a shape it cannot handle; `$regex` patterns run on the linear-time engine in `linear-regex.ts`.
  */
+import { compileRegex, type LinearRegex } from './linear-regex';
+
 export interface QueryInput {
   metadata: Record<string, unknown>;
   params: Record<string, unknown>;
@@ -26,7 +31,8 @@ export function matchesQuery(query: Record<string, unknown>, input: QueryInput):
 function valueAt(input: QueryInput, path: string): unknown {
   let value: unknown = input;
   for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
+    // Own properties only: `params.constructor` is a body field, not Object's constructor.
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined;
     value = (value as Record<string, unknown>)[part];
   }
   return value;
@@ -45,6 +51,10 @@ function matchesField(value: unknown, condition: unknown): boolean {
   }
   return true;
 }
+
+export const queryOperators = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex', '$exists'] as const;
+/** The fields a query can test; anything else would never match. */
+export const queryFields = { pattern: /^(metadata|params)\.[^.]|^url\.pathname$/, text: 'metadata.<key>, params.<path> or url.pathname' };
 
 function applyOperator(operator: string, value: unknown, operand: unknown): boolean {
   switch (operator) {
@@ -90,13 +100,14 @@ function compare(value: unknown, operand: unknown, test: (a: number | string, b:
   return typeof value === 'string' && typeof operand === 'string' && test(value, operand);
 }
 
-const regexCache = new Map<string, RegExp | undefined>();
+const regexCache = new Map<string, LinearRegex | undefined>();
 
-function safeRegex(pattern: string): RegExp | undefined {
+/** A pattern that does not compile (possible only in a config saved before patterns were checked) never matches. */
+function safeRegex(pattern: string): LinearRegex | undefined {
   if (!regexCache.has(pattern)) {
-    let regex: RegExp | undefined;
+    let regex: LinearRegex | undefined;
     try {
-      regex = new RegExp(pattern);
+      regex = compileRegex(pattern);
     } catch {
       regex = undefined;
     }

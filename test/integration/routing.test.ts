@@ -165,6 +165,20 @@ describe('loadbalance and conditional', () => {
     await (await chat(config)).text();
     expect([requestsTo(pro.prefix).length, requestsTo(long.prefix).length, requestsTo(basic.prefix).length]).toEqual([1, 1, 1]);
   });
+
+  it('matches $regex in linear time, so a catastrophic pattern cannot freeze the gateway', async () => {
+    const slow = host('regex-slow');
+    const basic = host('regex-basic');
+    const config = {
+      strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.user': { $regex: '^(x+x+)+y$' } }, then: 'slow' }], default: 'basic' },
+      targets: [target(slow, { name: 'slow' }), target(basic, { name: 'basic' })],
+    };
+    // A backtracking engine needs about 2^60 steps for this value; every other request would wait behind it.
+    const response = await chat(config, { 'x-gateway-metadata': JSON.stringify({ user: `${'x'.repeat(60)}!` }) });
+    expect(response.status).toBe(200);
+    await response.text();
+    expect([requestsTo(slow.prefix).length, requestsTo(basic.prefix).length]).toEqual([0, 1]);
+  });
 });
 
 describe('request shaping', () => {
@@ -225,6 +239,20 @@ describe('config errors', () => {
     const unknown = await chat('cfg_doesnotexist');
     expect(unknown.status).toBe(400);
     expect((await unknown.json()).error.code).toBe('config_not_found');
+  });
+
+  it('answers 400 AB01 for a conditional query the router could not run', async () => {
+    const conditional = (query: unknown) => ({ strategy: { mode: 'conditional', conditions: [{ query, then: 'a' }], default: 'a' }, targets: [{ ...target(host('query')), name: 'a' }] });
+    for (const [query, param] of [
+      [{ $and: 5 }, 'config.strategy.conditions[0].query.$and'],
+      [{ $or: [null] }, 'config.strategy.conditions[0].query.$or[0]'],
+      [{ 'params.model': { $regex: '(?=lookahead)' } }, 'config.strategy.conditions[0].query["params.model"].$regex'],
+    ] as const) {
+      const response = await chat(conditional(query));
+      expect(response.status).toBe(400);
+      const body = await response.json();
+      expect(body.error).toMatchObject({ code: 'AB01', param });
+    }
   });
 });
 

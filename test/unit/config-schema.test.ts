@@ -31,6 +31,20 @@ describe('parseConfig: accepted configs', () => {
     ['provider alone (the key comes from the Authorization header)', { provider: 'openai' }],
     ['a provider slug', { provider: '@openai-prod' }],
     ['virtual_key', { virtual_key: 'vk-1' }],
+    [
+      'a conditional strategy with every query operator',
+      {
+        strategy: {
+          mode: 'conditional',
+          conditions: [
+            { query: { $or: [{ 'metadata.tier': { $in: ['pro'] } }, { $and: [{ 'params.model': { $regex: '^(x+x+)+y$' } }, { 'url.pathname': { $ne: '/' } }] }] }, then: 'a' },
+            { query: { 'params.max_tokens': { $gte: 1, $lt: 10 }, 'params.user': { $exists: false }, 'metadata.n': { $nin: [1] } }, then: 'b' },
+          ],
+          default: 'a',
+        },
+        targets: twoTargets,
+      },
+    ],
     ['strategy + targets', { strategy: { mode: 'fallback' }, targets: [base, { provider: 'anthropic' }] }],
     ['cache alone', { cache: { mode: 'simple' } }],
     ['retry alone', { retry: { attempts: 2 } }],
@@ -163,6 +177,27 @@ describe('parseConfig: each rule rejects with the exact path', () => {
     ['condition without query', { strategy: { mode: 'conditional', conditions: [{ then: 'a' }], default: 'a' }, targets: twoTargets }, 'config.strategy.conditions[0].query', 'is required; must be an object (a query over metadata.*, params.* and url.pathname)'],
     ['condition then not a string', { strategy: { mode: 'conditional', conditions: [{ query: {}, then: 1 }], default: 'a' }, targets: twoTargets }, 'config.strategy.conditions[0].then', 'must be a string naming a target; got 1'],
     ['condition unknown property', { strategy: { mode: 'conditional', conditions: [{ query: {}, then: 'a', else: 'b' }], default: 'a' }, targets: twoTargets }, 'config.strategy.conditions[0].else', 'unknown property "else"; allowed here: query, then'],
+    ...((): [string, unknown, string, string][] => {
+      const conditional = (query: unknown) => ({ strategy: { mode: 'conditional', conditions: [{ query, then: 'a' }], default: 'a' }, targets: twoTargets });
+      const at = 'config.strategy.conditions[0].query';
+      const andMessage = 'must be a non-empty array of queries, e.g. [{"metadata.tier": "pro"}, {"params.model": "gpt-4o"}]';
+      return [
+        ['$and not an array', conditional({ $and: 5 }), `${at}.$and`, `${andMessage}; got 5`],
+        ['$or a string', conditional({ $or: 'x' }), `${at}.$or`, `${andMessage}; got "x"`],
+        ['$or empty', conditional({ $or: [] }), `${at}.$or`, `${andMessage}; got an empty array`],
+        ['$and holding null', conditional({ $and: [null] }), `${at}.$and[0]`, 'must be a query object, e.g. {"metadata.tier": "pro"}; got null'],
+        ['nested $or inside $and', conditional({ $and: [{ $or: [{ 'params.model': 'x' }, 7] }] }), `${at}.$and[0].$or[1]`, 'must be a query object, e.g. {"metadata.tier": "pro"}; got 7'],
+        ['an unknown top-level operator', conditional({ $nor: [] }), `${at}.$nor`, "is not an operator that can stand here; a query's keys are $and, $or or a field (metadata.<key>, params.<path> or url.pathname)"],
+        ['a field without its root', conditional({ model: 'gpt-4o' }), `${at}.model`, 'is not a field a query can test; use metadata.<key>, params.<path> or url.pathname'],
+        ['a prototype key as a field', conditional(JSON.parse('{"__proto__": {"$eq": 1}}')), `${at}.__proto__`, 'is not a field a query can test; use metadata.<key>, params.<path> or url.pathname'],
+        ['an unknown operator', conditional({ 'params.model': { $regexp: 'x' } }), `${at}["params.model"].$regexp`, 'is an unknown operator; use one of $eq $ne $gt $gte $lt $lte $in $nin $regex $exists'],
+        ['$in not an array', conditional({ 'metadata.tier': { $in: 'pro' } }), `${at}["metadata.tier"].$in`, 'must be an array of values; got "pro"'],
+        ['$exists not a boolean', conditional({ 'metadata.tier': { $exists: 'yes' } }), `${at}["metadata.tier"].$exists`, 'must be true or false; got "yes"'],
+        ['$regex not a string', conditional({ 'params.model': { $regex: 5 } }), `${at}["params.model"].$regex`, 'must be a regular expression written as a string; got 5'],
+        ['$regex that does not compile', conditional({ 'params.model': { $regex: '(' } }), `${at}["params.model"].$regex`, 'must be a regular expression (JavaScript syntax, without back-references or lookaround); this one has an unterminated group: a "(" without its ")"'],
+        ['$regex with a back-reference', conditional({ 'params.model': { $regex: '(a)\\1' } }), `${at}["params.model"].$regex`, 'must be a regular expression (JavaScript syntax, without back-references or lookaround); this one uses a back-reference, which is not supported'],
+      ];
+    })(),
     ['all-zero loadbalance weights', { strategy: { mode: 'loadbalance' }, targets: [{ ...base, weight: 0 }, { ...base, weight: 0 }] }, 'config.targets', 'a loadbalance strategy needs at least one target with weight > 0 (a missing weight counts as 1); all 2 weights are 0'],
     ['negative weight', { strategy: { mode: 'loadbalance' }, targets: [{ ...base, weight: -1 }] }, 'config.targets[0].weight', 'must be a number of 0 or more (a missing weight counts as 1); got -1'],
     ['weight as a string', { strategy: { mode: 'loadbalance' }, targets: [{ ...base, weight: '1' }] }, 'config.targets[0].weight', 'must be a number of 0 or more (a missing weight counts as 1); got "1"'],
