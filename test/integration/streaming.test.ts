@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServerResponse } from 'node:http';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch, waitForLogs } from '../support/gateway-client';
 import { collectSse } from '../support/sse';
@@ -151,5 +152,67 @@ describe('streamed unified routes', () => {
     const response = await fetch(`${url}/models`, { headers: { 'x-gateway-api-key': env().adminKey, 'x-gateway-provider': 'openai' } });
     expect(response.status).toBe(200);
     await response.text();
+  });
+});
+
+/** Polls `condition` for up to 3 s; its last value. */
+const eventually = async (condition: () => boolean) => {
+  const deadline = Date.now() + 3_000;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+  return condition();
+};
+
+describe('provider bodies the unified routes read whole', () => {
+  let upstream: FakeUpstream;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+  });
+  afterAll(() => upstream.close());
+
+  const chat = (prefix: string, headers: Record<string, string> = {}) =>
+    gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gateway-custom-host': `${upstream.url}${prefix}/v1`, authorization: 'Bearer sk', ...headers },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+
+  /** A provider that sends a status and its headers and the start of a body, then nothing. */
+  const headThenStall = (state: { closed: boolean }, status: number) => ({
+    handle: (_req: unknown, res: ServerResponse) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': '200' });
+      res.write('{"');
+      res.on('close', () => (state.closed = true));
+    },
+  });
+
+  it.each([503, 200])('ends a %s body that stalls with the timeout error and aborts the provider call', async (status) => {
+    const traceId = `held-stall-${status}-${Date.now()}`;
+    const state = { closed: false };
+    upstream.script(`/held-stall-${status}`, [headThenStall(state, status)]);
+    const started = Date.now();
+    const response = await chat(`/held-stall-${status}`, { 'x-gateway-request-timeout': '700', 'x-gateway-trace-id': traceId });
+    expect(response.status).toBe(408);
+    expect((await response.json()).error).toMatchObject({ type: 'timeout_error', code: 'timeout_error', provider: 'openai' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await eventually(() => state.closed)).toBe(true);
+    const [log] = await waitForLogs(traceId);
+    expect(log.error.code).toBe('timeout_error');
+  });
+
+  it.each([500, 200])('answers 502 provider_connection_broken when the connection breaks in the middle of a %s body', async (status) => {
+    upstream.script(`/held-cut-${status}`, [
+      {
+        handle: (_req, res) => {
+          res.writeHead(status, { 'content-type': 'application/json', 'content-length': '100' });
+          res.write('{"error":{"mess');
+          setTimeout(() => res.socket?.destroy(), 30);
+        },
+      },
+    ]);
+    const response = await chat(`/held-cut-${status}`);
+    expect(response.status).toBe(502);
+    const { error } = await response.json();
+    expect(error).toMatchObject({ type: 'provider_error', code: 'provider_connection_broken', provider: 'openai' });
+    expect(error.message).toMatch(/connection to openai broke/);
   });
 });
