@@ -70,6 +70,14 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
     }
 
     if (call.stream) {
+      // Decided on the headers, before anything is committed: a body that is not the stream the
+      // adapter reads (an HTML page, a JSON answer) would otherwise be relayed as if it were one.
+      const notAStream = streamTypeError(providerName, response.headers['content-type'], prepared.streamContentType ?? 'text/event-stream');
+      if (notAStream) {
+        response.body.destroy();
+        timeout.stop();
+        return { ok: false, status: notAStream.status, headers, error: notAStream, network: false };
+      }
       await firstChunk(response.body, providerName);
       timeout.stop();
       const transform = prepared.streamTransform(options.onUsage);
@@ -111,6 +119,21 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
     const error = timeout.expired ? timeout.error() : caught instanceof GatewayError ? caught : new GatewayError(502, `${providerName} call failed: ${(caught as Error).message}`, { code: 'provider_error', provider: providerName });
     return { ok: false, status: error.status, headers, error, network: isNetworkFailure(error) };
   }
+}
+
+/**
+ * The error for a streamed request whose 2xx answer is not of the media type the adapter's stream
+ * reads (compared without parameters such as `charset`); undefined when it is.
+ */
+export function streamTypeError(provider: string, contentType: string | string[] | undefined, expected: string): GatewayError | undefined {
+  const value = Array.isArray(contentType) ? contentType[0] : contentType;
+  const mediaType = value?.split(';')[0].trim().toLowerCase();
+  if (mediaType === expected) return undefined;
+  const answered = value?.trim() ? `with ${value.trim().slice(0, 200)}` : 'without a content type';
+  return new GatewayError(502, `${provider} answered a stream request ${answered} instead of ${expected}.`, {
+    code: 'provider_stream_content_type',
+    provider,
+  });
 }
 
 /** The gateway never follows a redirect (it could lead a stored key elsewhere); it says where it led. */

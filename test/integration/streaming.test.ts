@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
+import { startFakeAnthropic, type FakeAnthropic } from '../support/fakes/anthropic';
+import { startFakeBedrock, type FakeBedrock } from '../support/fakes/bedrock';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch, waitForLogs } from '../support/gateway-client';
 import { collectSse } from '../support/sse';
@@ -214,5 +216,102 @@ describe('provider bodies the unified routes read whole', () => {
     const { error } = await response.json();
     expect(error).toMatchObject({ type: 'provider_error', code: 'provider_connection_broken', provider: 'openai' });
     expect(error.message).toMatch(/connection to openai broke/);
+  });
+});
+
+describe('a streamed request answered with something other than a stream', () => {
+  let upstream: FakeUpstream;
+  let anthropic: FakeAnthropic;
+  let bedrock: FakeBedrock;
+  const bedrockCredentials = { accessKeyId: 'AKIDFAKEBEDROCK00002', secretAccessKey: 'fake/Secret/for/the/content/type/test', region: 'eu-west-1' };
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+    anthropic = await startFakeAnthropic();
+    bedrock = await startFakeBedrock(bedrockCredentials);
+  });
+  afterAll(async () => {
+    await upstream.close();
+    await anthropic.close();
+    await bedrock.close();
+  });
+
+  const streamChat = (headers: Record<string, string>, model = 'm') =>
+    gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk', ...headers },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'stream' }], stream: true }),
+    });
+
+  it.each([
+    ['text/html; charset=utf-8', '<html><body>Welcome to nginx!</body></html>'],
+    ['application/json', '{"id":"c1","object":"chat.completion","choices":[]}'],
+    ['application/octet-stream', Buffer.from([0, 1, 2, 250, 251])],
+  ])('refuses a 200 of type %s with a 502 naming the type, before anything is committed', async (type, body) => {
+    const traceId = `not-sse-${type.split(/[/;]/)[1]}-${Date.now()}`;
+    upstream.script('/not-sse', [{ status: 200, body, headers: { 'content-type': type } }]);
+    const response = await streamChat({ 'x-gateway-custom-host': `${upstream.url}/not-sse/v1`, 'x-gateway-trace-id': traceId });
+    expect(response.status).toBe(502);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const { error } = await response.json();
+    expect(error).toMatchObject({ type: 'provider_error', code: 'provider_stream_content_type', provider: 'openai' });
+    expect(error.message).toContain(`answered a stream request with ${type}`);
+    const [log] = await waitForLogs(traceId);
+    expect(log.error.code).toBe('provider_stream_content_type');
+  });
+
+  it('refuses a 200 without a content type', async () => {
+    upstream.script('/untyped', [{ handle: (_req, res) => void res.writeHead(200, { 'content-length': '2' }).end('{}') }]);
+    const response = await streamChat({ 'x-gateway-custom-host': `${upstream.url}/untyped/v1` });
+    expect(response.status).toBe(502);
+    const { error } = await response.json();
+    expect(error.code).toBe('provider_stream_content_type');
+    expect(error.message).toContain('without a content type');
+  });
+
+  it('falls back from a target that answered the stream request with HTML', async () => {
+    upstream.script('/html-first', [{ status: 200, body: '<html></html>', headers: { 'content-type': 'text/html' } }]);
+    const config = {
+      strategy: { mode: 'fallback' },
+      targets: [
+        { provider: 'openai', api_key: 'k', custom_host: `${upstream.url}/html-first/v1` },
+        { provider: 'openai', api_key: 'k', custom_host: `${upstream.url}/sse-second/v1` },
+      ],
+    };
+    const response = await streamChat({ 'x-gateway-config': JSON.stringify(config) });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-gateway-last-used-option-index')).toBe('config.targets[1]');
+    const collected = await collectSse(response);
+    expect((collected.json[0] as any).choices[0].delta.role).toBe('assistant');
+    expect(collected.doneLast).toBe(true);
+  });
+
+  it('refuses a JSON 200 from a native provider (anthropic) the same way', async () => {
+    anthropic.script({ status: 200, json: { id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'not streamed' }] } });
+    const response = await streamChat({ 'x-gateway-provider': 'anthropic', 'x-gateway-custom-host': anthropic.url, authorization: 'Bearer sk-ant' }, 'claude-sonnet-4-20250514');
+    expect(response.status).toBe(502);
+    const { error } = await response.json();
+    expect(error).toMatchObject({ code: 'provider_stream_content_type', provider: 'anthropic' });
+    expect(error.message).toContain('answered a stream request with application/json');
+  });
+
+  it('expects Bedrock’s binary event stream, and refuses a JSON 200 from it', async () => {
+    const headers = {
+      'x-gateway-provider': 'bedrock',
+      'x-gateway-custom-host': bedrock.url,
+      'x-gateway-cloudA-access-key-id': bedrockCredentials.accessKeyId,
+      'x-gateway-cloudA-secret-access-key': bedrockCredentials.secretAccessKey,
+      'x-gateway-cloudA-region': bedrockCredentials.region,
+    };
+    const model = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
+    const streamed = await collectSse(await streamChat(headers, model));
+    expect(streamed.status).toBe(200);
+    expect(streamed.doneLast).toBe(true);
+
+    bedrock.script({ json: { output: { message: { role: 'assistant', content: [{ text: 'not streamed' }] } }, stopReason: 'end_turn' } });
+    const response = await streamChat(headers, model);
+    expect(response.status).toBe(502);
+    const { error } = await response.json();
+    expect(error).toMatchObject({ code: 'provider_stream_content_type', provider: 'bedrock' });
+    expect(error.message).toContain('application/vnd.amazon.eventstream');
   });
 });

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/http/errors';
+import { streamTypeError } from '../../lib/inference/provider-attempt';
 import { AttemptTimeout, isNetworkFailure, providerConnectionError, readProviderBody } from '../../lib/inference/provider-body';
 import { HttpParseError } from '../../lib/outbound/response-parser';
 import { rejectedGatewayError } from '../support/gateway-error';
@@ -82,5 +83,21 @@ describe('reading a provider body the gateway holds', () => {
     const tooLarge = new GatewayError(502, 'too large', { code: 'provider_response_too_large' });
     expect(providerConnectionError('groq', tooLarge)).toBe(tooLarge);
     expect(isNetworkFailure(tooLarge)).toBe(false);
+  });
+});
+
+describe('the media type of a streamed answer', () => {
+  it('accepts the expected type with any parameters and in any case', () => {
+    expect(streamTypeError('openai', 'text/event-stream', 'text/event-stream')).toBeUndefined();
+    expect(streamTypeError('openai', 'Text/Event-Stream; charset=utf-8', 'text/event-stream')).toBeUndefined();
+    expect(streamTypeError('bedrock', 'application/vnd.amazon.eventstream', 'application/vnd.amazon.eventstream')).toBeUndefined();
+  });
+
+  it('refuses any other type, or none, with a 502 naming what came', () => {
+    const html = streamTypeError('openai', 'text/html; charset=utf-8', 'text/event-stream')!;
+    expect(html).toMatchObject({ status: 502, type: 'provider_error', code: 'provider_stream_content_type', provider: 'openai' });
+    expect(html.message).toBe('openai answered a stream request with text/html; charset=utf-8 instead of text/event-stream.');
+    expect(streamTypeError('openai', undefined, 'text/event-stream')!.message).toContain('answered a stream request without a content type');
+    expect(streamTypeError('bedrock', 'text/event-stream', 'application/vnd.amazon.eventstream')!.code).toBe('provider_stream_content_type');
   });
 });
