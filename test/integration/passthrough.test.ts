@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeBinaryBytes, SSE_RAW_BODY, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, waitForLogs } from '../support/gateway-client';
 import { readFixtureBytes } from '../support/fixtures';
+import { eventually } from '../support/poll';
 
 describe('pass-through', () => {
   let upstream: FakeUpstream;
@@ -184,13 +185,6 @@ describe('pass-through with a config reads provider bodies within bounds', () =>
       body: '{"x":1}',
       headers: { 'x-gateway-api-key': env().adminKey, 'content-type': 'application/json', 'x-gateway-config': JSON.stringify(config), ...headers },
     });
-
-  /** Polls `condition` for up to 3 s; its last value. */
-  const eventually = async (condition: () => boolean) => {
-    const deadline = Date.now() + 3_000;
-    while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-    return condition();
-  };
 
   /** A provider that sends an error status and its headers, then nothing, until its connection goes. */
   const errorThenStall = (state: { closed: boolean }, status = 503) => ({

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fakes/anthropic';
 import { startFakeBedrock, type FakeBedrock } from '../support/fakes/bedrock';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch, waitForLogs } from '../support/gateway-client';
+import { eventually } from '../support/poll';
 import { collectSse } from '../support/sse';
 
 describe('streamed unified routes', () => {
@@ -78,13 +79,6 @@ describe('streamed unified routes', () => {
     expect(sent).toBeLessThan(60);
   });
 
-  /** Polls `condition` for up to 3 s; its last value. */
-  const eventually = async (condition: () => boolean) => {
-    const deadline = Date.now() + 3_000;
-    while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-    return condition();
-  };
-
   /** A provider that sends its first events, then nothing (and never ends), until its connection goes. */
   const stallAfterFirstEvents = (state: { upstreamClosed: boolean }) => ({
     handle: (_req: unknown, res: import('node:http').ServerResponse) => {
@@ -156,13 +150,6 @@ describe('streamed unified routes', () => {
     await response.text();
   });
 });
-
-/** Polls `condition` for up to 3 s; its last value. */
-const eventually = async (condition: () => boolean) => {
-  const deadline = Date.now() + 3_000;
-  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-  return condition();
-};
 
 describe('provider bodies the unified routes read whole', () => {
   let upstream: FakeUpstream;
