@@ -87,14 +87,14 @@ export async function readProviderBody(
   try {
     return await readBody(body, options.limit, options.what);
   } catch (caught) {
-    if (timeout.expired) throw timeout.error();
-    if (stalled) {
-      throw new GatewayError(408, `${timeout.provider} sent nothing for ${idleMs} ms while the gateway was reading its answer; the gateway ended the call.`, {
-        code: 'timeout_error',
-        provider: timeout.provider,
-      });
+    const { provider } = timeout;
+    if (timeout.expired) {
+      throw new GatewayError(408, `${provider} did not send its whole answer within the request timeout of ${timeout.timeoutMs} ms.`, { code: 'timeout_error', provider });
     }
-    throw providerConnectionError(timeout.provider, caught);
+    if (stalled) {
+      throw new GatewayError(408, `${provider} sent nothing for ${idleMs} ms while the gateway was reading its answer; the gateway ended the call.`, { code: 'timeout_error', provider });
+    }
+    throw providerConnectionError(provider, caught);
   }
 }
 

@@ -37,7 +37,7 @@ describe('reading a provider body the gateway holds', () => {
     body.write('{"err');
     const error = await rejectedGatewayError(readProviderBody(body, timeout, { limit: 100, what: 'The body' }));
     expect(error).toMatchObject({ status: 408, code: 'timeout_error', provider: 'openai' });
-    expect(error.message).toBe('openai did not answer within the request timeout of 60 ms.');
+    expect(error.message).toBe('openai did not send its whole answer within the request timeout of 60 ms.');
     expect(state.aborted).toBe(true);
   });
 
