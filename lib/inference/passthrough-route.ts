@@ -1,10 +1,10 @@
 import { badRequest, GatewayError } from '../http/errors';
 import type { RouteContext } from '../http/pipeline';
-import { readBody } from '../http/read-body';
 import type { GatewayRequest, GatewayResponse } from '../http/types';
 import { openOutbound, toOutboundError } from '../outbound/http-client';
 import type { ResolvedTarget } from '../providers/types';
 import { runStrategy } from '../routing/engine';
+import { AttemptTimeout, isNetworkFailure, readProviderBody } from './provider-body';
 import type { AttemptOutcome } from './provider-attempt';
 import { resolveRequestPlan } from './request-config';
 import { defaultRequestTimeoutMs, readRequestTimeoutHeader } from './request-options';
@@ -81,22 +81,16 @@ async function forward(request: GatewayRequest, target: ResolvedTarget, options:
   Object.assign(headers, await target.provider.adapter.authenticate({ method: request.method, url, headers, body }, target));
 
   const call = openOutbound({ url, method: request.method, headers, body, target: providerName });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    call.abort();
-  }, options.timeoutMs);
+  const timeout = new AttemptTimeout(providerName, options.timeoutMs);
+  timeout.watch(call);
   let response;
   try {
     response = await call.response;
   } catch (caught) {
-    clearTimeout(timer);
-    const error = timedOut
-      ? new GatewayError(408, `${providerName} did not answer within the request timeout of ${options.timeoutMs} ms.`, { code: 'timeout_error', provider: providerName })
-      : toOutboundError(caught, { url, target: providerName });
+    timeout.stop();
+    const error = timeout.expired ? timeout.error() : toOutboundError(caught, { url, target: providerName });
     return { ok: false, status: error.status, headers: { 'x-gateway-provider': providerName }, error, network: true };
   }
-  clearTimeout(timer);
 
   const responseHeaders: Record<string, string> = {};
   for (const name in response.headers) {
@@ -107,10 +101,20 @@ async function forward(request: GatewayRequest, target: ResolvedTarget, options:
 
   const declaredLength = Number(response.headers['content-length'] ?? 0);
   if (response.status >= 400 && options.holdErrors && declaredLength <= maxHeldErrorBytes) {
-    const raw = await readBody(response.body, maxHeldErrorBytes, 'The provider error response');
+    // Held to decide on a retry or fallback: read under the request timeout, like the wait before it.
+    let raw: Buffer;
+    try {
+      raw = await readProviderBody(response.body, timeout, { limit: maxHeldErrorBytes, what: 'The provider error response' });
+    } catch (caught) {
+      const error = caught as GatewayError;
+      return { ok: false, status: error.status, headers: { 'x-gateway-provider': providerName }, error, network: isNetworkFailure(error) };
+    } finally {
+      timeout.stop();
+    }
     const error = new GatewayError(response.status, `${providerName} answered ${response.status}.`, { code: 'provider_error', provider: providerName });
     return { ok: false, status: response.status, headers: responseHeaders, error, network: false, raw };
   }
+  timeout.stop();
   response.body.on('close', () => {
     if (!response.body.readableEnded) call.abort();
   });

@@ -1,11 +1,11 @@
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../http/errors';
-import { readBody } from '../http/read-body';
 import { sseData, sseDone } from '../http/sse';
 import type { TokenUsage } from '../observability/request-log';
-import { openOutbound, type OutboundCall } from '../outbound/http-client';
+import { openOutbound } from '../outbound/http-client';
 import type { ProviderCall } from '../providers/types';
 import { relayedResponseHeaders } from './relayed-headers';
+import { AttemptTimeout, isNetworkFailure, readProviderBody } from './provider-body';
 import { defaultRequestTimeoutMs } from './request-options';
 import { streamIdleLimitMs, watchStreamIdle } from './stream-idle';
 
@@ -26,7 +26,10 @@ export type AttemptOutcome =
     };
 
 export interface AttemptOptions {
-  /** Per attempt: covers waiting for the first byte, and the whole body when not streaming. */
+  /**
+   * Per attempt (10 minutes when not given): covers waiting for the first byte, and every body the
+   * gateway reads whole (error bodies, non-streamed answers).
+   */
   timeoutMs?: number;
   onUsage(usage: TokenUsage): void;
   /** A stream that had started failed or went silent; the client gets `error` as an SSE event. */
@@ -40,45 +43,49 @@ export interface AttemptOptions {
  */
 export async function attemptProvider(call: ProviderCall, options: AttemptOptions): Promise<AttemptOutcome> {
   const providerName = call.target.provider.name;
-  let outbound: OutboundCall | undefined;
-  let timedOut = false;
-  const timer = options.timeoutMs
-    ? setTimeout(() => {
-        timedOut = true;
-        outbound?.abort();
-      }, options.timeoutMs)
-    : undefined;
-  const timeoutError = () =>
-    new GatewayError(408, `${providerName} did not answer within the request timeout of ${options.timeoutMs} ms.`, { code: 'timeout_error', provider: providerName });
+  const timeoutMs = options.timeoutMs ?? defaultRequestTimeoutMs;
+  const timeout = new AttemptTimeout(providerName, timeoutMs);
 
   let headers: Record<string, string> = { 'x-gateway-provider': providerName };
   try {
     const prepared = await call.target.provider.adapter.prepare(call);
-    if (timedOut) throw timeoutError();
-    outbound = openOutbound({ url: prepared.url, method: 'POST', headers: prepared.headers, body: prepared.body, target: providerName });
+    if (timeout.expired) throw timeout.error();
+    const outbound = openOutbound({ url: prepared.url, method: 'POST', headers: prepared.headers, body: prepared.body, target: providerName });
+    timeout.watch(outbound);
     const response = await outbound.response;
     headers = relayedResponseHeaders(response.headers, providerName);
 
     if (response.status >= 300 && response.status < 400) {
-      response.body.resume();
+      // Nothing in a redirect's body is used: giving it up ends the call, however slowly it comes.
+      response.body.destroy();
+      timeout.stop();
       return { ok: false, status: 502, headers, error: redirectError(providerName, response.status, response.headers.location), network: false };
     }
     if (response.status >= 400) {
-      const errorBody = await readBody(response.body, maxErrorBodyBytes, 'The provider error response');
+      const errorBody = await readProviderBody(response.body, timeout, { limit: maxErrorBodyBytes, what: 'The provider error response' });
+      timeout.stop();
       // The adapter reads the provider's own headers (e.g. Bedrock names its exception only there).
       const error = prepared.readError(response.status, errorBody, flattenHeaders(response.headers));
       return { ok: false, status: response.status, headers, error, network: false };
     }
 
     if (call.stream) {
+      // Decided on the headers, before anything is committed: a body that is not the stream the
+      // adapter reads (an HTML page, a JSON answer) would otherwise be relayed as if it were one.
+      const notAStream = streamTypeError(providerName, response.headers['content-type'], prepared.streamContentType ?? 'text/event-stream');
+      if (notAStream) {
+        response.body.destroy();
+        timeout.stop();
+        return { ok: false, status: notAStream.status, headers, error: notAStream, network: false };
+      }
       await firstChunk(response.body, providerName);
-      clearTimeout(timer);
+      timeout.stop();
       const transform = prepared.streamTransform(options.onUsage);
-      const idleMs = streamIdleLimitMs(options.timeoutMs ?? defaultRequestTimeoutMs);
+      const idleMs = streamIdleLimitMs(timeoutMs);
       let stalled = false;
       watchStreamIdle(response.body, idleMs, () => {
         stalled = true;
-        outbound!.abort();
+        outbound.abort();
       });
       response.body.on('error', (error) => {
         // The status is sent already: the failure becomes an error event, then [DONE], written to
@@ -97,21 +104,36 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
       response.body.pipe(transform);
       // A client that goes away must not leave the provider call running.
       transform.on('close', () => {
-        if (!response.body.readableEnded) outbound!.abort();
+        if (!response.body.readableEnded) outbound.abort();
       });
       return { ok: true, status: response.status, headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body: transform };
     }
 
-    const bytes = await readBody(response.body, maxResponseBodyBytes, 'The provider response');
-    clearTimeout(timer);
+    const bytes = await readProviderBody(response.body, timeout, { limit: maxResponseBodyBytes, what: 'The provider response' });
+    timeout.stop();
     const result = prepared.readResponse(bytes);
     if (result.usage) options.onUsage(result.usage);
     return { ok: true, status: response.status, headers: { ...headers, 'content-type': 'application/json' }, body: result.body };
   } catch (caught) {
-    clearTimeout(timer);
-    const error = timedOut ? timeoutError() : caught instanceof GatewayError ? caught : new GatewayError(502, `${providerName} call failed: ${(caught as Error).message}`, { code: 'provider_error', provider: providerName });
-    return { ok: false, status: error.status, headers, error, network: timedOut || error.code === 'provider_unreachable' || error.code === 'provider_stream_error' };
+    timeout.stop();
+    const error = timeout.expired ? timeout.error() : caught instanceof GatewayError ? caught : new GatewayError(502, `${providerName} call failed: ${(caught as Error).message}`, { code: 'provider_error', provider: providerName });
+    return { ok: false, status: error.status, headers, error, network: isNetworkFailure(error) };
   }
+}
+
+/**
+ * The error for a streamed request whose 2xx answer is not of the media type the adapter's stream
+ * reads (compared without parameters such as `charset`); undefined when it is.
+ */
+export function streamTypeError(provider: string, contentType: string | string[] | undefined, expected: string): GatewayError | undefined {
+  const value = Array.isArray(contentType) ? contentType[0] : contentType;
+  const mediaType = value?.split(';')[0].trim().toLowerCase();
+  if (mediaType === expected) return undefined;
+  const answered = value?.trim() ? `with ${value.trim().slice(0, 200)}` : 'without a content type';
+  return new GatewayError(502, `${provider} answered a stream request ${answered} instead of ${expected}.`, {
+    code: 'provider_stream_content_type',
+    provider,
+  });
 }
 
 /** The gateway never follows a redirect (it could lead a stored key elsewhere); it says where it led. */

@@ -71,6 +71,11 @@ export interface PreparedCall {
   readResponse(body: Buffer): { body: Buffer | string; usage?: TokenUsage };
   /** Provider stream bytes in, OpenAI-format SSE bytes out. */
   streamTransform(onUsage: (usage: TokenUsage) => void): Transform;
+  /**
+   * The media type of the provider's stream (`text/event-stream` when not given). A streamed call
+   * answered 2xx with any other type is a provider error, decided before the stream is committed.
+   */
+  streamContentType?: string;
 }
 
 /** A request passed through to the provider as the client sent it. */

@@ -3,8 +3,9 @@ import { request as httpRequest } from 'node:http';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeBinaryBytes, SSE_RAW_BODY, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
-import { env } from '../support/gateway-client';
+import { env, waitForLogs } from '../support/gateway-client';
 import { readFixtureBytes } from '../support/fixtures';
+import { eventually } from '../support/poll';
 
 describe('pass-through', () => {
   let upstream: FakeUpstream;
@@ -167,5 +168,100 @@ describe('pass-through paths stay under the provider base URL', () => {
     expect(status).toBe(200);
     expect(body.url).toBe('/tenant-a/v1/files/a..b/.well/v1.2/%25zz/echo');
     expect(body.headers.authorization).toBe(`Bearer ${storedKey}`);
+  });
+});
+
+describe('pass-through with a config reads provider bodies within bounds', () => {
+  let upstream: FakeUpstream;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+  });
+  afterAll(() => upstream.close());
+
+  const target = (prefix: string) => ({ provider: 'openai', api_key: 'sk-pt', custom_host: `${upstream.url}${prefix}/v1` });
+  const call = (path: string, config: unknown, headers: Record<string, string> = {}) =>
+    request(`${env().gatewayUrl}${path}`, {
+      method: 'POST',
+      body: '{"x":1}',
+      headers: { 'x-gateway-api-key': env().adminKey, 'content-type': 'application/json', 'x-gateway-config': JSON.stringify(config), ...headers },
+    });
+
+  /** A provider that sends an error status and its headers, then nothing, until its connection goes. */
+  const errorThenStall = (state: { closed: boolean }, status = 503) => ({
+    handle: (_req: unknown, res: import('node:http').ServerResponse) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': '200' });
+      res.write('{"error":');
+      res.on('close', () => (state.closed = true));
+    },
+  });
+
+  it('ends an error body that stalls with the timeout error and aborts the provider call', async () => {
+    const state = { closed: false };
+    upstream.script('/stall-error', [errorThenStall(state)]);
+    const started = Date.now();
+    const response = await call('/files/stall-error', { ...target('/stall-error'), retry: { attempts: 0 } }, { 'x-gateway-request-timeout': '700' });
+    expect(response.statusCode).toBe(408);
+    const body = (await response.body.json()) as any;
+    expect(body.error).toMatchObject({ type: 'timeout_error', code: 'timeout_error', provider: 'openai' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await eventually(() => state.closed)).toBe(true);
+  });
+
+  it('falls back from a target whose error body stalls past the config request_timeout', async () => {
+    const state = { closed: false };
+    upstream.script('/stall-first', [errorThenStall(state, 500)]);
+    const response = await call('/stall/echo', { strategy: { mode: 'fallback' }, request_timeout: 700, targets: [target('/stall-first'), target('/stall-second')] });
+    expect(response.statusCode).toBe(200);
+    expect(((await response.body.json()) as any).url).toBe('/stall-second/v1/stall/echo');
+    expect(response.headers['x-gateway-last-used-option-index']).toBe('config.targets[1]');
+    expect(await eventually(() => state.closed)).toBe(true);
+  });
+
+  it('answers 502 when the connection breaks in the middle of an error body, and retries it like a network error', async () => {
+    const cut = {
+      handle: (_req: unknown, res: import('node:http').ServerResponse) => {
+        res.writeHead(500, { 'content-type': 'application/json', 'content-length': '100' });
+        res.write('{"error":{"mess');
+        setTimeout(() => res.socket?.destroy(), 30);
+      },
+    };
+    upstream.script('/cut-error', [cut]);
+    const response = await call('/files/cut-error', { ...target('/cut-error'), retry: { attempts: 0 } });
+    expect(response.statusCode).toBe(502);
+    const body = (await response.body.json()) as any;
+    expect(body.error).toMatchObject({ type: 'provider_error', code: 'provider_connection_broken', provider: 'openai' });
+    expect(body.error.message).toMatch(/connection to openai broke/);
+
+    upstream.script('/cut-then-ok', [cut]);
+    const retried = await call('/cut-then-ok/echo', { ...target('/cut-then-ok'), retry: { attempts: 1 } });
+    expect(retried.statusCode).toBe(200);
+    expect(retried.headers['x-gateway-retry-attempt-count']).toBe('1');
+    await retried.body.dump();
+  });
+
+  it('ends a 200 answer that sends its headers and then nothing (no config needed), and logs the timeout', async () => {
+    const traceId = `pt-silent-${Date.now()}`;
+    const state = { closed: false };
+    upstream.script('/silent', [
+      {
+        handle: (_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.flushHeaders();
+          res.on('close', () => (state.closed = true));
+        },
+      },
+    ]);
+    const started = Date.now();
+    const response = await request(`${env().gatewayUrl}/anything`, {
+      method: 'GET',
+      headers: { 'x-gateway-api-key': env().adminKey, 'x-gateway-custom-host': `${upstream.url}/silent/v1`, 'x-gateway-request-timeout': '700', 'x-gateway-trace-id': traceId },
+    });
+    expect(response.statusCode).toBe(200);
+    const text = await response.body.text().catch(() => 'cut off');
+    expect(['', 'cut off']).toContain(text);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await eventually(() => state.closed)).toBe(true);
+    const [log] = await waitForLogs(traceId);
+    expect(log.error.code).toBe('timeout_error');
   });
 });

@@ -50,4 +50,16 @@ describe('a streamed request whose providers are slow to start', () => {
     expect((collected.json.at(-1) as any).error).toMatchObject({ message: 'provider exploded', provider: 'openai' });
     expect(collected.doneLast).toBe(true);
   });
+
+  it('ends with an error event and [DONE] when the provider answers with HTML after the commit', async () => {
+    upstream.script('/commit/html', [{ status: 200, delayMs: 500, body: '<html>maintenance</html>', headers: { 'content-type': 'text/html' } }]);
+    const response = await stream({ provider: 'openai', api_key: 'k', custom_host: `${upstream.url}/commit/html/v1` });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const collected = await collectSse(response);
+    expect(collected.text).not.toContain('maintenance');
+    expect((collected.json.at(-1) as any).error).toMatchObject({ code: 'provider_stream_content_type', provider: 'openai' });
+    expect((collected.json.at(-1) as any).error.message).toContain('answered a stream request with text/html');
+    expect(collected.doneLast).toBe(true);
+  });
 });

@@ -8,6 +8,9 @@ import { buildConverseRequest } from './request';
 import { readConverseResponse } from './response';
 import { converseStreamTransform } from './stream';
 
+/** ConverseStream's binary framing (not server-sent events). */
+const eventStreamType = 'application/vnd.amazon.eventstream';
+
 /**
  * The model id as ONE path segment: `:` and `/` of versioned ids, inference profiles and ARNs are
  * percent-encoded (plus `!'()*`, which encodeURIComponent keeps but AWS's SDKs encode), so
@@ -36,9 +39,10 @@ export const bedrockAdapter: ProviderAdapter = {
     const context = { model, strict: call.strictApiCompliance, responseTool: converse.responseTool };
     const streamOptions = call.body.stream_options as { include_usage?: boolean } | undefined;
     return {
-      ...(await signedPost(call, modelPath(model, action), converse.request, call.stream ? 'application/vnd.amazon.eventstream' : 'application/json')),
+      ...(await signedPost(call, modelPath(model, action), converse.request, call.stream ? eventStreamType : 'application/json')),
       readResponse: (bytes) => readConverseResponse(bytes, context),
       streamTransform: (onUsage) => converseStreamTransform({ ...context, includeUsage: streamOptions?.include_usage === true, onUsage }),
+      streamContentType: eventStreamType,
     };
   },
   authenticate: (request, target) => bedrockAuthHeaders(request, target.settings),
