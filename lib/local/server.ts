@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import { nameMap } from '../http/name-map';
 import { streamingMarker } from './lambda-globals';
 import { LambdaResponseStream } from './lambda-response-stream';
 import { buildProxyEvent } from './proxy-event';
@@ -94,7 +95,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
     const result = await Promise.race([handler(event, context) as Promise<APIGatewayProxyResult>, timeout]).finally(() => clearTimeout(timer));
     if (result === 'timeout') return sendJson(res, 504, { message: 'Endpoint request timed out' });
-    const headers: Record<string, string | string[]> = {};
+    const headers = nameMap<string | string[]>();
     for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
     for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
     const payload = result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');

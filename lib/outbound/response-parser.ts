@@ -5,10 +5,13 @@
  * ClientRequest/IncomingMessage machinery, and it is all the client has to trust.
  */
 
+import { nameMap } from '../http/name-map';
+
 export interface ResponseHead {
   status: number;
   /**
-   * Lower-cased names. Repeated `set-cookie` is an array; for the headers node:http treats as
+   * Lower-cased names, on an object without a prototype (a header may be named `constructor` or
+   * `__proto__`). Repeated `set-cookie` is an array; for the headers node:http treats as
    * single-valued the first value is kept; other repeats are joined with ', '.
    */
   headers: Record<string, string | string[]>;
@@ -207,7 +210,7 @@ export class ResponseParser {
     if (!match) throw new HttpParseError('HPE_INVALID_RESPONSE', `The response does not start with an HTTP/1.x status line: ${JSON.stringify(lines[0].slice(0, 80))}.`);
     const http10 = match[1] === '0';
     const status = Number(match[2]);
-    const headers: Record<string, string | string[]> = {};
+    const headers = nameMap<string | string[]>();
     let lastName: string | undefined;
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i];

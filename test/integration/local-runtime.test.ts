@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch } from '../support/gateway-client';
 import { spawnGateway, type SpawnedGateway } from '../support/spawn-gateway';
 
@@ -107,4 +108,66 @@ describe('the local runtime', () => {
     // A well-formed escape still reaches the route decoded once: `%25` is a literal % in the id.
     expect((await gatewayFetch('/configs/cfg_%25zz')).status).toBe(404);
   });
+});
+
+describe('client-supplied names that Object.prototype also has', () => {
+  let upstream: FakeUpstream;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+  });
+  afterAll(() => upstream.close());
+
+  it('forwards only headers that were sent, even when x-gateway-forward-headers names a prototype member', async () => {
+    const response = await gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-gateway-custom-host': `${upstream.url}/proto/v1`,
+        authorization: 'Bearer sk-test',
+        'x-gateway-forward-headers': 'constructor,toString,valueOf,x-sent',
+        'x-sent': 'yes',
+      },
+      body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(response.status).toBe(200);
+    await response.json();
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.headers['x-sent']).toBe('yes');
+    expect(Object.keys(sent.headers).filter((name) => ['constructor', 'tostring', 'valueof'].includes(name))).toEqual([]);
+  });
+
+  // Headers are given as entries: in an object literal, `__proto__` would set the prototype instead.
+  for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+    it(`treats a header or query parameter named ${name} as an ordinary one`, async () => {
+      const { gatewayUrl, adminKey } = env();
+      for (const [query, headers] of [
+        [`?${name}=q`, []],
+        ['', [[name, 'h']]],
+        [`?${name}=q&${name}=r`, [[name, 'h1'], [name, 'h2']]],
+      ] as [string, [string, string][]][]) {
+        const where = `${name}: query ${JSON.stringify(query)}, headers ${JSON.stringify(headers)}`;
+        const configs = await fetch(`${gatewayUrl}/configs${query}`, { headers: [['x-gateway-api-key', adminKey], ...headers] });
+        expect(configs.status, where).toBe(200);
+        expect(((await configs.json()) as any).object, where).toBe('list');
+
+        const chat = await fetch(`${gatewayUrl}/chat/completions${query}`, {
+          method: 'POST',
+          headers: [['x-gateway-api-key', adminKey], ['x-gateway-provider', 'openai'], ['authorization', 'Bearer sk-test'], ['content-type', 'application/json'], ...headers],
+          body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        expect(chat.status, where).toBe(200);
+        expect(((await chat.json()) as any).choices[0].message.content, where).toBe('echo: hi');
+
+        // Pass-through hands the query and the header to the provider as they came (fetch sends a
+        // repeated header as one, its values joined).
+        const echoed = await fetch(`${gatewayUrl}/echo${query}`, {
+          headers: [['x-gateway-api-key', adminKey], ['x-gateway-provider', 'openai'], ['authorization', 'Bearer sk-test'], ...headers],
+        });
+        expect(echoed.status, where).toBe(200);
+        const echo = (await echoed.json()) as any;
+        expect(echo.url, where).toBe(`/openai/v1/echo${query}`);
+        if (headers.length > 0 && name !== '__proto__') expect(echo.headers[name.toLowerCase()], where).toBe(headers.map(([, value]) => value).join(', '));
+      }
+    });
+  }
 });

@@ -592,6 +592,18 @@ describe('ResponseParser headers', () => {
     expect([outcome.heads[0].headers['set-cookie']].flat()).toEqual(['only=1']);
   });
 
+  it('treats names that Object.prototype has as ordinary headers', () => {
+    const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+    const raw = `HTTP/1.1 200 OK\r\n${names.map((name) => `${name}: one\r\n${name.toUpperCase()}: two\r\n`).join('')}Content-Length: 0\r\n\r\n`;
+    const expected = Object.fromEntries([...names.map((name) => [name.toLowerCase(), 'one, two']), ['content-length', '0']]);
+    for (const split of splits(bytes(raw), { exhaustive: false })) {
+      expectGood({ name: 'prototype names', raw, status: 200, headers: expected, body: '', keepAlive: true, reusable: true }, split);
+    }
+    const [head] = run([bytes(raw)]).heads;
+    expect(Object.keys(head.headers).sort()).toEqual(Object.keys(expected).sort());
+    expect(Object.hasOwn(head.headers, '__proto__')).toBe(true);
+  });
+
   it('trims optional whitespace around values and keeps empty values', () => {
     const raw = 'HTTP/1.1 200 OK\r\nX-Pad: \t padded  value \t\r\nX-Empty:\r\nX-Tight:tight\r\nContent-Length: 0\r\n\r\n';
     for (const split of splits(bytes(raw))) {
