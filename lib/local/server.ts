@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { nameMap } from '../http/name-map';
@@ -41,7 +41,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     handle(req, res).catch((error) => {
       console.error('Local runtime error', error);
       if (!res.headersSent) sendJson(res, 502, { message: 'Internal server error' });
-      else res.destroy();
+      else if (!res.writableEnded) res.destroy();
     });
   });
 
@@ -82,12 +82,13 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       try {
         await handler(event, stream, context);
       } catch (error) {
-        if (!stream.headersSent && !res.headersSent) sendJson(res, 502, { message: 'Internal server error' });
-        else res.destroy();
+        if (!res.headersSent) sendJson(res, 502, { message: 'Internal server error' });
+        else if (!res.writableEnded) res.destroy();
         if (!isDisconnect(error)) console.error(`Function ${route.functionName} failed`, error);
       } finally {
         clearTimeout(deadline);
       }
+      if (stream.headError) console.error(`Function ${route.functionName} answered with a status or headers that cannot be sent as HTTP; answered 502`, stream.headError);
       return;
     }
 
@@ -99,7 +100,14 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
     for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
     const payload = result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
-    res.writeHead(result.statusCode, { ...headers, 'content-length': String(payload.length) });
+    try {
+      res.writeHead(result.statusCode, { ...headers, 'content-length': String(payload.length) });
+    } catch (error) {
+      // A header name or value Node will not write (a control character, say): API Gateway answers a
+      // function response it cannot use with a 502.
+      console.error(`Function ${route.functionName} answered with a status or headers that cannot be sent as HTTP; answered 502`, error);
+      return sendJson(res, 502, { message: 'Internal server error' });
+    }
     res.end(payload);
   }
 
@@ -163,7 +171,8 @@ function readRequestBody(req: IncomingMessage): Promise<Buffer | undefined> {
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const payload = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
+  // The reason phrase is given: a writeHead that failed before this one has left its own.
+  res.writeHead(status, STATUS_CODES[status], { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
   res.end(payload);
 }
 
