@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch } from '../support/gateway-client';
+import { rawExchange } from '../support/raw-http';
 import { spawnGateway, type SpawnedGateway } from '../support/spawn-gateway';
 
 const started: SpawnedGateway[] = [];
@@ -170,4 +171,48 @@ describe('client-supplied names that Object.prototype also has', () => {
       }
     });
   }
+});
+
+describe('requests the HTTP parser refuses', () => {
+  const target = () => env().gatewayUrl;
+
+  it('answers raw non-ASCII or control bytes in the request target with a JSON 400 invalid_path, and closes', async () => {
+    for (const path of ['/v1/caf\xe9', '/v1/caf\xc3\xa9', '/v1/a\x01b', '/v1/a\x7fb', '/v1/configs?q=\xe9']) {
+      const answer = await rawExchange(target(), `GET ${path} HTTP/1.1\r\nHost: localhost\r\nx-gateway-api-key: ${env().adminKey}\r\n\r\n`);
+      expect(answer.status, path).toBe(400);
+      expect(answer.headers['content-type'], path).toBe('application/json');
+      expect(answer.headers.connection, path).toBe('close');
+      expect(Number(answer.headers['content-length']), path).toBe(answer.body.length);
+      const body = JSON.parse(answer.body.toString('utf8'));
+      expect(body, path).toEqual({ error: { message: expect.stringMatching(/percent-encode/i), type: 'invalid_request_error', param: null, code: 'invalid_path' } });
+    }
+  });
+
+  it('answers other malformed requests with the JSON error body too', async () => {
+    const cases: [string, string, number, string][] = [
+      ['a raw space in the target', 'GET /v1/a b HTTP/1.1\r\nHost: localhost\r\n\r\n', 400, 'invalid_http_request'],
+      ['a NUL in a header value', 'GET /v1/configs HTTP/1.1\r\nHost: localhost\r\nx-thing: a\x00b\r\n\r\n', 400, 'invalid_request_header'],
+      ['a header name with a space', 'GET /v1/configs HTTP/1.1\r\nHost: localhost\r\nx thing: a\r\n\r\n', 400, 'invalid_request_header'],
+      ['a malformed method', 'G@T /v1/configs HTTP/1.1\r\nHost: localhost\r\n\r\n', 400, 'invalid_http_request'],
+      ['headers above what the server parses', `GET /v1/configs HTTP/1.1\r\nHost: localhost\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+    ];
+    for (const [name, request, status, code] of cases) {
+      const answer = await rawExchange(target(), request);
+      expect(answer.status, name).toBe(status);
+      expect(answer.headers['content-type'], name).toBe('application/json');
+      const body = JSON.parse(answer.body.toString('utf8'));
+      expect(body.error, name).toMatchObject({ type: 'invalid_request_error', param: null, code });
+      expect(body.error.message.length, name).toBeGreaterThan(20);
+    }
+  });
+
+  it('still answers a malformed percent-escape sent on the wire with the JSON 400 invalid_path', async () => {
+    const answer = await rawExchange(target(), 'GET /v1/configs/%zz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body.toString('utf8')).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_path', message: expect.stringContaining('%25') });
+  });
+
+  it('keeps serving well-formed requests on other connections', async () => {
+    expect((await gatewayFetch('/configs')).status).toBe(200);
+  });
 });
