@@ -12,6 +12,11 @@ export class LambdaResponseStream extends Writable {
   private readonly idleTimer: NodeJS.Timeout;
   /** Set while the response is corked until the end of this turn of the event loop. */
   private flush: NodeJS.Immediate | undefined;
+  /**
+   * Why the prelude's status and headers could not be written as HTTP (a header value with a control
+   * character, say); a 502 went out instead and the stream failed.
+   */
+  headError: Error | undefined;
 
   constructor(private readonly res: ServerResponse, idleMs: number) {
     super();
@@ -41,7 +46,11 @@ export class LambdaResponseStream extends Writable {
         return callback();
       }
       this.prelude = undefined;
-      this.writeHead(seen.subarray(0, end));
+      try {
+        this.writeHead(seen.subarray(0, end));
+      } catch (error) {
+        return this.refuseHead(error as Error, callback);
+      }
       body = seen.subarray(end + preludeDelimiter.length);
       if (body.length === 0) return callback();
     }
@@ -80,6 +89,22 @@ export class LambdaResponseStream extends Writable {
     if (prelude.cookies?.length) headers['set-cookie'] = prelude.cookies;
     this.res.writeHead(prelude.statusCode ?? 200, headers);
     this.corkForThisTurn();
+  }
+
+  /**
+   * Answers as API Gateway does for a function response it cannot use, before anything of the
+   * response went out: a 502 with its JSON body. The stream then fails, which stops the handler's
+   * body (and the provider call behind it).
+   */
+  private refuseHead(error: Error, callback: (error?: Error | null) => void): void {
+    this.headError = error;
+    if (!this.res.headersSent) {
+      const body = '{"message":"Internal server error"}';
+      // With its reason phrase: the failed writeHead has left its own.
+      this.res.writeHead(502, 'Bad Gateway', { 'content-type': 'application/json', 'content-length': String(body.length) });
+      this.res.end(body);
+    }
+    callback(error);
   }
 
   /**

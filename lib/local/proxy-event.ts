@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { nameMap } from '../http/name-map';
 import type { RouteMatch } from './route-table';
 
 /**
  * Builds the REST API (payload v1) proxy event API Gateway would send for this request: header
  * casing kept plus `multiValueHeaders`, decoded query parameters, path parameters, a request
  * context with stage and request id, and the body base64-encoded (the API's binary media types are
- * `*\/*`).
+ * `*\/*`). The maps keyed by the client's names have no prototype, so a header or parameter named
+ * `constructor` or `__proto__` is an entry like any other.
  */
 export function buildProxyEvent(request: IncomingMessage, url: URL, path: string, match: RouteMatch, body: Buffer, stage: string): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  const headers = nameMap<string>();
+  const multiValueHeaders = nameMap<string[]>();
   const raw = request.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i];
@@ -22,8 +24,8 @@ export function buildProxyEvent(request: IncomingMessage, url: URL, path: string
   let queryStringParameters: Record<string, string> | null = null;
   let multiValueQueryStringParameters: Record<string, string[]> | null = null;
   for (const [name, value] of url.searchParams) {
-    (queryStringParameters ??= {})[name] = value;
-    ((multiValueQueryStringParameters ??= {})[name] ??= []).push(value);
+    (queryStringParameters ??= nameMap())[name] = value;
+    ((multiValueQueryStringParameters ??= nameMap())[name] ??= []).push(value);
   }
   const now = Date.now();
   const requestId = randomUUID();

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
+import { GatewayError } from '../http/errors';
+import { nameMap } from '../http/name-map';
 import { streamingMarker } from './lambda-globals';
 import { LambdaResponseStream } from './lambda-response-stream';
 import { buildProxyEvent } from './proxy-event';
@@ -36,12 +39,35 @@ export interface LocalServer {
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const table = new RouteTable(options.routes);
   const functions = new Map(options.functions.map((fn) => [fn.name, fn]));
+  /** Each connection's responses not yet finished, so a parse error never writes into one under way. */
+  const unfinished = new WeakMap<Duplex, Set<ServerResponse>>();
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+    let responses = unfinished.get(req.socket);
+    if (!responses) unfinished.set(req.socket, (responses = new Set()));
+    responses.add(res);
+    res.once('close', () => responses.delete(res));
     handle(req, res).catch((error) => {
       console.error('Local runtime error', error);
       if (!res.headersSent) sendJson(res, 502, { message: 'Internal server error' });
-      else res.destroy();
+      else if (!res.writableEnded) res.destroy();
     });
+  });
+  // Requests Node's HTTP parser refuses (raw non-ASCII bytes in the target, a control character in
+  // a header, ...) get the gateway's error body rather than a bare `400 Bad Request`.
+  const answered = new WeakSet<Duplex>();
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // The parser reports every later packet on the connection again; the first answer stands.
+    if (answered.has(socket)) return;
+    answered.add(socket);
+    const refusal = clientErrorAnswer(error);
+    const busy = [...(unfinished.get(socket) ?? [])].some((res) => res.headersSent);
+    if (!refusal || !socket.writable || busy) {
+      socket.destroy();
+      return;
+    }
+    const payload = JSON.stringify(refusal.toBody());
+    const head = `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n`;
+    socket.end(head + payload, () => socket.destroy());
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -81,12 +107,13 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       try {
         await handler(event, stream, context);
       } catch (error) {
-        if (!stream.headersSent && !res.headersSent) sendJson(res, 502, { message: 'Internal server error' });
-        else res.destroy();
+        if (!res.headersSent) sendJson(res, 502, { message: 'Internal server error' });
+        else if (!res.writableEnded) res.destroy();
         if (!isDisconnect(error)) console.error(`Function ${route.functionName} failed`, error);
       } finally {
         clearTimeout(deadline);
       }
+      if (stream.headError) console.error(`Function ${route.functionName} answered with a status or headers that cannot be sent as HTTP; answered 502`, stream.headError);
       return;
     }
 
@@ -94,11 +121,18 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
     const result = await Promise.race([handler(event, context) as Promise<APIGatewayProxyResult>, timeout]).finally(() => clearTimeout(timer));
     if (result === 'timeout') return sendJson(res, 504, { message: 'Endpoint request timed out' });
-    const headers: Record<string, string | string[]> = {};
+    const headers = nameMap<string | string[]>();
     for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
     for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
     const payload = result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
-    res.writeHead(result.statusCode, { ...headers, 'content-length': String(payload.length) });
+    try {
+      res.writeHead(result.statusCode, { ...headers, 'content-length': String(payload.length) });
+    } catch (error) {
+      // A header name or value Node will not write (a control character, say): API Gateway answers a
+      // function response it cannot use with a 502.
+      console.error(`Function ${route.functionName} answered with a status or headers that cannot be sent as HTTP; answered 502`, error);
+      return sendJson(res, 502, { message: 'Internal server error' });
+    }
     res.end(payload);
   }
 
@@ -162,12 +196,48 @@ function readRequestBody(req: IncomingMessage): Promise<Buffer | undefined> {
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const payload = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
+  // The reason phrase is given: a writeHead that failed before this one has left its own.
+  res.writeHead(status, STATUS_CODES[status], { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
   res.end(payload);
 }
 
 function sendError(res: ServerResponse, status: number, message: string, code: string): void {
   sendJson(res, status, { error: { message, type: 'invalid_request_error', param: null, code } });
+}
+
+/**
+ * The answer to a request Node's HTTP parser refused, in the gateway's error shape; undefined for
+ * errors that are not about the request (the connection reset).
+ */
+function clientErrorAnswer(error: NodeJS.ErrnoException): GatewayError | undefined {
+  const reason = (error as { reason?: string }).reason ?? error.message;
+  switch (error.code) {
+    case 'HPE_INVALID_URL':
+      return new GatewayError(
+        400,
+        'The request target holds a byte that may not appear in a URL (a control character or a non-ASCII byte). Percent-encode it as UTF-8: é as %C3%A9, a space as %20.',
+        { code: 'invalid_path' },
+      );
+    case 'HPE_INVALID_HEADER_TOKEN':
+      return new GatewayError(400, `A request header is malformed (${reason}): a name must be a token such as x-request-id, and a value may not hold control characters.`, {
+        code: 'invalid_request_header',
+      });
+    case 'HPE_HEADER_OVERFLOW':
+      return new GatewayError(431, `Request headers total more than ${maxHeaderBytes} bytes; API Gateway refuses them. Use a saved config instead of a large inline x-gateway-config.`, {
+        code: 'headers_too_large',
+      });
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new GatewayError(413, 'The chunk extensions of the request body are too large; send the body without chunk extensions.', { code: 'request_too_large' });
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new GatewayError(408, 'The request headers did not arrive in time; the connection is closed.', { code: 'request_timeout' });
+    default:
+      if (!error.code?.startsWith('HPE_')) return undefined;
+      return new GatewayError(
+        400,
+        `The request is not valid HTTP/1.1 (${reason}). Send a request line of a method, a path with spaces and non-ASCII characters percent-encoded, and HTTP/1.1, then well-formed headers.`,
+        { code: 'invalid_http_request' },
+      );
+  }
 }
 
 function isDisconnect(error: unknown): boolean {

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { GatewayError } from '../http/errors';
 import { assertLiteralHostAllowed } from './address-guard';
 import { ConnectionPool, originOf, type Connection, type ConnectionUser, type Origin } from './connection-pool';
-import { HttpParseError, httpToken, ResponseParser, type ResponseHead, type ResponseParserEvents } from './response-parser';
+import { HttpParseError, httpToken, ResponseParser, unsendableHeaderValue, type ResponseHead, type ResponseParserEvents } from './response-parser';
 
 /**
  * The one way the gateway talks to the outside: HTTP/1.1 over keep-alive connections that are
@@ -34,8 +34,6 @@ export interface OutboundCall {
 
 /** Headers the client writes itself from the request. */
 const framingHeaders = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
-/** What node:http allows in a header value: no control characters but tab, nothing above latin1. */
-const badValueChar = /[^\t\x20-\x7e\x80-\xff]/;
 const nonAscii = /[\x80-\xff]/;
 /** Methods that send `content-length: 0` when they have no body, as node:http frames them. */
 const bodyMethods = new Set(['POST', 'PUT', 'PATCH']);
@@ -124,7 +122,7 @@ function requestHead(request: OutboundRequest, bodyBytes: number | undefined): {
     const value = request.headers[name];
     if (value === undefined) continue;
     const lower = name.toLowerCase();
-    if (!httpToken.test(name) || badValueChar.test(value)) {
+    if (!httpToken.test(name) || unsendableHeaderValue.test(value)) {
       throw new GatewayError(400, `The request header ${JSON.stringify(name)} has characters HTTP does not allow in a header${httpToken.test(name) ? ' value' : ' name'}.`, {
         code: 'invalid_request_header',
       });

@@ -5,11 +5,15 @@
  * ClientRequest/IncomingMessage machinery, and it is all the client has to trust.
  */
 
+import { nameMap } from '../http/name-map';
+
 export interface ResponseHead {
   status: number;
   /**
-   * Lower-cased names. Repeated `set-cookie` is an array; for the headers node:http treats as
-   * single-valued the first value is kept; other repeats are joined with ', '.
+   * Lower-cased names, on an object without a prototype (a header may be named `constructor` or
+   * `__proto__`). Repeated `set-cookie` is an array; for the headers node:http treats as
+   * single-valued the first value is kept; other repeats are joined with ', '. A header whose value
+   * cannot be sent on in an HTTP header (see `unsendableHeaderValue`) is left out.
    */
   headers: Record<string, string | string[]>;
   /** The server allows another request on this connection and the body has a known end. */
@@ -70,11 +74,49 @@ const singleValued = new Set([
 const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
 /** An HTTP token (RFC 9110): what a header name may be. */
 export const httpToken = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/**
+ * A character node:http refuses to write in a header value: a control character other than tab
+ * (NUL, a CR or LF not ending the line, ...), DEL, or anything above 0xff (which the parser, reading
+ * latin1, never sees).
+ */
+export const unsendableHeaderValue = /[^\t\x20-\x7e\x80-\xff]/;
+/**
+ * Headers the parser frames the response or the connection by: when one of them holds such a
+ * character the response is malformed, rather than a header to leave out.
+ */
+const framingHeaders = new Set(['content-length', 'transfer-encoding', 'connection']);
 const hexSize = /^[0-9a-fA-F]{1,13}$/;
 const CR = 13;
 const LF = 10;
 /** Longest chunk-size line (with extensions) or trailer line accepted. */
 const maxLineBytes = 8 * 1024;
+
+/**
+ * Adds one header field to the head's headers. A value node:http could not write is left out (the
+ * gateway relays provider headers, and one bad header should not cost a good answer), unless the
+ * parser frames the response by that header.
+ */
+function addHeader(headers: Record<string, string | string[]>, name: string, value: string): void {
+  if (unsendableHeaderValue.test(value)) {
+    if (framingHeaders.has(name)) throw new HttpParseError('HPE_INVALID_RESPONSE', `The response's ${name} header has a control character in its value.`);
+    return;
+  }
+  const existing = headers[name];
+  if (existing === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
+  else if (name === 'set-cookie') (existing as string[]).push(value);
+  else if (name === 'content-length') {
+    if (existing !== value) throw new HttpParseError('HPE_INVALID_RESPONSE', 'The response has two different content-length headers.');
+  } else if (!singleValued.has(name)) headers[name] = `${existing}, ${value}`;
+}
+
+/** `text` from `start` without the optional whitespace (spaces and tabs, RFC 9110) at either end. */
+function trimOws(text: string, start: number): string {
+  let from = start;
+  let to = text.length;
+  while (from < to && (text.charCodeAt(from) === 32 || text.charCodeAt(from) === 9)) from++;
+  while (to > from && (text.charCodeAt(to - 1) === 32 || text.charCodeAt(to - 1) === 9)) to--;
+  return text.slice(from, to);
+}
 
 export class ResponseParser {
   private state = State.Head;
@@ -207,28 +249,25 @@ export class ResponseParser {
     if (!match) throw new HttpParseError('HPE_INVALID_RESPONSE', `The response does not start with an HTTP/1.x status line: ${JSON.stringify(lines[0].slice(0, 80))}.`);
     const http10 = match[1] === '0';
     const status = Number(match[2]);
-    const headers: Record<string, string | string[]> = {};
-    let lastName: string | undefined;
+    const headers = nameMap<string | string[]>();
+    // A field is added once its last (folded) line is read.
+    let name: string | undefined;
+    let value = '';
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i];
       if (line.charCodeAt(0) === 32 || line.charCodeAt(0) === 9) {
         // Obsolete line folding: the value continues.
-        if (!lastName || Array.isArray(headers[lastName])) throw new HttpParseError('HPE_INVALID_RESPONSE', 'The response head has a folded line with nothing to continue.');
-        headers[lastName] = `${headers[lastName]} ${line.trim()}`;
+        if (name === undefined) throw new HttpParseError('HPE_INVALID_RESPONSE', 'The response head has a folded line with nothing to continue.');
+        value = `${value} ${trimOws(line, 0)}`;
         continue;
       }
+      if (name !== undefined) addHeader(headers, name, value);
       const colon = line.indexOf(':');
-      const name = colon > 0 ? line.slice(0, colon).toLowerCase() : '';
+      name = colon > 0 ? line.slice(0, colon).toLowerCase() : '';
       if (!httpToken.test(name)) throw new HttpParseError('HPE_INVALID_RESPONSE', `The response has a malformed header line: ${JSON.stringify(line.slice(0, 80))}.`);
-      const value = line.slice(colon + 1).trim();
-      const existing = headers[name];
-      if (existing === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
-      else if (name === 'set-cookie') (existing as string[]).push(value);
-      else if (name === 'content-length') {
-        if (existing !== value) throw new HttpParseError('HPE_INVALID_RESPONSE', 'The response has two different content-length headers.');
-      } else if (!singleValued.has(name)) headers[name] = `${existing}, ${value}`;
-      lastName = name;
+      value = trimOws(line, colon + 1);
     }
+    if (name !== undefined) addHeader(headers, name, value);
 
     // Informational answers (100 Continue, 103 Early Hints) precede the real one.
     if (status >= 100 && status < 200 && status !== 101) return;

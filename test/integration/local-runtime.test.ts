@@ -1,8 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch } from '../support/gateway-client';
+import { rawExchange } from '../support/raw-http';
 import { spawnGateway, type SpawnedGateway } from '../support/spawn-gateway';
 
 const started: SpawnedGateway[] = [];
@@ -106,5 +108,111 @@ describe('the local runtime', () => {
     expect(outside.status).toBe(400);
     // A well-formed escape still reaches the route decoded once: `%25` is a literal % in the id.
     expect((await gatewayFetch('/configs/cfg_%25zz')).status).toBe(404);
+  });
+});
+
+describe('client-supplied names that Object.prototype also has', () => {
+  let upstream: FakeUpstream;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+  });
+  afterAll(() => upstream.close());
+
+  it('forwards only headers that were sent, even when x-gateway-forward-headers names a prototype member', async () => {
+    const response = await gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-gateway-custom-host': `${upstream.url}/proto/v1`,
+        authorization: 'Bearer sk-test',
+        'x-gateway-forward-headers': 'constructor,toString,valueOf,x-sent',
+        'x-sent': 'yes',
+      },
+      body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(response.status).toBe(200);
+    await response.json();
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.headers['x-sent']).toBe('yes');
+    expect(Object.keys(sent.headers).filter((name) => ['constructor', 'tostring', 'valueof'].includes(name))).toEqual([]);
+  });
+
+  // Headers are given as entries: in an object literal, `__proto__` would set the prototype instead.
+  for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+    it(`treats a header or query parameter named ${name} as an ordinary one`, async () => {
+      const { gatewayUrl, adminKey } = env();
+      for (const [query, headers] of [
+        [`?${name}=q`, []],
+        ['', [[name, 'h']]],
+        [`?${name}=q&${name}=r`, [[name, 'h1'], [name, 'h2']]],
+      ] as [string, [string, string][]][]) {
+        const where = `${name}: query ${JSON.stringify(query)}, headers ${JSON.stringify(headers)}`;
+        const configs = await fetch(`${gatewayUrl}/configs${query}`, { headers: [['x-gateway-api-key', adminKey], ...headers] });
+        expect(configs.status, where).toBe(200);
+        expect(((await configs.json()) as any).object, where).toBe('list');
+
+        const chat = await fetch(`${gatewayUrl}/chat/completions${query}`, {
+          method: 'POST',
+          headers: [['x-gateway-api-key', adminKey], ['x-gateway-provider', 'openai'], ['authorization', 'Bearer sk-test'], ['content-type', 'application/json'], ...headers],
+          body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        expect(chat.status, where).toBe(200);
+        expect(((await chat.json()) as any).choices[0].message.content, where).toBe('echo: hi');
+
+        // Pass-through hands the query and the header to the provider as they came (fetch sends a
+        // repeated header as one, its values joined).
+        const echoed = await fetch(`${gatewayUrl}/echo${query}`, {
+          headers: [['x-gateway-api-key', adminKey], ['x-gateway-provider', 'openai'], ['authorization', 'Bearer sk-test'], ...headers],
+        });
+        expect(echoed.status, where).toBe(200);
+        const echo = (await echoed.json()) as any;
+        expect(echo.url, where).toBe(`/openai/v1/echo${query}`);
+        if (headers.length > 0 && name !== '__proto__') expect(echo.headers[name.toLowerCase()], where).toBe(headers.map(([, value]) => value).join(', '));
+      }
+    });
+  }
+});
+
+describe('requests the HTTP parser refuses', () => {
+  const target = () => env().gatewayUrl;
+
+  it('answers raw non-ASCII or control bytes in the request target with a JSON 400 invalid_path, and closes', async () => {
+    for (const path of ['/v1/caf\xe9', '/v1/caf\xc3\xa9', '/v1/a\x01b', '/v1/a\x7fb', '/v1/configs?q=\xe9']) {
+      const answer = await rawExchange(target(), `GET ${path} HTTP/1.1\r\nHost: localhost\r\nx-gateway-api-key: ${env().adminKey}\r\n\r\n`);
+      expect(answer.status, path).toBe(400);
+      expect(answer.headers['content-type'], path).toBe('application/json');
+      expect(answer.headers.connection, path).toBe('close');
+      expect(Number(answer.headers['content-length']), path).toBe(answer.body.length);
+      const body = JSON.parse(answer.body.toString('utf8'));
+      expect(body, path).toEqual({ error: { message: expect.stringMatching(/percent-encode/i), type: 'invalid_request_error', param: null, code: 'invalid_path' } });
+    }
+  });
+
+  it('answers other malformed requests with the JSON error body too', async () => {
+    const cases: [string, string, number, string][] = [
+      ['a raw space in the target', 'GET /v1/a b HTTP/1.1\r\nHost: localhost\r\n\r\n', 400, 'invalid_http_request'],
+      ['a NUL in a header value', 'GET /v1/configs HTTP/1.1\r\nHost: localhost\r\nx-thing: a\x00b\r\n\r\n', 400, 'invalid_request_header'],
+      ['a header name with a space', 'GET /v1/configs HTTP/1.1\r\nHost: localhost\r\nx thing: a\r\n\r\n', 400, 'invalid_request_header'],
+      ['a malformed method', 'G@T /v1/configs HTTP/1.1\r\nHost: localhost\r\n\r\n', 400, 'invalid_http_request'],
+      ['headers above what the server parses', `GET /v1/configs HTTP/1.1\r\nHost: localhost\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+    ];
+    for (const [name, request, status, code] of cases) {
+      const answer = await rawExchange(target(), request);
+      expect(answer.status, name).toBe(status);
+      expect(answer.headers['content-type'], name).toBe('application/json');
+      const body = JSON.parse(answer.body.toString('utf8'));
+      expect(body.error, name).toMatchObject({ type: 'invalid_request_error', param: null, code });
+      expect(body.error.message.length, name).toBeGreaterThan(20);
+    }
+  });
+
+  it('still answers a malformed percent-escape sent on the wire with the JSON 400 invalid_path', async () => {
+    const answer = await rawExchange(target(), 'GET /v1/configs/%zz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body.toString('utf8')).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_path', message: expect.stringContaining('%25') });
+  });
+
+  it('keeps serving well-formed requests on other connections', async () => {
+    expect((await gatewayFetch('/configs')).status).toBe(200);
   });
 });

@@ -435,6 +435,16 @@ describe('HttpClient responses', () => {
     expect(text).toBe('abcd');
   });
 
+  it('leaves out a header whose value could not be sent on (NUL, CR, control characters), and reuses the connection', async () => {
+    const server = await RawServer.start((req) => reply(req, ok(`answer ${req.index}`, 'x-nul: a\x00b\r\nx-cr: a\rb\r\nx-ctl: \x1b[0m\r\nconstructor: kept\r\nx-good: yes\r\n')));
+    for (let index = 0; index < 2; index++) {
+      const { response, text } = await fetchText(server.url(`/bad-header/${index}`));
+      expect(text).toBe(`answer ${index}`);
+      expect({ ...response.headers }).toEqual({ constructor: 'kept', 'x-good': 'yes', 'content-length': String(`answer ${index}`.length) });
+    }
+    expect(server.connections.length).toBe(1);
+  });
+
   it('reads no body for HEAD (content-length ignored) and reuses the connection', async () => {
     const server = await RawServer.start((req) => reply(req, req.method === 'HEAD' ? 'HTTP/1.1 200 OK\r\ncontent-length: 50\r\ncontent-type: text/plain\r\n\r\n' : ok('after head')));
     const head = await fetchText(server.url('/file'), { method: 'HEAD' });

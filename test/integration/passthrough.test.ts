@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { request as httpRequest } from 'node:http';
+import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeBinaryBytes, SSE_RAW_BODY, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
@@ -263,5 +264,100 @@ describe('pass-through with a config reads provider bodies within bounds', () =>
     expect(await eventually(() => state.closed)).toBe(true);
     const [log] = await waitForLogs(traceId);
     expect(log.error.code).toBe('timeout_error');
+  });
+});
+
+/**
+ * A provider that writes the given response bytes whatever it is asked (after reading the request
+ * head and its content-length body), then closes the connection.
+ */
+async function rawProvider(answer: () => string): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createNetServer((socket) => {
+    let received = Buffer.alloc(0);
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(received.toString('latin1', 0, end))?.[1] ?? 0);
+      if (received.length < end + 4 + length) return;
+      socket.end(Buffer.from(answer(), 'latin1'));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('provider response headers that cannot be sent on', () => {
+  const badHeaders = 'x-bad-nul: a\x00b\r\nx-bad-ctl: a\x01b\r\nx-bad-cr: a\rb\r\nx-bad-lf: a\nb\r\nx-bad-del: a\x7fb\r\n';
+  const call = (base: string, method: string, path: string, body?: string) =>
+    request(`${env().gatewayUrl}${path}`, {
+      method: method as 'GET',
+      body,
+      headers: { 'x-gateway-api-key': env().adminKey, 'x-gateway-custom-host': base, authorization: 'Bearer sk-raw', 'content-type': 'application/json' },
+    });
+
+  it('drops a header whose value has NUL, CR, LF or another control character, and relays the rest of the answer', async () => {
+    const models = '{"object":"list","data":[{"id":"m1","object":"model"}]}';
+    const provider = await rawProvider(
+      () => `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n${badHeaders}x-good: yes\r\nconstructor: c1\r\ncontent-length: ${models.length}\r\nconnection: close\r\n\r\n${models}`,
+    );
+    try {
+      const response = await call(`${provider.url}/v1`, 'GET', '/models');
+      expect(response.statusCode).toBe(200);
+      expect(await response.body.text()).toBe(models);
+      expect(response.headers['x-good']).toBe('yes');
+      expect(Object.hasOwn(response.headers, 'constructor') && response.headers.constructor).toBe('c1');
+      expect(Object.keys(response.headers).filter((name) => name.startsWith('x-bad-'))).toEqual([]);
+      expect(response.headers['x-gateway-provider']).toBe('openai');
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('does the same for a streamed (chunked) answer', async () => {
+    const provider = await rawProvider(
+      () => `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n${badHeaders}transfer-encoding: chunked\r\nconnection: close\r\n\r\n6\r\ndata: \r\n8\r\n[DONE]\n\n\r\n0\r\n\r\n`,
+    );
+    try {
+      const response = await call(`${provider.url}/v1`, 'POST', '/responses', '{}');
+      expect(response.statusCode).toBe(200);
+      expect(await response.body.text()).toBe('data: [DONE]\n\n');
+      expect(Object.keys(response.headers).filter((name) => name.startsWith('x-bad-'))).toEqual([]);
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('drops such a header on unified routes too (a relayed request id)', async () => {
+    const completion = JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] });
+    const provider = await rawProvider(
+      () => `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-request-id: req\x00id\r\nx-ratelimit-remaining-requests: 7\r\ncontent-length: ${completion.length}\r\nconnection: close\r\n\r\n${completion}`,
+    );
+    try {
+      const response = await call(`${provider.url}/v1`, 'POST', '/chat/completions', JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }));
+      expect(response.statusCode).toBe(200);
+      expect(((await response.body.json()) as any).choices[0].message.content).toBe('hi');
+      expect(response.headers['x-request-id']).toBeUndefined();
+      expect(response.headers['x-ratelimit-remaining-requests']).toBe('7');
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('refuses an answer whose framing header has such a character: 502 with the error body', async () => {
+    const provider = await rawProvider(() => 'HTTP/1.1 200 OK\r\ncontent-length: 2\x00\r\nconnection: close\r\n\r\nok');
+    try {
+      const response = await call(`${provider.url}/v1`, 'GET', '/models');
+      expect(response.statusCode).toBe(502);
+      const body = (await response.body.json()) as any;
+      expect(body.error).toMatchObject({ type: 'provider_error', code: 'provider_unreachable' });
+      expect(body.error.message).toMatch(/invalid HTTP response.*content-length/);
+    } finally {
+      await provider.close();
+    }
   });
 });

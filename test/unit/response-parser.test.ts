@@ -592,6 +592,55 @@ describe('ResponseParser headers', () => {
     expect([outcome.heads[0].headers['set-cookie']].flat()).toEqual(['only=1']);
   });
 
+  it('drops a header whose value has a character that cannot be sent on (NUL, CR, LF, other controls, DEL), keeping the rest', () => {
+    const raw =
+      'HTTP/1.1 200 OK\r\n' +
+      'X-Nul: a\x00b\r\n' +
+      'X-Ctl: a\x01b\r\n' +
+      'X-Esc: \x1b[31m\r\n' +
+      'X-Cr: a\rb\r\n' +
+      'X-Lf: a\nb\r\n' +
+      'X-Del: a\x7fb\r\n' +
+      'X-Multi: one\r\n' +
+      'x-multi: tw\x00o\r\n' +
+      'X-Multi: three\r\n' +
+      'Set-Cookie: a=1\r\n' +
+      'Set-Cookie: b=\x002\r\n' +
+      'Content-Type: text/pl\x00ain\r\n' +
+      'Content-Type: text/plain\r\n' +
+      'X-Tab: a\tb\r\n' +
+      'X-Latin: caf\xe9\r\n' +
+      'Content-Length: 2\r\n\r\nok';
+    const expected = {
+      'x-multi': 'one, three',
+      'set-cookie': ['a=1'],
+      'content-type': 'text/plain',
+      'x-tab': 'a\tb',
+      'x-latin': 'caf\xe9',
+      'content-length': '2',
+    };
+    for (const split of splits(bytes(raw), { exhaustive: false })) expectGood({ name: 'unsendable values', raw, status: 200, headers: expected, body: 'ok', keepAlive: true, reusable: true }, split);
+  });
+
+  it('drops a folded header when a continuation line has such a character, and the continuations of a dropped header', () => {
+    const raw = 'HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\x00\r\nX-Dropped: \x00\r\n more\r\nX-Kept: c\r\n d\r\nContent-Length: 0\r\n\r\n';
+    for (const split of splits(bytes(raw))) {
+      expectGood({ name: 'folded', raw, status: 200, headers: { 'x-kept': 'c d', 'content-length': '0' }, body: '', keepAlive: true, reusable: true }, split);
+    }
+  });
+
+  it('treats names that Object.prototype has as ordinary headers', () => {
+    const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+    const raw = `HTTP/1.1 200 OK\r\n${names.map((name) => `${name}: one\r\n${name.toUpperCase()}: two\r\n`).join('')}Content-Length: 0\r\n\r\n`;
+    const expected = Object.fromEntries([...names.map((name) => [name.toLowerCase(), 'one, two']), ['content-length', '0']]);
+    for (const split of splits(bytes(raw), { exhaustive: false })) {
+      expectGood({ name: 'prototype names', raw, status: 200, headers: expected, body: '', keepAlive: true, reusable: true }, split);
+    }
+    const [head] = run([bytes(raw)]).heads;
+    expect(Object.keys(head.headers).sort()).toEqual(Object.keys(expected).sort());
+    expect(Object.hasOwn(head.headers, '__proto__')).toBe(true);
+  });
+
   it('trims optional whitespace around values and keeps empty values', () => {
     const raw = 'HTTP/1.1 200 OK\r\nX-Pad: \t padded  value \t\r\nX-Empty:\r\nX-Tight:tight\r\nContent-Length: 0\r\n\r\n';
     for (const split of splits(bytes(raw))) {
@@ -814,6 +863,11 @@ const badCases: BadCase[] = [
   { name: 'header line without a colon', raw: 'HTTP/1.1 200 OK\r\nNoColonHere\r\nContent-Length: 0\r\n\r\n', code: 'HPE_INVALID_RESPONSE' },
   { name: 'header name with a space', raw: 'HTTP/1.1 200 OK\r\nX Bad: 1\r\nContent-Length: 0\r\n\r\n', code: 'HPE_INVALID_RESPONSE' },
   { name: 'conflicting content-length values', raw: 'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!', code: 'HPE_INVALID_RESPONSE' },
+  { name: 'a NUL in content-length', raw: 'HTTP/1.1 200 OK\r\nContent-Length: 2\x00\r\n\r\nok', code: 'HPE_INVALID_RESPONSE' },
+  { name: 'a bare LF in content-length', raw: 'HTTP/1.1 200 OK\r\nContent-Length: 2\nX: 1\r\n\r\nok', code: 'HPE_INVALID_RESPONSE' },
+  { name: 'a control character in transfer-encoding', raw: 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\x01\r\n\r\n0\r\n\r\n', code: 'HPE_INVALID_RESPONSE' },
+  { name: 'a NUL in connection', raw: 'HTTP/1.1 200 OK\r\nConnection: close\x00\r\nContent-Length: 0\r\n\r\n', code: 'HPE_INVALID_RESPONSE' },
+  { name: 'a NUL in a folded content-length', raw: 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n \x00\r\n\r\nok', code: 'HPE_INVALID_RESPONSE' },
   { name: 'non-numeric content-length', raw: 'HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nabc', code: 'HPE_INVALID_RESPONSE' },
   { name: 'negative content-length', raw: 'HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\nx', code: 'HPE_INVALID_RESPONSE' },
   { name: 'hexadecimal content-length', raw: 'HTTP/1.1 200 OK\r\nContent-Length: 0x10\r\n\r\n0123456789abcdef', code: 'HPE_INVALID_RESPONSE' },

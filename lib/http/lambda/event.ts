@@ -1,11 +1,15 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { nameMap } from '../name-map';
 import type { GatewayRequest } from '../types';
 
 const emptyBody = Buffer.alloc(0);
 
-/** Builds a GatewayRequest from a REST API (payload v1) proxy event. */
+/**
+ * Builds a GatewayRequest from a REST API (payload v1) proxy event. Its headers and query are
+ * records without a prototype: the names are the client's, and may be `constructor` or `__proto__`.
+ */
 export function toGatewayRequest(event: APIGatewayProxyEvent): GatewayRequest {
-  const headers: Record<string, string> = {};
+  const headers = nameMap<string>();
   if (event.headers) {
     for (const name in event.headers) {
       const value = event.headers[name];
@@ -15,7 +19,7 @@ export function toGatewayRequest(event: APIGatewayProxyEvent): GatewayRequest {
   // binaryMediaTypes is */*, so API Gateway base64-encodes every body.
   let body = emptyBody;
   if (event.body) body = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
-  const query: Record<string, string> = {};
+  const query = nameMap<string>();
   if (event.queryStringParameters) {
     for (const name in event.queryStringParameters) {
       const value = event.queryStringParameters[name];
