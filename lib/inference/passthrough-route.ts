@@ -1,4 +1,5 @@
 import { badRequest, GatewayError } from '../http/errors';
+import { nameMap } from '../http/name-map';
 import type { RouteContext } from '../http/pipeline';
 import type { GatewayRequest, GatewayResponse } from '../http/types';
 import { openOutbound, toOutboundError } from '../outbound/http-client';
@@ -73,7 +74,7 @@ export async function passthroughRoute(context: RouteContext): Promise<GatewayRe
 async function forward(request: GatewayRequest, target: ResolvedTarget, options: { path: string; holdErrors: boolean; timeoutMs: number; onStall(error: GatewayError): void }): Promise<AttemptOutcome> {
   const providerName = target.provider.name;
   const url = passthroughUrl(target.baseUrl, options.path, request.rawQuery);
-  const headers: Record<string, string> = {};
+  const headers = nameMap<string>();
   for (const name in request.headers) {
     if (!droppedRequestHeaders.has(name) && !name.startsWith('x-gateway-')) headers[name] = request.headers[name];
   }
@@ -92,7 +93,7 @@ async function forward(request: GatewayRequest, target: ResolvedTarget, options:
     return { ok: false, status: error.status, headers: { 'x-gateway-provider': providerName }, error, network: true };
   }
 
-  const responseHeaders: Record<string, string> = {};
+  const responseHeaders = nameMap<string>();
   for (const name in response.headers) {
     const value = response.headers[name];
     if (value !== undefined && !droppedResponseHeaders.has(name)) responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;

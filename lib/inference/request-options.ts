@@ -1,5 +1,6 @@
 import { badRequest } from '../http/errors';
 import { parseClientJson } from '../http/json-body';
+import { nameMap } from '../http/name-map';
 
 /** Headers never forwarded by name: the gateway's own, and those that frame or route the request. */
 const neverForwarded = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'x-gateway-api-key']);
@@ -25,7 +26,7 @@ export function readForwardHeaderNames(headers: Record<string, string>): string[
 
 /** The named request headers, as the client sent them, for the provider. */
 export function forwardedHeaders(requestHeaders: Record<string, string>, names: readonly string[]): Record<string, string> {
-  const forwarded: Record<string, string> = {};
+  const forwarded = nameMap<string>();
   for (const name of names) {
     const key = name.toLowerCase();
     if (neverForwarded.has(key) || key.startsWith('x-gateway-')) continue;

@@ -650,6 +650,16 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   }
 
   // ------------------------------------------------------------------ helpers
+  /** Like `req.headers`, but a header named `__proto__` or `constructor` is kept as an ordinary entry. */
+  function headersAsSent(req: IncomingMessage): Record<string, string> {
+    const headers: Record<string, string> = Object.create(null);
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i]!.toLowerCase();
+      headers[name] = Object.hasOwn(headers, name) ? `${headers[name]}, ${req.rawHeaders[i + 1]}` : req.rawHeaders[i + 1]!;
+    }
+    return headers;
+  }
+
   function handleEcho(req: IncomingMessage, res: ServerResponse, rec: RecordedRequest, pathname: string): void {
     sendJson(
       res,
@@ -659,7 +669,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         path: pathname,
         url: rec.path,
         query: parseQuery(rec.path),
-        headers: req.headers,
+        headers: headersAsSent(req),
         bodyBase64: rec.body.toString('base64'),
         bodyLength: rec.body.length,
       }),
