@@ -73,18 +73,26 @@ export function openOutbound(outbound: OutboundRequest): OutboundCall {
   return defaultClient.open(outbound);
 }
 
-/** One outbound call; `signal` stops it (for calls off the hot path: token exchanges, media fetches). */
+/**
+ * One outbound call; `signal` stops it (for calls off the hot path: token exchanges, media fetches),
+ * until its body has been read: a host that sends its headers and then stalls is stopped too.
+ */
 export async function sendOutbound(outbound: OutboundRequest & { signal?: AbortSignal }): Promise<OutboundResponse> {
   const call = openOutbound(outbound);
-  if (!outbound.signal) return call.response;
-  if (outbound.signal.aborted) call.abort();
+  const { signal } = outbound;
+  if (!signal) return call.response;
+  if (signal.aborted) call.abort();
   const onAbort = () => call.abort();
-  outbound.signal.addEventListener('abort', onAbort, { once: true });
+  signal.addEventListener('abort', onAbort, { once: true });
+  let response: OutboundResponse;
   try {
-    return await call.response;
-  } finally {
-    outbound.signal.removeEventListener('abort', onAbort);
+    response = await call.response;
+  } catch (error) {
+    signal.removeEventListener('abort', onAbort);
+    throw error;
   }
+  response.body.once('close', () => signal.removeEventListener('abort', onAbort));
+  return response;
 }
 
 /** Maps a connection failure to a 4xx (refused address, bad header) or a 502 that names the upstream. */

@@ -1113,6 +1113,20 @@ describe('HttpClient abort', () => {
     const already = await rejectedGatewayError(sendOutbound({ ...request(server.url('/pre-aborted')), signal: AbortSignal.abort() }));
     expect(already.status).toBe(499);
   });
+
+  it('sendOutbound: the signal still stops a body that stalls after the headers', async () => {
+    const server = await RawServer.start((req) => req.socket.write('HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly part'));
+    const response = await sendOutbound({ ...request(server.url('/stall')), signal: AbortSignal.timeout(200) });
+    const chunks: Buffer[] = [];
+    const read = new Promise<void>((resolve, reject) => {
+      response.body.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.body.on('end', resolve);
+      response.body.on('error', reject);
+      response.body.on('close', () => reject(new Error('closed before the end')));
+    });
+    await expect(read).rejects.toThrow();
+    expect(Buffer.concat(chunks).toString()).toBe('only part');
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
