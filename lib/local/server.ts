@@ -71,7 +71,11 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req.url ?? '/');
+    if (!url) {
+      req.resume();
+      return sendError(res, 400, `The request target ${JSON.stringify((req.url ?? '').slice(0, 100))} is not a path; send a path such as /v1/chat/completions.`, 'invalid_path');
+    }
     // WHATWG URLs resolve `..` and `%2e%2e` segments; API Gateway hands the path over as sent, so
     // the route (pass-through, which refuses dot segments) sees what the client wrote.
     const path = rawPathOf(req.url ?? '/', url);
@@ -246,6 +250,18 @@ function isDisconnect(error: unknown): boolean {
 }
 
 /** The request target's path exactly as sent (origin form), without resolving dot segments. */
+/**
+ * The request target as a URL on this host. A target is joined to the origin as text: resolved
+ * against it, `//x/y` would name the host `x` (or fail to parse) instead of being the path `//x/y`.
+ */
+function requestUrl(target: string): URL | undefined {
+  try {
+    return target.startsWith('/') ? new URL(`http://localhost${target}`) : new URL(target, 'http://localhost');
+  } catch {
+    return undefined;
+  }
+}
+
 function rawPathOf(target: string, parsed: URL): string {
   if (!target.startsWith('/')) return parsed.pathname;
   const end = target.search(/[?#]/);

@@ -213,6 +213,14 @@ describe('requests the HTTP parser refuses', () => {
     expect(JSON.parse(answer.body.toString('utf8')).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_path', message: expect.stringContaining('%25') });
   });
 
+  it('reads a target that starts with // as a path, not as a host', async () => {
+    for (const path of ['//', '//evil.example/v1/models']) {
+      const answer = await rawExchange(target(), `GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+      expect(answer.status, path).toBe(404);
+      expect(JSON.parse(answer.body.toString('utf8')).error, path).toMatchObject({ type: 'invalid_request_error', code: 'route_not_found', message: expect.stringContaining(path) });
+    }
+  });
+
   it('keeps serving well-formed requests on other connections', async () => {
     expect((await gatewayFetch('/configs')).status).toBe(200);
   });

@@ -9,7 +9,7 @@ async function run(input: Buffer, options: { dropUsageChunk: boolean; finishReas
   const usages: TokenUsage[] = [];
   const pieces: Buffer[] = [];
   for (let i = 0; i < input.length; i += splitEvery) pieces.push(input.subarray(i, i + splitEvery));
-  const transform = openAIStreamTransform({ ...options, onUsage: (usage) => usages.push(usage) });
+  const transform = openAIStreamTransform({ provider: 'openai', ...options, onUsage: (usage) => usages.push(usage) });
   let out = '';
   for await (const chunk of Readable.from(pieces).pipe(transform)) out += chunk.toString();
   return { out, usage: usages.at(-1) };
@@ -52,7 +52,7 @@ describe('OpenAI stream transform on recorded streams', () => {
     const recorded = readFixtureBytes('openai_chat_stream_text_with_usage.sse');
     // One read per event, as providers write them.
     const events = recorded.toString().split(/(?<=\n\n)/).map((text) => Buffer.from(text));
-    const transform = openAIStreamTransform({ dropUsageChunk: true, onUsage: () => undefined });
+    const transform = openAIStreamTransform({ provider: 'openai', dropUsageChunk: true, onUsage: () => undefined });
     const out: Buffer[] = [];
     for await (const chunk of Readable.from(events).pipe(transform)) out.push(Buffer.from(chunk));
     const usageRead = events.findIndex((event) => event.includes('"usage"') && event.includes('"choices":[]'));
@@ -64,5 +64,31 @@ describe('OpenAI stream transform on recorded streams', () => {
     const input = Buffer.from('data: {"choices":[{"index":0,"delta":{},"finish_reason":"eos"}]}\n\ndata: [DONE]\n\n');
     const { out } = await run(input, { dropUsageChunk: false, finishReasons: { eos: 'stop' } });
     expect(JSON.parse(parseSse(out)[0].data).choices[0].finish_reason).toBe('stop');
+  });
+
+  it('ends with [DONE] when the provider closes after its finish reason without one', async () => {
+    const input = Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\ndata: {"choices":[{"index":0,"delta":{},"finish_reason": "stop"}]}\n\n');
+    const { out } = await run(input, { dropUsageChunk: false });
+    expect(out).toBe(`${input}data: [DONE]\n\n`);
+  });
+
+  it('ends a stream the provider cut before its finish reason with an error event, then [DONE]', async () => {
+    for (const input of [
+      'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n',
+      'data: {"id":"x","choices":[{"delta":{"content":"x"\n\ndata: {not json}\n\n',
+      '',
+    ]) {
+      const { out } = await run(Buffer.from(input), { dropUsageChunk: false });
+      const events = parseSse(out);
+      expect(out.startsWith(input), input).toBe(true);
+      expect(events.at(-1)!.data, input).toBe('[DONE]');
+      expect(JSON.parse(events.at(-2)!.data).error, input).toMatchObject({ code: 'provider_stream_error', message: expect.stringContaining('openai closed its stream before the answer finished') });
+    }
+  });
+
+  it('adds nothing to a stream that ended with [DONE]', async () => {
+    const input = Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\ndata: [DONE]\n\n');
+    const { out } = await run(input, { dropUsageChunk: false });
+    expect(out).toBe(input.toString());
   });
 });

@@ -38,6 +38,7 @@ export function openAICompatibleAdapter(row: OpenAICompatibleProvider): Provider
         },
         streamTransform: (onUsage) =>
           openAIStreamTransform({
+            provider: row.name,
             dropUsageChunk: upstream.addedUsageRequest,
             finishReasons: row.finishReasons,
             errorFinish: row.errorFinishReasons && { provider: row.name, reasons: row.errorFinishReasons },

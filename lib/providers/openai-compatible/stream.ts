@@ -5,6 +5,8 @@ import type { TokenUsage } from '../../observability/request-log';
 import { readUsage } from './usage';
 
 export interface OpenAIStreamOptions {
+  /** Names the provider in the error event of a stream that ends unfinished. */
+  provider: string;
   /** Drop the usage-only chunk (`choices: []`) the gateway asked for on the client's behalf. */
   dropUsageChunk: boolean;
   finishReasons?: Record<string, string>;
@@ -20,17 +22,25 @@ type Chunk = { choices?: Array<{ finish_reason?: string | null }>; usage?: unkno
 /**
  * Re-emits an OpenAI-format event stream event by event as it arrives. Events are forwarded as
  * received; only chunks that carry usage or a finish reason needing translation are parsed.
+ *
+ * The client always gets `[DONE]` last: a provider that closes its stream without one after a
+ * finish reason gets it added; one that closes before any finish reason cut the answer short, so an
+ * error event says so first.
  */
 export function openAIStreamTransform(options: OpenAIStreamOptions): Transform {
   const splitter = new SseEventSplitter();
   const translateFinish = options.finishReasons !== undefined || options.errorFinish !== undefined;
   let failed = false;
+  let sawDone = false;
+  let sawFinish = false;
   /** The SSE text to relay for one event: the event as received, a rewritten one, or '' (dropped). */
   const handle = (event: string): { text: string; asReceived: boolean } => {
     const asReceived = { text: `${event}\n\n`, asReceived: true };
     if (failed) return { text: '', asReceived: false };
     let data = eventData(event);
-    if (data === undefined || data === '[DONE]' || data.charCodeAt(0) !== 123 /* { */) return asReceived;
+    if (data === '[DONE]') sawDone = true;
+    if (data === undefined || sawDone || data.charCodeAt(0) !== 123 /* { */) return asReceived;
+    if (!sawFinish && finishReasonSet.test(data)) sawFinish = true;
     let hooked = false;
     if (options.chunkHook) {
       const replaced = options.chunkHook(data);
@@ -86,9 +96,17 @@ export function openAIStreamTransform(options: OpenAIStreamOptions): Transform {
     },
     flush(callback) {
       relay(splitter.end(), this);
+      if (!failed && !sawDone) this.push(sawFinish ? sseDone : sseData(JSON.stringify(unfinishedStream(options.provider).toBody())) + sseDone);
       callback();
     },
   });
+}
+
+/** A chunk with a finish reason that is not null: the answer is complete. */
+const finishReasonSet = /"finish_reason"\s*:\s*"/;
+
+function unfinishedStream(provider: string): GatewayError {
+  return new GatewayError(502, `${provider} closed its stream before the answer finished (no finish reason, no [DONE]); the answer is incomplete.`, { code: 'provider_stream_error', provider });
 }
 
 function endsWithBlankLine(chunk: Buffer): boolean {
