@@ -277,6 +277,8 @@ describe.skipIf(process.platform !== 'linux')('gateway fuzz', () => {
         const problems = judge(request, outcome, deadlineMs);
         const probeNow = runIndex % probeEvery === 0;
         if (probeNow && alive()) rss.samples.push(Math.round(rssMb()));
+        // The gateway's stderr arrives through a pipe of its own: give it a moment to catch up with the answer.
+        if (problems.length > 0) await sleep(50);
         let stderr = newStderr();
         if ((problems.length > 0 || probeNow || !alive()) && !(await answersProbe())) {
           stderr += newStderr();
