@@ -2,8 +2,10 @@ import { badRequest } from '../http/errors';
 import type { Operation } from '../providers/types';
 
 /**
- * The fields a unified route cannot do without; everything else is the provider's to judge, so new
- * provider parameters pass through untouched.
+ * The fields a unified route cannot do without, and the shape of the OpenAI chat fields the
+ * adapters translate into other providers' formats (as OpenAI's own API checks them), so a malformed
+ * one is a 400 that names it rather than a failed translation. Everything else is the provider's to
+ * judge, so new provider parameters pass through untouched.
  */
 export function validateInferenceBody(operation: Operation, body: Record<string, unknown>): void {
   if (body.model !== undefined && body.model !== null && typeof body.model !== 'string') {
@@ -20,10 +22,12 @@ export function validateInferenceBody(operation: Operation, body: Record<string,
       throw badRequest('messages is required: a non-empty array such as [{"role":"user","content":"Hello"}].', 'messages', 'missing_required_parameter');
     }
     body.messages.forEach((message, index) => {
-      if (message === null || typeof message !== 'object' || typeof (message as { role?: unknown }).role !== 'string') {
+      if (!isObject(message) || typeof message.role !== 'string') {
         throw badRequest(`messages[${index}] must be an object with a role.`, `messages[${index}]`, 'invalid_message');
       }
+      checkMessage(message, `messages[${index}]`);
     });
+    checkChatFields(body);
   } else if (operation === 'completions') {
     if (body.prompt === undefined || body.prompt === null) throw badRequest('prompt is required.', 'prompt', 'missing_required_parameter');
   } else if (body.input === undefined || body.input === null) {
@@ -36,6 +40,118 @@ export function validateInferenceBody(operation: Operation, body: Record<string,
 }
 
 function typeName(value: unknown): string {
+  if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+// ---- the chat fields adapters translate
+
+type Check = (value: unknown, param: string) => void;
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const absent = (value: unknown) => value === undefined || value === null;
+
+function invalid(param: string, expected: string, value: unknown): never {
+  throw badRequest(`${param} must be ${expected}; got ${typeName(value)}.`, param, 'invalid_type');
+}
+
+const optionalString: Check = (value, param) => {
+  if (!absent(value) && typeof value !== 'string') invalid(param, 'a string', value);
+};
+const optionalNumber: Check = (value, param) => {
+  if (!absent(value) && typeof value !== 'number') invalid(param, 'a number', value);
+};
+const optionalObject: Check = (value, param) => {
+  if (!absent(value) && !isObject(value)) invalid(param, 'an object', value);
+};
+
+/** An object whose listed fields pass their checks (`required` ones must be present). */
+function checkObject(value: unknown, param: string, expected: string, fields: Record<string, Check>, required: readonly string[] = []): asserts value is Record<string, unknown> {
+  if (!isObject(value)) invalid(param, expected, value);
+  for (const name of required) if (absent(value[name])) throw badRequest(`${param}.${name} is required in ${expected}.`, `${param}.${name}`, 'missing_required_parameter');
+  for (const [name, check] of Object.entries(fields)) check(value[name], `${param}.${name}`);
+}
+
+function optionalArrayOf(expected: string, item: Check): Check {
+  return (value, param) => {
+    if (absent(value)) return;
+    if (!Array.isArray(value)) invalid(param, expected, value);
+    value.forEach((entry, index) => item(entry, `${param}[${index}]`));
+  };
+}
+
+const contentPartExample = 'a content part such as {"type":"text","text":"Hello"}';
+const contentParts: Record<string, Record<string, Check>> = {
+  text: { text: (value, param) => (typeof value === 'string' ? undefined : invalid(param, 'a string', value)) },
+  image_url: { image_url: (value, param) => checkObject(value, param, 'an object such as {"url":"https://…"}', { url: optionalString, detail: optionalString }, ['url']) },
+  input_audio: { input_audio: (value, param) => checkObject(value, param, 'an object such as {"data":"<base64>","format":"wav"}', { data: optionalString, format: optionalString }, ['data']) },
+  file: { file: (value, param) => checkObject(value, param, 'an object with file_data or file_id', { file_data: optionalString, file_id: optionalString, filename: optionalString }) },
+};
+const contentPart: Check = (value, param) => {
+  checkObject(value, param, contentPartExample, { type: optionalString }, ['type']);
+  const fields = contentParts[value.type as string];
+  // Other part types are the provider's to judge.
+  if (fields) checkObject(value, param, contentPartExample, fields, Object.keys(fields));
+};
+const content: Check = (value, param) => {
+  if (absent(value) || typeof value === 'string') return;
+  optionalArrayOf(`a string or an array of content parts such as [{"type":"text","text":"Hello"}]`, contentPart)(value, param);
+};
+
+const toolCallExample = 'a tool call such as {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}';
+const toolCall: Check = (value, param) =>
+  checkObject(value, param, toolCallExample, {
+    id: optionalString,
+    type: optionalString,
+    function: (fn, at) => checkObject(fn, at, 'an object with name and arguments (a JSON string)', { name: optionalString, arguments: optionalString }, ['name']),
+  }, ['function']);
+
+function checkMessage(message: Record<string, unknown>, param: string): void {
+  content(message.content, `${param}.content`);
+  optionalArrayOf(`an array of tool calls, each ${toolCallExample}`, toolCall)(message.tool_calls, `${param}.tool_calls`);
+  optionalString(message.tool_call_id, `${param}.tool_call_id`);
+  optionalString(message.name, `${param}.name`);
+}
+
+const toolExample = 'a tool such as {"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}';
+const tool: Check = (value, param) => {
+  checkObject(value, param, toolExample, { type: optionalString });
+  if (value.type === undefined || value.type === 'function') {
+    checkObject(value.function, `${param}.function`, 'an object with a name, and optional description and parameters (a JSON Schema object)', { name: optionalString, description: optionalString, parameters: optionalObject }, ['name']);
+  }
+};
+
+const chatFields: Record<string, Check> = {
+  tools: optionalArrayOf(`an array of tools, each ${toolExample}`, tool),
+  tool_choice: (value, param) => {
+    if (absent(value) || typeof value === 'string') return;
+    checkObject(value, param, '"auto", "none", "required" or {"type":"function","function":{"name":"…"}}', { type: optionalString, function: optionalObject });
+    if (isObject(value.function)) optionalString(value.function.name, `${param}.function.name`);
+  },
+  stop: (value, param) => {
+    if (absent(value) || typeof value === 'string') return;
+    optionalArrayOf('a string or an array of strings', optionalString)(value, param);
+  },
+  response_format: (value, param) => {
+    if (absent(value)) return;
+    checkObject(value, param, 'an object such as {"type":"json_object"}', { type: optionalString, json_schema: optionalObject }, ['type']);
+    if (isObject(value.json_schema)) optionalObject(value.json_schema.schema, `${param}.json_schema.schema`);
+  },
+  stream_options: optionalObject,
+  thinking: optionalObject,
+  reasoning_effort: optionalString,
+  user: optionalString,
+  max_tokens: optionalNumber,
+  max_completion_tokens: optionalNumber,
+  temperature: optionalNumber,
+  top_p: optionalNumber,
+  n: optionalNumber,
+  seed: optionalNumber,
+  presence_penalty: optionalNumber,
+  frequency_penalty: optionalNumber,
+};
+
+function checkChatFields(body: Record<string, unknown>): void {
+  for (const [name, check] of Object.entries(chatFields)) check(body[name], name);
 }

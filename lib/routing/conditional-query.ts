@@ -92,6 +92,9 @@ function equals(a: unknown, b: unknown): boolean {
 }
 
 function compare(value: unknown, operand: unknown, test: (a: number | string, b: number | string) => boolean): boolean {
+  // Only numbers and strings order; converting anything else could run a client's `toString`.
+  const comparable = (x: unknown) => typeof x === 'number' || typeof x === 'string';
+  if (!comparable(value) || !comparable(operand)) return false;
   if (typeof value === 'number' || typeof operand === 'number') {
     const a = Number(value);
     const b = Number(operand);

@@ -1,5 +1,6 @@
 import { badRequest } from '../../http/errors';
 import type { Operation, ProviderSettings } from '../types';
+import { pathSegment } from '../path-segment';
 
 /**
  * The api-version sent when a target names none: the newest GA version of the data-plane API.
@@ -83,7 +84,7 @@ export function azureOpenAIRoute(baseUrl: string, operation: Operation, choice: 
     return { url, model: choice.deployment || undefined, streamOptions: true };
   }
   if (!choice.deployment) throw badRequest('azure-openai needs a deployment: cloudC_deployment_id, deployments, or the model name.', 'model', 'missing_provider_settings');
-  const url = new URL(`${baseUrl}/deployments/${encodeURIComponent(choice.deployment)}${operationPaths[operation]}`);
+  const url = new URL(`${baseUrl}/deployments/${pathSegment(choice.deployment, 'model')}${operationPaths[operation]}`);
   url.searchParams.set('api-version', choice.apiVersion);
   return { url, streamOptions: choice.apiVersion.slice(0, 10) >= '2024-09-01' };
 }

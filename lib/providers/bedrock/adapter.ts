@@ -7,6 +7,7 @@ import { readBedrockError } from './errors';
 import { buildConverseRequest } from './request';
 import { readConverseResponse } from './response';
 import { converseStreamTransform } from './stream';
+import { pathSegment } from '../path-segment';
 
 /** ConverseStream's binary framing (not server-sent events). */
 const eventStreamType = 'application/vnd.amazon.eventstream';
@@ -17,7 +18,7 @@ const eventStreamType = 'application/vnd.amazon.eventstream';
  * `arn:aws:bedrock:…:application-inference-profile/abc` stays one segment.
  */
 export function modelPath(model: string, action: 'converse' | 'converse-stream' | 'invoke'): string {
-  const segment = encodeURIComponent(model).replace(/[!'()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
+  const segment = pathSegment(model, 'model', (value) => encodeURIComponent(value).replace(/[!'()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`));
   return `/model/${segment}/${action}`;
 }
 

@@ -6,6 +6,7 @@ import { fromGoogleError, googleError } from './errors';
 import { toGenerateContentRequest } from './request';
 import { toChatCompletion } from './response';
 import { geminiStreamTransform } from './stream';
+import { pathSegment } from '../path-segment';
 
 /** Where a Gemini model lives and how to authenticate there (the Gemini API or Vertex AI). */
 export interface GeminiEndpoint {
@@ -17,7 +18,7 @@ export interface GeminiEndpoint {
 
 /** A Gemini model name as one path segment; `@` (Vertex version pins) is left readable. */
 export function modelSegment(model: string): string {
-  return encodeURIComponent(model).replace(/%40/g, '@');
+  return pathSegment(model, 'model', (value) => encodeURIComponent(value).replace(/%40/g, '@'));
 }
 
 /** A 200 body as JSON, or a 502 naming the provider. */

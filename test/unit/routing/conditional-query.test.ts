@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { matchesQuery } from '../../../lib/routing/conditional-query';
 
-const input = { metadata: { tier: 'pro', region: 'eu', score: '7' }, params: { model: 'gpt-4o', max_tokens: 500, messages: [{ role: 'user' }], tools: [] }, url: { pathname: '/v1/chat/completions' } };
+const input = { metadata: { tier: 'pro', region: 'eu', score: '7' }, params: { model: 'gpt-4o', max_tokens: 500, messages: [{ role: 'user' }], tools: [], odd: { toString: 1 } }, url: { pathname: '/v1/chat/completions' } };
 
 describe('conditional queries', () => {
   it.each([
@@ -22,6 +22,8 @@ describe('conditional queries', () => {
     [{ 'metadata.tier': 'pro', 'metadata.region': 'us' }, false],
     [{ 'params.model': { $regex: '(' } }, false],
     [{ 'metadata.tier': { $unknown: 1 } }, false],
+    [{ 'params.odd': { $gt: 1 } }, false],
+    [{ 'params.odd': { $lte: 'z' } }, false],
   ])('%j → %s', (query, expected) => {
     expect(matchesQuery(query, input)).toBe(expected);
   });
