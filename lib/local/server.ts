@@ -55,6 +55,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   // Requests Node's HTTP parser refuses (raw non-ASCII bytes in the target, a control character in
   // a header, ...) get the gateway's error body rather than a bare `400 Bad Request`.
   const answered = new WeakSet<Duplex>();
+  const lingerMs = 5_000;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // The parser reports every later packet on the connection again; the first answer stands.
     if (answered.has(socket)) return;
@@ -67,7 +68,13 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     }
     const payload = JSON.stringify(refusal.toBody());
     const head = `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n`;
-    socket.end(head + payload, () => socket.destroy());
+    // A lingering close: the client may still be sending the body of the refused request, and a
+    // socket destroyed now would reset the connection before the client reads the answer. Later
+    // bytes are read (and refused above) until the client closes, for at most lingerMs.
+    socket.end(head + payload);
+    const linger = setTimeout(() => socket.destroy(), lingerMs);
+    linger.unref();
+    socket.once('close', () => clearTimeout(linger));
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
