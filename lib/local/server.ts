@@ -71,7 +71,9 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     // A lingering close: the client may still be sending the body of the refused request, and a
     // socket destroyed now would reset the connection before the client reads the answer. Later
     // bytes are read (and refused above) until the client closes, for at most lingerMs.
-    socket.end(head + payload);
+    // The answer to HEAD has no body (its client would read the body as a next response).
+    const isHead = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+    socket.end(isHead ? head : head + payload);
     const linger = setTimeout(() => socket.destroy(), lingerMs);
     linger.unref();
     socket.once('close', () => clearTimeout(linger));

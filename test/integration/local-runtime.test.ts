@@ -189,6 +189,13 @@ describe('requests the HTTP parser refuses', () => {
     }
   });
 
+  it('answers a refused HEAD request without a body', async () => {
+    const answer = await rawExchange(target(), `HEAD /v1/logs/\xc2\x80 HTTP/1.1\r\nHost: localhost\r\nx-gateway-api-key: ${env().adminKey}\r\n\r\n`);
+    expect(answer.status).toBe(400);
+    expect(Number(answer.headers['content-length'])).toBeGreaterThan(0);
+    expect(answer.body.length).toBe(0);
+  });
+
   it('answers other malformed requests with the JSON error body too', async () => {
     const cases: [string, string, number, string][] = [
       ['a raw space in the target', 'GET /v1/a b HTTP/1.1\r\nHost: localhost\r\n\r\n', 400, 'invalid_http_request'],
