@@ -667,6 +667,13 @@ function assemble(parts: {
   return { family: parts.family, method: parts.method, target: parts.target, headers, body: parts.body, stallAttempts: parts.stallAttempts ?? 0 };
 }
 
+/** A random request timeout, unless the route already set the small one a stalling fault needs. */
+const timeoutFor = (route: { stallAttempts: number; headers: [string, string][] }) =>
+  route.stallAttempts > 0 && route.headers.some(([name]) => name === 'x-gateway-request-timeout') ? fc.constant(undefined) : timeoutHeader;
+
+const withTimeout = (headers: [string, string][], timeout: string | undefined): [string, string][] =>
+  timeout === undefined ? headers : [...headers, ['x-gateway-request-timeout', timeout]];
+
 const unifiedRoutes = { chat: ['/v1/chat/completions', chatObject], completions: ['/v1/completions', completionObject], embeddings: ['/v1/embeddings', embeddingObject] } as const;
 
 /** A request to one of the unified routes (chat, completions, embeddings). */
@@ -680,7 +687,7 @@ const unifiedRequest = (family: 'chat' | 'completions' | 'embeddings') =>
         key: gatewayKey,
         body: route.faulty ? fc.oneof({ weight: 3, arbitrary: wellFormedBody(family, route.model) }, { weight: 1, arbitrary: unifiedBody(unifiedRoutes[family][1], route.model) }) : unifiedBody(unifiedRoutes[family][1], route.model),
         contentType,
-        timeout: route.stallAttempts > 0 && route.headers.some(([name]) => name === 'x-gateway-request-timeout') ? fc.constant(undefined) : timeoutHeader,
+        timeout: timeoutFor(route),
         extra: oddHeaders,
       })
       .map((parts) =>
@@ -689,7 +696,7 @@ const unifiedRequest = (family: 'chat' | 'completions' | 'embeddings') =>
           method: parts.method,
           target: parts.path + (parts.query ?? ''),
           key: parts.key,
-          headers: [...route.headers, ...(parts.timeout !== undefined ? [['x-gateway-request-timeout', parts.timeout] as [string, string]] : [])],
+          headers: withTimeout(route.headers, parts.timeout),
           extra: parts.extra,
           body: parts.body,
           contentType: parts.contentType,
@@ -718,7 +725,7 @@ const passthroughRequest = (family: 'passthrough' | 'responses') =>
         key: gatewayKey,
         body: passthroughBody(route.model),
         contentType,
-        timeout: route.stallAttempts > 0 && route.headers.some(([name]) => name === 'x-gateway-request-timeout') ? fc.constant(undefined) : timeoutHeader,
+        timeout: timeoutFor(route),
         extra: oddHeaders,
       })
       .map((parts) =>
@@ -728,7 +735,7 @@ const passthroughRequest = (family: 'passthrough' | 'responses') =>
           // A model-name fault travels in the path for pass-through (the body is not read by the gateway).
           target: (route.model ? `/v1/${route.model}` : '') + parts.path + (parts.query ?? ''),
           key: parts.key,
-          headers: [...route.headers, ...(parts.timeout !== undefined ? [['x-gateway-request-timeout', parts.timeout] as [string, string]] : [])],
+          headers: withTimeout(route.headers, parts.timeout),
           extra: parts.extra,
           body: parts.body,
           contentType: parts.contentType,
