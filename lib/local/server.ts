@@ -68,11 +68,11 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     }
     const payload = JSON.stringify(refusal.toBody());
     const head = `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(payload)}\r\nconnection: close\r\n\r\n`;
+    // The answer to HEAD has no body (its client would read the body as a next response).
+    const isHead = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     // A lingering close: the client may still be sending the body of the refused request, and a
     // socket destroyed now would reset the connection before the client reads the answer. Later
     // bytes are read (and refused above) until the client closes, for at most lingerMs.
-    // The answer to HEAD has no body (its client would read the body as a next response).
-    const isHead = (error as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     socket.end(isHead ? head : head + payload);
     const linger = setTimeout(() => socket.destroy(), lingerMs);
     linger.unref();
