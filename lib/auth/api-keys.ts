@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { newId } from '../ids';
+import { newId } from '../core/ids';
 import { dynamoClient } from '../store/clients';
 import { queryNewestFirst, type Page } from '../store/newest-first';
 import { tables } from '../store/tables';

@@ -1,4 +1,4 @@
-import { GatewayError, unauthorized } from '../http/errors';
+import { GatewayError, unauthorized } from '../core/errors';
 import { LoadingCache } from '../store/loading-cache';
 import { findApiKeyByHash, hashApiKey, maxApiKeyLength, type ApiKeyRecord, type Role } from './api-keys';
 

@@ -1,6 +1,6 @@
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { newId } from '../ids';
+import { newId } from '../core/ids';
 import { dynamoClient } from '../store/clients';
 import { tables } from '../store/tables';
 import { generateApiKeySecret, maxApiKeyLength, putApiKey } from './api-keys';

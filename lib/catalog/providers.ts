@@ -16,7 +16,7 @@
 import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { GatewayConfig } from '../config/types';
-import { newId } from '../ids';
+import { newId } from '../core/ids';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { dynamoClient } from '../store/clients';
 import { LoadingCache } from '../store/loading-cache';

@@ -30,7 +30,7 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { newId } from '../ids';
+import { newId } from '../core/ids';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { dynamoClient } from '../store/clients';
 import { LoadingCache } from '../store/loading-cache';

@@ -39,7 +39,7 @@
  */
 import { array, boolean, catchall, enum as oneOf, gte, int, lte, number, optional, record, refine, strictObject, string, union, unknown, minLength } from 'zod/mini';
 import type { infer as Infer, ZodMiniArray, ZodMiniOptional, ZodMiniType } from 'zod/mini';
-import { GatewayError } from '../http/errors';
+import { GatewayError } from '../core/errors';
 import { JsonTooDeepError, parseClientJson } from '../http/json-body';
 import { formatPath, isPlainObject, ruleIssues, show, strategyModes, suggest, unknownKeyMessage, valueAt, type Path } from './schema-rules';
 import type { ConfigIssue, GatewayConfig } from './types';

@@ -1,6 +1,6 @@
 import { generateApiKeySecret, listApiKeys, putApiKey, revokeApiKey, type ApiKeyRecord, type Role } from '../auth/api-keys';
 import { requireAdmin } from '../auth/authenticate';
-import { badRequest, notFound } from '../http/errors';
+import { badRequest, notFound } from '../core/errors';
 import { readJsonObject } from '../http/json-body';
 import { listEnvelope, readPageQuery } from '../http/pagination';
 import type { RouteContext } from '../http/pipeline';

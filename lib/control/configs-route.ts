@@ -15,7 +15,7 @@ import {
 } from '../config/saved-configs';
 import { configError, parseConfig } from '../config/schema';
 import type { GatewayConfig } from '../config/types';
-import { badRequest, GatewayError, notFound } from '../http/errors';
+import { badRequest, GatewayError, notFound } from '../core/errors';
 import { readJsonObject } from '../http/json-body';
 import { listEnvelope, readPageQuery } from '../http/pagination';
 import type { RouteContext } from '../http/pipeline';

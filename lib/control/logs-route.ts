@@ -1,4 +1,4 @@
-import { notFound } from '../http/errors';
+import { notFound } from '../core/errors';
 import { listEnvelope, readPageQuery } from '../http/pagination';
 import type { RouteContext } from '../http/pipeline';
 import { jsonResponse } from '../http/responses';

@@ -17,7 +17,7 @@ import {
   type SettingField,
 } from '../catalog/providers';
 import { parseCustomHost } from '../inference/target';
-import { badRequest, GatewayError, notFound } from '../http/errors';
+import { badRequest, GatewayError, notFound } from '../core/errors';
 import { readJsonObject } from '../http/json-body';
 import { listEnvelope, readPageQuery } from '../http/pagination';
 import type { RouteContext } from '../http/pipeline';

@@ -1,4 +1,4 @@
-import { badRequest, GatewayError } from './errors';
+import { badRequest, GatewayError } from '../core/errors';
 import type { GatewayRequest } from './types';
 
 /**

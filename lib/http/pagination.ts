@@ -1,4 +1,4 @@
-import { badRequest } from './errors';
+import { badRequest } from '../core/errors';
 
 export interface PageQuery {
   limit: number;

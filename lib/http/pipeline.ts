@@ -1,8 +1,8 @@
 import { finished, type Readable } from 'node:stream';
 import { authenticate, type AuthContext } from '../auth/authenticate';
-import { newId } from '../ids';
+import { newId } from '../core/ids';
 import { emitRequestLog, type RequestLogFields, type RequestLogRecord } from '../observability/request-log';
-import { GatewayError, toGatewayError } from './errors';
+import { GatewayError, toGatewayError } from '../core/errors';
 import { jsonResponse } from './responses';
 import { readTraceContext, type TraceContext } from './trace';
 import type { GatewayRequest, GatewayResponse } from './types';

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { GatewayError } from './errors';
+import { GatewayError } from '../core/errors';
 
 /** Reads a whole body, refusing to hold more than `limit` bytes. (Events, not an async iterator: cheaper per call.) */
 export function readBody(stream: Readable, limit: number, what: string): Promise<Buffer> {

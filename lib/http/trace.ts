@@ -1,4 +1,4 @@
-import { badRequest } from './errors';
+import { badRequest } from '../core/errors';
 import { JsonTooDeepError, parseClientJson } from './json-body';
 
 export interface TraceContext {

@@ -1,5 +1,5 @@
-import { badRequest, GatewayError } from '../http/errors';
-import { nameMap } from '../http/name-map';
+import { badRequest, GatewayError } from '../core/errors';
+import { nameMap } from '../core/name-map';
 import type { RouteContext } from '../http/pipeline';
 import type { GatewayRequest, GatewayResponse } from '../http/types';
 import { openOutbound, toOutboundError } from '../outbound/http-client';

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
-import { GatewayError } from '../http/errors';
+import { GatewayError } from '../core/errors';
 import { sseData, sseDone } from '../http/sse';
-import type { TokenUsage } from '../observability/request-log';
+import type { TokenUsage } from '../core/usage';
 import { openOutbound } from '../outbound/http-client';
 import type { ProviderCall } from '../providers/types';
 import { relayedResponseHeaders } from './relayed-headers';

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { GatewayError } from '../http/errors';
+import { GatewayError } from '../core/errors';
 import { readBody } from '../http/read-body';
 import type { OutboundCall } from '../outbound/http-client';
 import { streamIdleLimitMs, watchStreamIdle } from './stream-idle';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { findSavedConfig, parseConfigRef } from '../config/saved-configs';
 import { configError, parseConfigHeader } from '../config/schema';
 import type { GatewayConfig } from '../config/types';
-import { GatewayError } from '../http/errors';
+import { GatewayError } from '../core/errors';
 import { buildPlan, type PlanNode } from '../routing/plan';
 
 /** The strategy tree a request follows, and the identity its breaker state is kept under. */

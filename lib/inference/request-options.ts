@@ -1,6 +1,6 @@
-import { badRequest } from '../http/errors';
+import { badRequest } from '../core/errors';
 import { parseClientJson } from '../http/json-body';
-import { nameMap } from '../http/name-map';
+import { nameMap } from '../core/name-map';
 
 /** Headers never forwarded by name: the gateway's own, and those that frame or route the request. */
 const neverForwarded = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'x-gateway-api-key']);

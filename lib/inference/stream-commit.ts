@@ -1,5 +1,5 @@
 import { PassThrough, type Readable } from 'node:stream';
-import { toGatewayError } from '../http/errors';
+import { toGatewayError } from '../core/errors';
 import { sseData, sseDone } from '../http/sse';
 import type { GatewayResponse } from '../http/types';
 import type { RequestLogFields } from '../observability/request-log';

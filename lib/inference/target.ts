@@ -1,5 +1,5 @@
 import { destinationFields, findProviderIntegration, integrationAsConfig, type ProviderIntegration } from '../catalog/providers';
-import { badRequest, GatewayError } from '../http/errors';
+import { badRequest, GatewayError } from '../core/errors';
 import { defaultBaseUrl, findProvider, providerNames } from '../providers/registry';
 import type { ProviderSettings, ResolvedTarget } from '../providers/types';
 import type { PlanNode } from '../routing/plan';

@@ -3,8 +3,8 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
-import { GatewayError } from '../http/errors';
-import { nameMap } from '../http/name-map';
+import { GatewayError } from '../core/errors';
+import { nameMap } from '../core/name-map';
 import { streamingMarker } from './lambda-globals';
 import { LambdaResponseStream } from './lambda-response-stream';
 import { buildProxyEvent } from './proxy-event';

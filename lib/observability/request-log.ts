@@ -1,3 +1,5 @@
+import type { TokenUsage } from '../core/usage';
+
 /** The record every request leaves behind, written as one JSON line once the response is complete. */
 export interface RequestLogRecord {
   type: 'gateway.request';
@@ -21,14 +23,6 @@ export interface RequestLogRecord {
   error?: { message: string; code: string | null };
   request_id: string;
   created_at: string;
-}
-
-export interface TokenUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  prompt_tokens_details?: Record<string, number>;
-  completion_tokens_details?: Record<string, number>;
 }
 
 /** Fields a route fills in while it works; the HTTP layer adds the rest. */

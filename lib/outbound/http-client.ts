@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { GatewayError } from '../http/errors';
+import { GatewayError } from '../core/errors';
 import { assertLiteralHostAllowed } from './address-guard';
 import { ConnectionPool, originOf, type Connection, type ConnectionUser, type Origin } from './connection-pool';
 import { HttpParseError, httpToken, ResponseParser, unsendableHeaderValue, type ResponseHead, type ResponseParserEvents } from './response-parser';

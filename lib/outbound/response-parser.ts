@@ -5,7 +5,7 @@
  * ClientRequest/IncomingMessage machinery, and it is all the client has to trust.
  */
 
-import { nameMap } from '../http/name-map';
+import { nameMap } from '../core/name-map';
 
 export interface ResponseHead {
   status: number;

@@ -1,4 +1,4 @@
-import { badRequest } from '../http/errors';
+import { badRequest } from '../core/errors';
 
 /**
  * A value from the request — a model id, a deployment name — as one segment of a provider URL's

@@ -1,4 +1,4 @@
-import { GatewayError } from '../http/errors';
+import { GatewayError } from '../core/errors';
 
 /**
  * A provider's error response in the gateway's error shape: the provider's status and message are

@@ -1,7 +1,7 @@
 import type { Transform } from 'node:stream';
 import type { GatewayConfig } from '../config/types';
-import type { GatewayError } from '../http/errors';
-import type { TokenUsage } from '../observability/request-log';
+import type { GatewayError } from '../core/errors';
+import type { TokenUsage } from '../core/usage';
 
 /** The three unified inference operations. */
 export type Operation = 'chat' | 'completions' | 'embeddings';

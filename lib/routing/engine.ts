@@ -1,5 +1,5 @@
 import type { GatewayConfig } from '../config/types';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../core/errors';
 import type { AttemptOutcome } from '../inference/provider-attempt';
 import { claimProbe, isBreakerFailure, loadBreakerStates, recordFailure, recordSuccess, verdict, type BreakerState } from './circuit-breaker';
 import { matchesQuery, type QueryInput } from './conditional-query';

@@ -5,7 +5,7 @@ import { createServer as createNetServer, type AddressInfo, type Server, type So
 import type { Readable } from 'node:stream';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayError } from '../../lib/http/errors';
+import { GatewayError } from '../../lib/core/errors';
 import { BlockedAddressError } from '../../lib/outbound/address-guard';
 import { HttpClient, openOutbound, sendOutbound, toOutboundError, type OutboundRequest, type OutboundResponse } from '../../lib/outbound/http-client';
 import { rejectedGatewayError } from '../support/gateway-error';

@@ -1,6 +1,6 @@
 import { GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../lib/ids';
+import { newId } from '../../lib/core/ids';
 import { subscriptionEvent } from '../../lib/local/log-delivery';
 import { ingestLogEvent } from '../../lib/observability/log-ingest';
 import { dynamoClient } from '../../lib/store/clients';

@@ -1,6 +1,6 @@
 // Catching the GatewayError a piece of gateway code throws, for tests that look at its status, param or code.
 import { expect } from 'vitest';
-import { GatewayError } from '../../lib/http/errors';
+import { GatewayError } from '../../lib/core/errors';
 
 /** The GatewayError that `run` throws; fails the test if it throws something else or nothing. */
 export function thrownGatewayError(run: () => unknown): GatewayError {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { hashApiKey } from '../../lib/auth/api-keys';
 import { apiKeyCacheSizes, authenticate } from '../../lib/auth/authenticate';
-import { GatewayError } from '../../lib/http/errors';
+import { GatewayError } from '../../lib/core/errors';
 
 // vi.mock is hoisted above the imports. The key store stands in for DynamoDB here so that every lookup can be counted; the real store is
 // exercised by the integration tests.

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { TokenUsage } from '../../lib/observability/request-log';
+import type { TokenUsage } from '../../lib/core/usage';
 import { openAIStreamTransform } from '../../lib/providers/openai-compatible/stream';
 import { readFixtureBytes } from '../support/fixtures';
 import { parseSse } from '../support/sse';

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../lib/http/errors';
+import { GatewayError } from '../../lib/core/errors';
 import { streamTypeError } from '../../lib/inference/provider-attempt';
 import { AttemptTimeout, isNetworkFailure, providerConnectionError, readProviderBody } from '../../lib/inference/provider-body';
 import { HttpParseError } from '../../lib/outbound/response-parser';

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { nameMap } from '../name-map';
+import { nameMap } from '../../core/name-map';
 import type { GatewayRequest } from '../types';
 
 const emptyBody = Buffer.alloc(0);

@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import { parseDataUrl, parseToolArguments, textOf } from '../openai-format/request-helpers';
 import type { ChatMessage, ContentPart, FilePart, ImagePart, TextPart } from '../openai-format/types';
 import type { CacheControl, DocumentBlock, ImageBlock, MessageParam, RequestBlock, TextBlock } from './api';

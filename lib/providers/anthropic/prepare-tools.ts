@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import type { ChatRequest, FunctionTool, ResponseFormat } from '../openai-format/types';
 import type { ToolChoice, ToolDefinition } from './api';
 

@@ -1,6 +1,6 @@
-import { GatewayError } from '../../http/errors';
+import { GatewayError } from '../../core/errors';
 import { chatCompletion } from '../openai-format/chunk-emitter';
-import type { TokenUsage } from '../../observability/request-log';
+import type { TokenUsage } from '../../core/usage';
 import type { AssistantMessage, ChatCompletion, FinishReason, ToolCall } from '../openai-format/types';
 import type { MessageResponse, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolUseBlock } from './api';
 import { mapStopReason } from './finish-reason';

@@ -1,6 +1,6 @@
 import type { Transform } from 'node:stream';
-import { GatewayError } from '../../http/errors';
-import type { TokenUsage } from '../../observability/request-log';
+import { GatewayError } from '../../core/errors';
+import type { TokenUsage } from '../../core/usage';
 import type { ChatChunkEmitter } from '../openai-format/chunk-emitter';
 import { chatStreamTransform, sseEventDecoder, type SseEvent } from '../openai-format/provider-stream';
 import type { MessagesUsage, RedactedThinkingBlock, StreamDelta, StreamEvent, TextBlock, ThinkingBlock, ToolUseBlock } from './api';

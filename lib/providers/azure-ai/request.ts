@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import { hostLabel } from '../azure-openai';
 import type { Operation, ProviderSettings } from '../types';
 

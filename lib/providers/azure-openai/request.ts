@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import type { Operation, ProviderSettings } from '../types';
 import { pathSegment } from '../path-segment';
 

@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import type { ChatRequest } from '../openai-format/types';
 import type { PreparedCall, ProviderAdapter, ProviderCall } from '../types';
 import { bedrockAuthHeaders } from './auth';

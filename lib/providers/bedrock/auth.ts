@@ -1,6 +1,6 @@
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import type { ProviderSettings, RawRequest } from '../types';
 
 /** The SigV4 service name of Bedrock Runtime (its endpoint prefix is `bedrock-runtime`). */

@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import { parseToolArguments, textOf } from '../openai-format/request-helpers';
 import type { ChatMessage, ContentPart } from '../openai-format/types';
 import type { ContentBlock, Message, SystemBlock } from './api';

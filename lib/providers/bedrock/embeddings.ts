@@ -1,4 +1,4 @@
-import { badRequest, GatewayError } from '../../http/errors';
+import { badRequest, GatewayError } from '../../core/errors';
 import type { JsonObject } from '../types';
 import type { CohereEmbeddingRequest, CohereEmbeddingResponse, TitanEmbeddingRequest, TitanEmbeddingResponse } from './api';
 import { providerName } from './errors';

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../http/errors';
+import { GatewayError } from '../../core/errors';
 
 export const providerName = 'bedrock';
 

@@ -1,4 +1,4 @@
-import { badRequest, GatewayError } from '../../http/errors';
+import { badRequest, GatewayError } from '../../core/errors';
 import { readBody } from '../../http/read-body';
 import { sendOutbound } from '../../outbound/http-client';
 import { parseDataUrl } from '../openai-format/request-helpers';

@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import { maxOutputTokens, stopSequences } from '../openai-format/request-helpers';
 import type { ChatRequest } from '../openai-format/types';
 import type { ConverseRequest, InferenceConfig } from './api';

@@ -1,6 +1,6 @@
 import type { Transform } from 'node:stream';
-import { GatewayError } from '../../http/errors';
-import type { TokenUsage } from '../../observability/request-log';
+import { GatewayError } from '../../core/errors';
+import type { TokenUsage } from '../../core/usage';
 import type { ChatChunkEmitter } from '../openai-format/chunk-emitter';
 import { chatStreamTransform } from '../openai-format/provider-stream';
 import type { ContentBlockDeltaEvent, ContentBlockStartEvent, MessageStopEvent, MetadataEvent } from './api';

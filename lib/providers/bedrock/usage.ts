@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../../observability/request-log';
+import type { TokenUsage } from '../../core/usage';
 import type { BedrockUsage } from './api';
 
 /**

@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import { textOf } from '../openai-format/request-helpers';
 import type { ChatMessage, ContentPart, ToolCall } from '../openai-format/types';
 import type { CohereContent, CohereMessage, CohereToolCall } from './api';

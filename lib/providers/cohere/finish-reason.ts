@@ -1,4 +1,4 @@
-import { GatewayError } from '../../http/errors';
+import { GatewayError } from '../../core/errors';
 import type { FinishReason } from '../openai-format/types';
 
 /**

@@ -1,5 +1,5 @@
-import { GatewayError } from '../../http/errors';
-import type { TokenUsage } from '../../observability/request-log';
+import { GatewayError } from '../../core/errors';
+import type { TokenUsage } from '../../core/usage';
 import { chatCompletion } from '../openai-format/chunk-emitter';
 import type { AssistantMessage, ToolCall } from '../openai-format/types';
 import type { CohereChatResponse, CohereToolCall } from './api';

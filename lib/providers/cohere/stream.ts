@@ -1,5 +1,5 @@
 import type { Transform } from 'node:stream';
-import type { TokenUsage } from '../../observability/request-log';
+import type { TokenUsage } from '../../core/usage';
 import type { ChatChunkEmitter } from '../openai-format/chunk-emitter';
 import { chatStreamTransform, sseEventDecoder, type SseEvent } from '../openai-format/provider-stream';
 import type { CohereStreamEvent } from './api';

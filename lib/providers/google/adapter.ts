@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import type { PreparedCall, ProviderAdapter, ProviderCall, ResolvedTarget } from '../types';
 import type { BatchEmbedContentsResponse } from './api';
 import { modelSegment, prepareGeminiChat, readJson } from './chat';

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../http/errors';
+import { GatewayError } from '../../core/errors';
 import type { ChatRequest } from '../openai-format/types';
 import type { PreparedCall, ProviderCall } from '../types';
 import type { GenerateContentResponse, GoogleErrorBody } from './api';

@@ -1,5 +1,5 @@
-import { badRequest } from '../../http/errors';
-import type { TokenUsage } from '../../observability/request-log';
+import { badRequest } from '../../core/errors';
+import type { TokenUsage } from '../../core/usage';
 import type { JsonObject, PreparedCall, ProviderCall } from '../types';
 import type { BatchEmbedContentsRequest, BatchEmbedContentsResponse } from './api';
 import { googleError } from './errors';

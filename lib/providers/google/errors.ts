@@ -1,4 +1,4 @@
-import { GatewayError } from '../../http/errors';
+import { GatewayError } from '../../core/errors';
 import { providerError } from '../provider-error';
 import type { GoogleErrorBody } from './api';
 

@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import { parseDataUrl } from '../openai-format/request-helpers';
 import type { AudioPart, FilePart, ImagePart } from '../openai-format/types';
 import type { GeminiPart } from './api';

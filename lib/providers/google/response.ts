@@ -1,5 +1,5 @@
 import { chatCompletion, newCompletionId } from '../openai-format/chunk-emitter';
-import type { TokenUsage } from '../../observability/request-log';
+import type { TokenUsage } from '../../core/usage';
 import type { AssistantMessage, ChatCompletion, ToolCall } from '../openai-format/types';
 import type { GeminiCandidate, GenerateContentResponse } from './api';
 import { mapFinishReason } from './finish-reason';

@@ -1,6 +1,6 @@
 import type { Transform } from 'node:stream';
-import { GatewayError } from '../../http/errors';
-import type { TokenUsage } from '../../observability/request-log';
+import { GatewayError } from '../../core/errors';
+import type { TokenUsage } from '../../core/usage';
 import { chatStreamTransform, sseEventDecoder, type SseEvent } from '../openai-format/provider-stream';
 import type { GenerateContentResponse, GoogleErrorBody } from './api';
 import { fromGoogleError } from './errors';

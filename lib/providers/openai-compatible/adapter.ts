@@ -1,4 +1,4 @@
-import { GatewayError } from '../../http/errors';
+import { GatewayError } from '../../core/errors';
 import type { JsonObject, PreparedCall, ProviderAdapter, ProviderCall, ResolvedTarget } from '../types';
 import { providerError } from '../provider-error';
 import type { OpenAICompatibleProvider } from './providers';

@@ -1,7 +1,7 @@
 import { Transform } from 'node:stream';
-import { GatewayError } from '../../http/errors';
+import { GatewayError } from '../../core/errors';
 import { eventData, sseData, sseDone, SseEventSplitter } from '../../http/sse';
-import type { TokenUsage } from '../../observability/request-log';
+import type { TokenUsage } from '../../core/usage';
 import { readUsage } from './usage';
 
 export interface OpenAIStreamOptions {

@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../../observability/request-log';
+import type { TokenUsage } from '../../core/usage';
 
 /** Token usage from an OpenAI-format response or chunk (Groq reports streamed usage under `x_groq`). */
 export function readUsage(body: { usage?: unknown; x_groq?: { usage?: unknown } }): TokenUsage | undefined {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { GatewayError } from '../../http/errors';
+import type { GatewayError } from '../../core/errors';
 import { sseData, sseDone } from '../../http/sse';
 import type { ChatCompletion, ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from './types';
 

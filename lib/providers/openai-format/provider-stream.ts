@@ -1,7 +1,7 @@
 import { Transform } from 'node:stream';
-import { GatewayError } from '../../http/errors';
+import { GatewayError } from '../../core/errors';
 import { SseEventSplitter } from '../../http/sse';
-import type { TokenUsage } from '../../observability/request-log';
+import type { TokenUsage } from '../../core/usage';
 import { ChatChunkEmitter, newCompletionId } from './chunk-emitter';
 
 /** Turns provider stream bytes into whole events, however the bytes are cut across reads. */

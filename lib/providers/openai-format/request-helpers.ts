@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import type { ChatMessage, ChatRequest, ContentPart, TextPart } from './types';
 
 /** The text of a message's content (string, or the text parts joined). */

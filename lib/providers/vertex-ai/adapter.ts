@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import { modelSegment, prepareGeminiChat } from '../google/chat';
 import type { PreparedCall, ProviderAdapter, ProviderCall } from '../types';
 import { prepareVertexClaude } from './anthropic';

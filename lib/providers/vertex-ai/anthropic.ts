@@ -1,4 +1,4 @@
-import type { GatewayError } from '../../http/errors';
+import type { GatewayError } from '../../core/errors';
 import { anthropicStreamTransform, readAnthropicError, readMessageResponse, toMessagesRequest } from '../anthropic';
 import { googleError } from '../google/errors';
 import type { ChatRequest } from '../openai-format/types';

@@ -1,4 +1,4 @@
-import { badRequest, GatewayError } from '../../http/errors';
+import { badRequest, GatewayError } from '../../core/errors';
 import type { ResolvedTarget } from '../types';
 import { serviceAccountToken } from './token';
 

@@ -1,5 +1,5 @@
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 
 /** What the gateway uses of a service account key file. */
 export interface ServiceAccount {

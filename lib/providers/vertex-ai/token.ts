@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { GatewayError } from '../../http/errors';
+import { GatewayError } from '../../core/errors';
 import { readBody } from '../../http/read-body';
 import { sendOutbound } from '../../outbound/http-client';
 import { readServiceAccount, signAssertion, type ServiceAccount } from './service-account';

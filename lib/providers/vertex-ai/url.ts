@@ -1,4 +1,4 @@
-import { badRequest } from '../../http/errors';
+import { badRequest } from '../../core/errors';
 import type { ProviderSettings } from '../types';
 
 /** The default base URL, as documented: region and project come from the target's settings. */

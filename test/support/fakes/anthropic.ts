@@ -16,7 +16,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TokenUsage } from '../../../lib/observability/request-log';
+import type { TokenUsage } from '../../../lib/core/usage';
 import { anthropicProvider } from '../../../lib/providers/anthropic';
 import type { PreparedCall, ProviderCall } from '../../../lib/providers/types';
 import { parseSse } from '../sse';

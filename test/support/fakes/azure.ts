@@ -22,7 +22,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import type { TokenUsage } from '../../../lib/observability/request-log';
+import type { TokenUsage } from '../../../lib/core/usage';
 import type { PreparedCall, ProviderCall, ProviderDefinition, ProviderSettings } from '../../../lib/providers/types';
 import { readFixture } from '../fixtures';
 import { parseSse } from '../sse';

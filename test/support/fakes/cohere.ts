@@ -16,7 +16,7 @@
  * small deterministic float vectors and `meta.billed_units`.
  */
 import type { ServerResponse } from 'node:http';
-import type { TokenUsage } from '../../../lib/observability/request-log';
+import type { TokenUsage } from '../../../lib/core/usage';
 import { cohereProvider } from '../../../lib/providers/cohere';
 import type { PreparedCall } from '../../../lib/providers/types';
 import { providerCall, replayPrepared, sendJson, sendSse, startRecordingServer, type CallOptions, type RecordedCall, type RecordingServer } from './azure';

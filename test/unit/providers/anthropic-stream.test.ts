@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { GatewayError } from '../../../lib/http/errors';
+import { GatewayError } from '../../../lib/core/errors';
 import { anthropicEventMapper, streamEnd } from '../../../lib/providers/anthropic';
 import { ChatChunkEmitter } from '../../../lib/providers/openai-format/chunk-emitter';
 import { chunkDeltas, replayAnthropicStream, streamedContent } from '../../support/fakes/anthropic';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../lib/http/errors';
+import { GatewayError } from '../../../lib/core/errors';
 import { azureOpenAIProvider } from '../../../lib/providers/azure-openai';
 import type { ProviderSettings } from '../../../lib/providers/types';
 import { providerCall, replayPrepared, streamedText } from '../../support/fakes/azure';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../lib/http/errors';
+import { GatewayError } from '../../../lib/core/errors';
 import { ChatChunkEmitter } from '../../../lib/providers/openai-format/chunk-emitter';
 import { parseSse } from '../../support/sse';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../lib/http/errors';
+import { GatewayError } from '../../../lib/core/errors';
 import { checkChatRequest, cohereBodyFor, prepareCohere, replayCohereStream } from '../../support/fakes/cohere';
 import { streamedText } from '../../support/fakes/azure';
 import { readFixture, readFixtureBytes, readFixtureJson } from '../../support/fixtures';

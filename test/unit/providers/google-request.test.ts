@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GatewayError } from '../../../lib/http/errors';
+import type { GatewayError } from '../../../lib/core/errors';
 import { googleProvider } from '../../../lib/providers/google';
 import { toGenerateContentRequest } from '../../../lib/providers/google/request';
 import { newToolCallId } from '../../../lib/providers/google/tool-call-id';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../lib/http/errors';
+import { GatewayError } from '../../../lib/core/errors';
 import { validateInferenceBody } from '../../../lib/inference/validate';
 import { findProvider } from '../../../lib/providers/registry';
 import type { ProviderCall, ProviderSettings } from '../../../lib/providers/types';
