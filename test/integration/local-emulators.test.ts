@@ -268,4 +268,35 @@ describe('emulators-main', () => {
       useEndpoints(emulators!.endpoints);
     }
   });
+
+  it('is what `npm run --silent emulators -- --data-dir <dir>` starts: its first stdout line is the endpoints', async () => {
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    // A process group of its own, so npm and the emulators behind it stop together.
+    const child = spawn(npm, ['run', '--silent', 'emulators', '--', '--data-dir', path.join(root, 'npm-run')], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      const firstLine = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no endpoints within 30 s; stderr: ${stderr}`)), 30_000);
+        child.stdout.on('data', () => {
+          if (!stdout.includes('\n')) return;
+          clearTimeout(timer);
+          resolve(stdout.split('\n')[0]!);
+        });
+        void exited.then(() => reject(new Error(`exited early; stderr: ${stderr}`)));
+      });
+      const endpoints = JSON.parse(firstLine) as EmulatorEndpoints;
+      expect(Object.keys(endpoints).sort()).toEqual(['dynamodb', 's3', 'sqs']);
+      useEndpoints(endpoints);
+      await expect(dynamoClient().send(new ListTablesCommand({}))).resolves.toMatchObject({ TableNames: [] });
+      resetClients();
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+      useEndpoints(emulators!.endpoints);
+    }
+  }, 40_000);
 });
