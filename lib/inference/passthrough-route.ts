@@ -6,7 +6,7 @@ import { openOutbound, toOutboundError } from '../outbound/http-client';
 import type { ResolvedTarget } from '../providers/types';
 import { runStrategy } from '../routing/engine';
 import { AttemptTimeout, isNetworkFailure, readProviderBody } from './provider-body';
-import type { AttemptOutcome } from './provider-attempt';
+import type { AttemptOutcome } from '../routing/attempt-outcome';
 import { resolveRequestPlan } from './request-config';
 import { defaultRequestTimeoutMs, readRequestTimeoutHeader } from './request-options';
 import { routedResponse } from './routed-response';

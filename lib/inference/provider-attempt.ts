@@ -8,22 +8,10 @@ import { relayedResponseHeaders } from './relayed-headers';
 import { AttemptTimeout, isNetworkFailure, readProviderBody } from './provider-body';
 import { defaultRequestTimeoutMs } from './request-options';
 import { streamIdleLimitMs, watchStreamIdle } from './stream-idle';
+import type { AttemptOutcome } from '../routing/attempt-outcome';
 
 const maxErrorBodyBytes = 1024 * 1024;
 const maxResponseBodyBytes = 32 * 1024 * 1024;
-
-/** What one provider call came to. A failure carries what to answer if nothing else is tried. */
-export type AttemptOutcome =
-  | { ok: true; status: number; headers: Record<string, string>; body: Readable | Buffer | string }
-  | {
-      ok: false;
-      status: number;
-      headers: Record<string, string>;
-      error: GatewayError;
-      network: boolean;
-      /** The provider's own error body, answered as it came (pass-through). */
-      raw?: Buffer;
-    };
 
 export interface AttemptOptions {
   /**

@@ -1,6 +1,6 @@
 import type { GatewayConfig } from '../config/types';
 import { badRequest } from '../core/errors';
-import type { AttemptOutcome } from '../inference/provider-attempt';
+import type { AttemptOutcome } from './attempt-outcome';
 import { claimProbe, isBreakerFailure, loadBreakerStates, recordFailure, recordSuccess, verdict, type BreakerState } from './circuit-breaker';
 import { matchesQuery, type QueryInput } from './conditional-query';
 import { isLeaf, leavesOf, type PlanNode } from './plan';

@@ -59,6 +59,11 @@ describe('import rules of lib/', () => {
     expect(show(imports.filter(({ file, target }) => under('lib/providers')(file) && target !== undefined && forbidden.some((inside) => inside(target))))).toEqual([]);
   });
 
+  it('routing never imports the routes that use it: inference, control, http or providers', () => {
+    const forbidden = ['lib/inference', 'lib/control', 'lib/http', 'lib/providers'].map(under);
+    expect(show(imports.filter(({ file, target }) => under('lib/routing')(file) && target !== undefined && forbidden.some((inside) => inside(target))))).toEqual([]);
+  });
+
   it('only lib/store, lib/local and lib/secrets import the AWS SDK', () => {
     const allowed = ['lib/store', 'lib/local', 'lib/secrets'].map(under);
     const found = imports.filter(({ file, spec }) => spec.startsWith('@aws-sdk/') && !allowed.some((inside) => inside(file)) && !awaitingTheStoreLayer.includes(file));

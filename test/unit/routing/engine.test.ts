@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../../lib/config/types';
 import { GatewayError } from '../../../lib/core/errors';
-import type { AttemptOutcome } from '../../../lib/inference/provider-attempt';
+import type { AttemptOutcome } from '../../../lib/routing/attempt-outcome';
 import { pickWeighted, runStrategy } from '../../../lib/routing/engine';
 import { buildPlan, type PlanNode } from '../../../lib/routing/plan';
 
