@@ -3,6 +3,7 @@ import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from 
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../core/ids';
 import { dynamoClient } from '../store/clients';
+import { isConditionFailed } from '../store/conditional';
 import { queryNewestFirst, type Page } from '../store/newest-first';
 import { tables } from '../store/tables';
 
@@ -65,7 +66,7 @@ export async function putApiKey(
       }),
     );
   } catch (error) {
-    if (options.onlyIfAbsent && (error as Error).name === 'ConditionalCheckFailedException') {
+    if (options.onlyIfAbsent && isConditionFailed(error)) {
       const existing = await findApiKeyByHash(hash);
       if (existing) return existing.record;
     }

@@ -2,6 +2,7 @@ import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../core/ids';
 import { dynamoClient } from '../store/clients';
+import { isConditionFailed } from '../store/conditional';
 import { tables } from '../store/tables';
 import { generateApiKeySecret, maxApiKeyLength, putApiKey } from './api-keys';
 
@@ -44,7 +45,7 @@ export async function ensureBootstrap(options: { adminKey?: string } = {}): Prom
       result = { organisationId, workspaceId };
       created = true;
     } catch (error) {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailed(error)) throw error;
       result = (await readMarker())!; // another process bootstrapped first
     }
   }

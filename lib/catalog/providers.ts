@@ -19,6 +19,7 @@ import type { GatewayConfig } from '../config/types';
 import { newId } from '../core/ids';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { dynamoClient } from '../store/clients';
+import { isConditionFailed } from '../store/conditional';
 import { LoadingCache } from '../store/loading-cache';
 import { queryNewestFirst, type Page } from '../store/newest-first';
 import { tables } from '../store/tables';
@@ -155,7 +156,7 @@ export async function createProviderIntegration(workspaceId: string, fields: New
       }),
     );
   } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') throw new ProviderSlugTakenError(fields.slug);
+    if (isConditionFailed(error)) throw new ProviderSlugTakenError(fields.slug);
     throw error;
   }
   return summary;
@@ -222,7 +223,7 @@ export async function updateProviderIntegration(workspaceId: string, slug: strin
       );
       return summary;
     } catch (error) {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailed(error)) throw error;
       // Changed or deleted concurrently: read again (a delete then answers undefined).
     }
   }

@@ -33,6 +33,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../core/ids';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { dynamoClient } from '../store/clients';
+import { isConditionFailed } from '../store/conditional';
 import { LoadingCache } from '../store/loading-cache';
 import { queryNewestFirst, type Page } from '../store/newest-first';
 import { tables } from '../store/tables';
@@ -190,7 +191,7 @@ export async function updateSavedConfig(
         }),
       );
     } catch (error) {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      if (!isConditionFailed(error)) throw error;
       if (options.expectedVersion !== undefined) return 'conflict';
       continue; // another update (or a delete) won: read the head again
     }
@@ -219,7 +220,7 @@ export async function deleteSavedConfig(workspaceId: string, id: string): Promis
     );
     old = unmarshall(marked.Attributes!);
   } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return undefined;
+    if (isConditionFailed(error)) return undefined;
     throw error;
   }
   let start: Record<string, AttributeValue> | undefined;
@@ -415,7 +416,7 @@ async function putVersion(
       }),
     );
   } catch (error) {
-    if (!(options.onlyIfAbsent && (error as Error).name === 'ConditionalCheckFailedException')) throw error;
+    if (!(options.onlyIfAbsent && isConditionFailed(error))) throw error;
   }
 }
 
