@@ -1,26 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../core/ids';
-import { dynamoClient } from '../store/clients';
-import { isConditionFailed } from '../store/conditional';
-import { queryNewestFirst, type Page } from '../store/newest-first';
-import { tables } from '../store/tables';
+import { getApiKeyItem, listApiKeyItems, putApiKeyItem, revokeApiKeyItem, type ApiKeyRecord, type Role } from '../store/api-keys';
+import type { Page } from '../store/newest-first';
 
-export type Role = 'admin' | 'member';
-
-/** A stored gateway API key. The secret itself is never stored, only its SHA-256. */
-export interface ApiKeyRecord {
-  id: string;
-  name: string;
-  role: Role;
-  organisation_id: string;
-  workspace_id: string;
-  /** First and last characters of the secret, so people can tell their keys apart. */
-  hint: string;
-  created_at: number;
-  revoked_at?: number;
-}
+export type { ApiKeyRecord, Role };
 
 const keyPrefix = 'gwk_';
 
@@ -43,9 +26,6 @@ function hintOf(secret: string): string {
   return `${secret.slice(0, 8)}…${secret.slice(-4)}`;
 }
 
-const keyItemPk = (hash: string) => `APIKEY#${hash}`;
-const workspaceKeysPk = (workspaceId: string) => `WS#${workspaceId}#APIKEY`;
-
 /**
  * Stores a key. With `onlyIfAbsent`, an existing key with the same secret is left as it is
  * (used to install a known admin key idempotently).
@@ -57,81 +37,33 @@ export async function putApiKey(
 ): Promise<ApiKeyRecord> {
   const hash = hashApiKey(secret);
   const record: ApiKeyRecord = { id: newId('key'), hint: hintOf(secret), created_at: Math.floor(Date.now() / 1000), ...fields };
-  try {
-    await dynamoClient().send(
-      new PutItemCommand({
-        TableName: tables.control,
-        Item: marshall({ pk: keyItemPk(hash), sk: 'APIKEY', gsi1pk: workspaceKeysPk(fields.workspace_id), gsi1sk: record.id, hash, ...record }),
-        ConditionExpression: options.onlyIfAbsent ? 'attribute_not_exists(pk)' : undefined,
-      }),
-    );
-  } catch (error) {
-    if (options.onlyIfAbsent && isConditionFailed(error)) {
-      const existing = await findApiKeyByHash(hash);
-      if (existing) return existing.record;
-    }
-    throw error;
+  if (!(await putApiKeyItem(hash, record, options))) {
+    const existing = await findApiKeyByHash(hash);
+    if (existing) return existing.record;
+    throw new Error('An API key with this secret exists but could not be read back.');
   }
   return record;
 }
 
 /** Looks a key up by the SHA-256 of its secret. */
 export async function findApiKeyByHash(hash: string): Promise<{ record: ApiKeyRecord; hash: string } | undefined> {
-  const result = await dynamoClient().send(
-    new GetItemCommand({ TableName: tables.control, Key: marshall({ pk: keyItemPk(hash), sk: 'APIKEY' }), ConsistentRead: true }),
-  );
-  if (!result.Item) return undefined;
-  const item = unmarshall(result.Item);
+  const found = await getApiKeyItem(hash);
+  if (!found) return undefined;
   // The lookup is by hash already; the comparison in constant time keeps it that way if the key design changes.
-  const stored = Buffer.from(String(item.hash), 'hex');
+  const stored = Buffer.from(found.storedHash, 'hex');
   const given = Buffer.from(hash, 'hex');
   if (stored.length !== given.length || !timingSafeEqual(stored, given)) return undefined;
-  return { record: toRecord(item), hash };
+  return { record: found.record, hash };
 }
 
 export type KeyPage = Page<ApiKeyRecord>;
 
 /** Keys of a workspace, newest first. */
-export async function listApiKeys(workspaceId: string, options: { limit: number; after?: string }): Promise<KeyPage> {
-  const page = await queryNewestFirst({ table: tables.control, index: 'gsi1', partition: workspaceKeysPk(workspaceId), ...options });
-  return { data: page.items.map(toRecord), has_more: page.has_more };
+export function listApiKeys(workspaceId: string, options: { limit: number; after?: string }): Promise<KeyPage> {
+  return listApiKeyItems(workspaceId, options);
 }
 
 /** Marks a key revoked. Returns undefined when the workspace has no key with that id. */
-export async function revokeApiKey(workspaceId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
-  const found = await dynamoClient().send(
-    new QueryCommand({
-      TableName: tables.control,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :id',
-      ExpressionAttributeValues: marshall({ ':pk': workspaceKeysPk(workspaceId), ':id': keyId }),
-    }),
-  );
-  const item = found.Items?.[0];
-  if (!item) return undefined;
-  const { pk, sk } = unmarshall(item);
-  const result = await dynamoClient().send(
-    new UpdateItemCommand({
-      TableName: tables.control,
-      Key: marshall({ pk, sk }),
-      UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
-      ExpressionAttributeValues: marshall({ ':now': Math.floor(Date.now() / 1000) }),
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  return toRecord(unmarshall(result.Attributes!));
-}
-
-function toRecord(item: Record<string, any>): ApiKeyRecord {
-  const record: ApiKeyRecord = {
-    id: item.id,
-    name: item.name,
-    role: item.role,
-    organisation_id: item.organisation_id,
-    workspace_id: item.workspace_id,
-    hint: item.hint,
-    created_at: item.created_at,
-  };
-  if (item.revoked_at !== undefined) record.revoked_at = item.revoked_at;
-  return record;
+export function revokeApiKey(workspaceId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
+  return revokeApiKeyItem(workspaceId, keyId, Math.floor(Date.now() / 1000));
 }

@@ -1,9 +1,5 @@
-import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../core/ids';
-import { dynamoClient } from '../store/clients';
-import { isConditionFailed } from '../store/conditional';
-import { tables } from '../store/tables';
+import { putBootstrapMarkerIfAbsent, putOrganisation, putWorkspace, readBootstrapMarker } from '../store/organisation';
 import { generateApiKeySecret, maxApiKeyLength, putApiKey } from './api-keys';
 
 export interface BootstrapResult {
@@ -17,8 +13,6 @@ export interface BootstrapResult {
 
 const minAdminKeyLength = 20;
 
-const markerKey = { pk: 'SYSTEM', sk: 'BOOTSTRAP' };
-
 /**
  * Makes sure the organisation, its default workspace and an admin key exist. The first call creates
  * them and returns the new admin key; later calls change nothing. With `adminKey`, that key is
@@ -29,7 +23,7 @@ export async function ensureBootstrap(options: { adminKey?: string } = {}): Prom
   if (options.adminKey !== undefined && (options.adminKey.length < minAdminKeyLength || options.adminKey.length > maxApiKeyLength)) {
     throw new Error(`GATEWAY_ADMIN_KEY must be ${minAdminKeyLength} to ${maxApiKeyLength} characters long.`);
   }
-  const existing = await readMarker();
+  const existing = await readBootstrapMarker();
   let result: BootstrapResult;
   let created = false;
   if (existing) {
@@ -38,15 +32,13 @@ export async function ensureBootstrap(options: { adminKey?: string } = {}): Prom
     const organisationId = newId('org');
     const workspaceId = newId('ws');
     const now = Math.floor(Date.now() / 1000);
-    await put({ pk: `ORG#${organisationId}`, sk: 'ORG', id: organisationId, name: 'Default organisation', created_at: now });
-    await put({ pk: `WS#${workspaceId}`, sk: 'WS', id: workspaceId, organisation_id: organisationId, name: 'Default workspace', slug: 'default', created_at: now });
-    try {
-      await put({ ...markerKey, organisation_id: organisationId, workspace_id: workspaceId, created_at: now }, 'attribute_not_exists(pk)');
+    await putOrganisation({ id: organisationId, name: 'Default organisation', createdAt: now });
+    await putWorkspace({ id: workspaceId, organisationId, name: 'Default workspace', slug: 'default', createdAt: now });
+    if (await putBootstrapMarkerIfAbsent({ organisationId, workspaceId }, now)) {
       result = { organisationId, workspaceId };
       created = true;
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      result = (await readMarker())!; // another process bootstrapped first
+    } else {
+      result = (await readBootstrapMarker())!; // another process bootstrapped first
     }
   }
   const scope = { organisation_id: result.organisationId, workspace_id: result.workspaceId, role: 'admin' as const };
@@ -70,15 +62,4 @@ export function revokedAdminKeyWarning(key: { id: string; revokedAt: number }): 
     `A revoked key stays revoked: it was not installed again, and requests with it get 401. ` +
     `To install a new admin key, set GATEWAY_ADMIN_KEY to a new value (${minAdminKeyLength} to ${maxApiKeyLength} characters) and start again.`
   );
-}
-
-async function readMarker(): Promise<BootstrapResult | undefined> {
-  const found = await dynamoClient().send(new GetItemCommand({ TableName: tables.control, Key: marshall(markerKey), ConsistentRead: true }));
-  if (!found.Item) return undefined;
-  const item = unmarshall(found.Item);
-  return { organisationId: item.organisation_id, workspaceId: item.workspace_id };
-}
-
-async function put(item: Record<string, unknown>, condition?: string): Promise<void> {
-  await dynamoClient().send(new PutItemCommand({ TableName: tables.control, Item: marshall(item), ConditionExpression: condition }));
 }

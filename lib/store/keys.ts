@@ -8,3 +8,17 @@ export const breakerKey = {
   partition: (identity: string) => `CB#${identity}`,
   item: (identity: string, path: string) => ({ pk: breakerKey.partition(identity), sk: path }),
 };
+
+/** Control table: the organisation, its workspaces, and the marker that says bootstrap is done. */
+export const organisationKey = (id: string) => ({ pk: `ORG#${id}`, sk: 'ORG' });
+export const workspaceKey = (id: string) => ({ pk: `WS#${id}`, sk: 'WS' });
+export const bootstrapMarkerKey = { pk: 'SYSTEM', sk: 'BOOTSTRAP' };
+
+/**
+ * Control table: a gateway API key, found by the SHA-256 of its secret; listed per workspace on
+ * gsi1 by its time-sortable id.
+ */
+export const apiKeyKey = {
+  item: (hash: string) => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' }),
+  workspaceList: (workspaceId: string) => `WS#${workspaceId}#APIKEY`,
+};
