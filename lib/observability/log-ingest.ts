@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { requestLogType, type RequestLogRecord } from './request-log';
-import { writeLogRecords, type StoredLogLine } from './log-store';
+import { writeLogRecords, type StoredLogLine } from '../store/request-logs';
 
 /** The event a CloudWatch Logs subscription delivers to a Lambda function. */
 export interface CloudWatchLogsEvent {

@@ -22,3 +22,14 @@ export const apiKeyKey = {
   item: (hash: string) => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' }),
   workspaceList: (workspaceId: string) => `WS#${workspaceId}#APIKEY`,
 };
+
+/**
+ * Logs table: a request's record under its workspace, by its own time-sortable id; records of a
+ * trace the caller named are indexed on gsi1 under that trace.
+ */
+export const requestLogKey = {
+  workspace: (workspaceId: string) => `WS#${workspaceId}`,
+  item: (workspaceId: string, id: string) => ({ pk: requestLogKey.workspace(workspaceId), sk: `LOG#${id}` }),
+  sortPrefix: 'LOG#',
+  trace: (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`,
+};

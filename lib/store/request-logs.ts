@@ -1,18 +1,23 @@
 import { BatchWriteItemCommand, GetItemCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { dynamoClient } from '../store/clients';
-import { queryNewestFirst, type Page } from '../store/newest-first';
-import { tables } from '../store/tables';
-import type { RequestLogRecord } from './request-log';
+import { dynamoClient } from './clients';
+import { requestLogKey } from './keys';
+import { queryNewestFirst, type Page } from './newest-first';
+import { tables } from './tables';
 
 const retentionDays = Number(process.env.GATEWAY_LOG_RETENTION_DAYS ?? 30);
-const workspacePk = (workspaceId: string) => `WS#${workspaceId}`;
-const tracePk = (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`;
-const logSk = (id: string) => `LOG#${id}`;
+
+/** What the store reads of a request-log record: its keys. The rest is the line, stored as it came. */
+export interface LogRecordKeys {
+  id: string;
+  trace_id: string;
+  workspace_id?: string | null;
+  created_at: string;
+}
 
 /** A request-log line as it was written, with its parsed record for the keys. */
-export interface StoredLogLine {
-  record: RequestLogRecord;
+export interface StoredLogLine<R extends LogRecordKeys = LogRecordKeys> {
+  record: R;
   line: string;
 }
 
@@ -33,13 +38,13 @@ export async function writeLogRecords(entries: StoredLogLine[]): Promise<number>
   for (const { record, line } of byKey.values()) {
     const expiresAt = Math.floor(Date.parse(record.created_at) / 1000) + retentionDays * 86_400;
     const item: Record<string, AttributeValue> = {
-      pk: { S: workspacePk(record.workspace_id!) },
-      sk: { S: logSk(record.id) },
+      pk: { S: requestLogKey.workspace(record.workspace_id!) },
+      sk: { S: requestLogKey.item(record.workspace_id!, record.id).sk },
       expiresAt: { N: String(expiresAt) },
       record: { S: line },
     };
     if (record.trace_id !== record.id) {
-      item.gsi1pk = { S: tracePk(record.workspace_id!, record.trace_id) };
+      item.gsi1pk = { S: requestLogKey.trace(record.workspace_id!, record.trace_id) };
       item.gsi1sk = { S: record.id };
     }
     requests.push({ PutRequest: { Item: item } });
@@ -49,7 +54,7 @@ export async function writeLogRecords(entries: StoredLogLine[]): Promise<number>
 }
 
 /** A stored record: the JSON line (current layout) or a map (items written before it). */
-function storedRecord(item: Record<string, any>): RequestLogRecord {
+function storedRecord<R extends LogRecordKeys>(item: Record<string, any>): R {
   return typeof item.record === 'string' ? JSON.parse(item.record) : item.record;
 }
 
@@ -64,9 +69,9 @@ async function batchWrite(requests: WriteRequest[]): Promise<void> {
 }
 
 /** A workspace's logs, newest first. */
-export async function listLogs(workspaceId: string, page: { limit: number; after?: string }) {
-  const result = await queryNewestFirst({ table: tables.logs, partition: workspacePk(workspaceId), sortPrefix: 'LOG#', ...page });
-  return { data: result.items.map(storedRecord), has_more: result.has_more };
+export async function listLogs<R extends LogRecordKeys>(workspaceId: string, page: { limit: number; after?: string }): Promise<Page<R>> {
+  const result = await queryNewestFirst({ table: tables.logs, partition: requestLogKey.workspace(workspaceId), sortPrefix: requestLogKey.sortPrefix, ...page });
+  return { data: result.items.map((item) => storedRecord<R>(item)), has_more: result.has_more };
 }
 
 /**
@@ -75,14 +80,14 @@ export async function listLogs(workspaceId: string, page: { limit: number; after
  * does not hold. The index page reads one record more than the limit, so merging that one record
  * in keeps both the page and `has_more` exact.
  */
-export async function findLogsByTrace(workspaceId: string, traceId: string, page: { limit: number; after?: string }): Promise<Page<RequestLogRecord>> {
+export async function findLogsByTrace<R extends LogRecordKeys>(workspaceId: string, traceId: string, page: { limit: number; after?: string }): Promise<Page<R>> {
   const ownMayBeOnPage = traceId.startsWith('log_') && (page.after === undefined || traceId < page.after);
   const [indexed, own] = await Promise.all([
-    queryNewestFirst({ table: tables.logs, index: 'gsi1', partition: tracePk(workspaceId, traceId), ...page }),
-    ownMayBeOnPage ? dynamoClient().send(new GetItemCommand({ TableName: tables.logs, Key: marshall({ pk: workspacePk(workspaceId), sk: logSk(traceId) }) })) : undefined,
+    queryNewestFirst({ table: tables.logs, index: 'gsi1', partition: requestLogKey.trace(workspaceId, traceId), ...page }),
+    ownMayBeOnPage ? dynamoClient().send(new GetItemCommand({ TableName: tables.logs, Key: marshall(requestLogKey.item(workspaceId, traceId)) })) : undefined,
   ]);
-  const records = indexed.items.map(storedRecord);
-  const first = own?.Item ? storedRecord(unmarshall(own.Item)) : undefined;
+  const records = indexed.items.map((item) => storedRecord<R>(item));
+  const first = own?.Item ? storedRecord<R>(unmarshall(own.Item)) : undefined;
   if (first?.trace_id !== traceId || records.some((record) => record.id === traceId)) return { data: records, has_more: indexed.has_more };
   records.push(first);
   records.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
