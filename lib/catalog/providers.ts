@@ -3,26 +3,19 @@
  * `x-gateway-provider` or a config's `provider`; `virtual_key` / `x-gateway-virtual-key` is the
  * legacy name for the same thing).
  *
- * Item layout in the control table (one item per integration):
- *
- *   pk      WS#<workspaceId>#PROVIDER#<slug>     sk     PROVIDER
- *   gsi1pk  WS#<workspaceId>#PROVIDER            gsi1sk <id>   (pvi_…, time-sortable: newest-first lists)
- *   id, slug, workspace_id, provider, name, custom_host?, settings (map of non-secret fields),
- *   credential_fields (names of the credentials set), credential_hints (map), secrets? (EncryptedBlob
- *   of the credentials), created_at, updated_at (epoch seconds)
+ * One item per integration (keys in `store/keys.ts`, item access in `store/provider-integrations.ts`):
+ * id, slug, workspace_id, provider, name, custom_host?, settings (map of non-secret fields),
+ * credential_fields (names of the credentials set), credential_hints (map), secrets? (EncryptedBlob
+ * of the credentials), created_at, updated_at (epoch seconds), and the revision updates check.
  *
  * The hot-path lookup (`findProviderIntegration`) is one GetItem on a cache miss.
  */
-import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { GatewayConfig } from '../config/types';
 import { newId } from '../core/ids';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
-import { dynamoClient } from '../store/clients';
-import { isConditionFailed } from '../store/conditional';
 import { LoadingCache } from '../store/loading-cache';
-import { queryNewestFirst, type Page } from '../store/newest-first';
-import { tables } from '../store/tables';
+import type { Page } from '../store/newest-first';
+import { deleteIntegrationItem, getIntegrationItem, listIntegrationItems, putIntegrationItem, type IntegrationFields, type IntegrationItem } from '../store/provider-integrations';
 
 /** Credential fields: encrypted together in one blob, never returned by a route. */
 export const secretCredentialFields = [
@@ -92,10 +85,6 @@ export interface ProviderIntegrationSummary extends Omit<ProviderIntegration, 'c
 
 export const slugPattern = /^[a-z0-9-]{1,64}$/;
 
-const itemPk = (workspaceId: string, slug: string) => `WS#${workspaceId}#PROVIDER#${slug}`;
-const itemSk = 'PROVIDER';
-const listPk = (workspaceId: string) => `WS#${workspaceId}#PROVIDER`;
-
 const now = () => Math.floor(Date.now() / 1000);
 
 /** Credentials shown with a hint (so people can tell keys apart); the others only say `"set"`. */
@@ -147,18 +136,7 @@ export async function createProviderIntegration(workspaceId: string, fields: New
     updated_at: time,
   };
   const secrets = await sealCredentials(fields.credentials, workspaceId);
-  try {
-    await dynamoClient().send(
-      new PutItemCommand({
-        TableName: tables.control,
-        Item: toItem(summary, secrets),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailed(error)) throw new ProviderSlugTakenError(fields.slug);
-    throw error;
-  }
+  if (!(await putIntegrationItem(storedFields(summary), secrets, { ifAbsent: true }))) throw new ProviderSlugTakenError(fields.slug);
   return summary;
 }
 
@@ -192,7 +170,7 @@ export interface ProviderIntegrationUpdate {
  */
 export async function updateProviderIntegration(workspaceId: string, slug: string, update: ProviderIntegrationUpdate): Promise<ProviderIntegrationSummary | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const existing = await readItem(workspaceId, slug, true);
+    const existing = await getIntegrationItem(workspaceId, slug, true);
     if (!existing) return undefined;
     const current = toSummary(existing);
     if (!update.credentials && isBlob(existing.secrets) && destinationOf(update) !== destinationOf(current)) {
@@ -211,37 +189,23 @@ export async function updateProviderIntegration(workspaceId: string, slug: strin
       updated_at: Math.max(now(), current.updated_at),
     };
     const secrets = update.credentials ? await sealCredentials(update.credentials, workspaceId) : isBlob(existing.secrets) ? existing.secrets : undefined;
-    try {
-      await dynamoClient().send(
-        new PutItemCommand({
-          TableName: tables.control,
-          Item: toItem(summary, secrets),
-          // Same integration (not deleted and re-created meanwhile), unchanged since it was read.
-          ConditionExpression: 'id = :id AND revision = :revision',
-          ExpressionAttributeValues: marshall({ ':id': current.id, ':revision': existing.revision }),
-        }),
-      );
-      return summary;
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      // Changed or deleted concurrently: read again (a delete then answers undefined).
-    }
+    // Same integration (not deleted and re-created meanwhile), unchanged since it was read; else
+    // it changed or went concurrently: read again (a delete then answers undefined).
+    if (await putIntegrationItem(storedFields(summary), secrets, { ifRevision: { id: current.id, revision: existing.revision } })) return summary;
   }
   throw new Error(`The provider integration "${slug}" kept changing while it was being updated.`);
 }
 
 /** Deletes an integration; undefined when there was none. */
 export async function deleteProviderIntegration(workspaceId: string, slug: string): Promise<ProviderIntegrationSummary | undefined> {
-  const result = await dynamoClient().send(
-    new DeleteItemCommand({ TableName: tables.control, Key: marshall({ pk: itemPk(workspaceId, slug), sk: itemSk }), ReturnValues: 'ALL_OLD' }),
-  );
-  return result.Attributes ? toSummary(unmarshall(result.Attributes)) : undefined;
+  const removed = await deleteIntegrationItem(workspaceId, slug);
+  return removed ? toSummary(removed) : undefined;
 }
 
 /** One integration without its credentials (control routes). */
 export async function getProviderIntegration(workspaceId: string, slug: string): Promise<ProviderIntegrationSummary | undefined> {
   if (!slugPattern.test(slug)) return undefined;
-  const item = await readItem(workspaceId, slug, true);
+  const item = await getIntegrationItem(workspaceId, slug, true);
   return item ? toSummary(item) : undefined;
 }
 
@@ -249,8 +213,8 @@ export type ProviderIntegrationPage = Page<ProviderIntegrationSummary>;
 
 /** A workspace's integrations, newest first; `after` is the last id of the previous page. */
 export async function listProviderIntegrations(workspaceId: string, options: { limit: number; after?: string }): Promise<ProviderIntegrationPage> {
-  const page = await queryNewestFirst({ table: tables.control, index: 'gsi1', partition: listPk(workspaceId), ...options });
-  return { data: page.items.map(toSummary), has_more: page.has_more };
+  const page = await listIntegrationItems(workspaceId, options);
+  return { data: page.data.map(toSummary), has_more: page.has_more };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -295,7 +259,7 @@ export function clearProviderIntegrationCache(): void {
 }
 
 async function loadIntegration(workspaceId: string, slug: string): Promise<ProviderIntegration | undefined> {
-  const item = await readItem(workspaceId, slug, false);
+  const item = await getIntegrationItem(workspaceId, slug, false);
   if (!item) return undefined;
   const { credential_hints: _hints, ...summary } = toSummary(item);
   const credentials = isBlob(item.secrets) ? await decryptSecrets<ProviderCredentials & Record<string, string | object>>(item.secrets, workspaceId) : {};
@@ -305,37 +269,18 @@ async function loadIntegration(workspaceId: string, slug: string): Promise<Provi
 // ---------------------------------------------------------------------------------------------
 // Items
 
-async function readItem(workspaceId: string, slug: string, consistent: boolean): Promise<Record<string, any> | undefined> {
-  const result = await dynamoClient().send(
-    new GetItemCommand({ TableName: tables.control, Key: marshall({ pk: itemPk(workspaceId, slug), sk: itemSk }), ConsistentRead: consistent }),
-  );
-  return result.Item ? unmarshall(result.Item) : undefined;
-}
-
 async function sealCredentials(credentials: ProviderCredentials, workspaceId: string): Promise<EncryptedBlob | undefined> {
   const present = pick(credentials, secretCredentialFields);
   if (Object.keys(present).length === 0) return undefined;
   return encryptSecrets(present as Record<string, string | object>, workspaceId);
 }
 
-function toItem(summary: ProviderIntegrationSummary, secrets: EncryptedBlob | undefined) {
-  return marshall(
-    {
-      pk: itemPk(summary.workspace_id, summary.slug),
-      sk: itemSk,
-      gsi1pk: listPk(summary.workspace_id),
-      gsi1sk: summary.id,
-      ...summary,
-      credential_fields: Object.keys(summary.credential_hints),
-      secrets,
-      // Changes on every write; updates are conditional on it (optimistic concurrency).
-      revision: newId('rev'),
-    },
-    { removeUndefinedValues: true, convertClassInstanceToMap: false },
-  );
+/** What is stored of an entry besides its sealed credentials: the summary, and which credentials are set. */
+function storedFields(summary: ProviderIntegrationSummary): IntegrationFields {
+  return { ...summary, credential_fields: Object.keys(summary.credential_hints) };
 }
 
-function toSummary(item: Record<string, any>): ProviderIntegrationSummary {
+function toSummary(item: IntegrationItem & Record<string, any>): ProviderIntegrationSummary {
   const summary: ProviderIntegrationSummary = {
     id: item.id,
     slug: item.slug,

@@ -33,3 +33,9 @@ export const requestLogKey = {
   sortPrefix: 'LOG#',
   trace: (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`,
 };
+
+/** Control table: a provider integration of the catalog, by workspace and slug; listed per workspace on gsi1. */
+export const providerIntegrationKey = {
+  item: (workspaceId: string, slug: string) => ({ pk: `WS#${workspaceId}#PROVIDER#${slug}`, sk: 'PROVIDER' }),
+  workspaceList: (workspaceId: string) => `WS#${workspaceId}#PROVIDER`,
+};
