@@ -3,15 +3,10 @@
  * (latest version) or `cfg_…@<version>`. A config may hold provider credentials, so every stored
  * config is sealed whole with the envelope encryption of lib/secrets/envelope.ts.
  *
- * Item layout in the control table (DynamoDB Local has no transactions, so the layout needs none):
- *
- *   head     pk WS#<ws>#CONFIG#<id>  sk CONFIG
- *            gsi1pk WS#<ws>#CONFIG  gsi1sk <id>   (cfg_…, time-sortable: newest-first lists)
- *            id, workspace_id, name, latest_version, config (EncryptedBlob of the latest version),
- *            created_at, updated_at (epoch seconds), deleting_at? (set while a delete runs; the
- *            gsi1 keys are removed at the same time, so the config leaves the list at once)
- *   version  pk WS#<ws>#CONFIG#<id>  sk V#<version, 10 digits>
- *            version, name, config (EncryptedBlob), created_at
+ * Stored as a head and one item per version (`store/saved-configs.ts`, keys in `store/keys.ts`;
+ * DynamoDB Local has no transactions, so the layout needs none). The head holds id, name,
+ * latest_version, the latest version's sealed body, created_at, updated_at (epoch seconds), and
+ * deleting_at while a delete runs; a version item holds version, name, sealed body, created_at.
  *
  * The head is the source of truth and holds the latest version itself, so resolving `cfg_…` is one
  * GetItem. Invariant: every version below `latest_version` has its version item (an update first
@@ -19,24 +14,21 @@
  * `latest_version`); the latest version's item may lag, and reads fall back to the head for it.
  * A pinned reference (`cfg_…@3`) is one BatchGetItem of the head and the version item.
  */
-import {
-  BatchGetItemCommand,
-  BatchWriteItemCommand,
-  DeleteItemCommand,
-  GetItemCommand,
-  PutItemCommand,
-  QueryCommand,
-  UpdateItemCommand,
-  type AttributeValue,
-} from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newId } from '../core/ids';
-import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
-import { dynamoClient } from '../store/clients';
-import { isConditionFailed } from '../store/conditional';
+import { decryptSecrets, encryptSecrets, isBlob } from '../secrets/envelope';
 import { LoadingCache } from '../store/loading-cache';
-import { queryNewestFirst, type Page } from '../store/newest-first';
-import { tables } from '../store/tables';
+import type { Page } from '../store/newest-first';
+import {
+  advanceConfigHead,
+  createConfigHead,
+  deleteConfigItems,
+  listConfigHeads,
+  putConfigVersion,
+  readConfigHead,
+  readConfigHeadAndVersion,
+  type ConfigHead,
+  type ConfigHeadSummary,
+} from '../store/saved-configs';
 import type { GatewayConfig } from './types';
 
 /** Config fields holding credentials: masked wherever they appear in an answer. */
@@ -89,10 +81,6 @@ export function parseConfigRef(ref: string): ConfigRef | undefined {
   return version <= maxVersion ? { id: match[1], version } : undefined;
 }
 
-const headPk = (workspaceId: string, id: string) => `WS#${workspaceId}#CONFIG#${id}`;
-const headSk = 'CONFIG';
-const listPk = (workspaceId: string) => `WS#${workspaceId}#CONFIG`;
-const versionSk = (version: number) => `V#${String(version).padStart(10, '0')}`;
 const now = () => Math.floor(Date.now() / 1000);
 
 const seal = (config: GatewayConfig, workspaceId: string) => encryptSecrets({ config: config as object }, workspaceId);
@@ -111,26 +99,8 @@ export async function createSavedConfig(workspaceId: string, input: { name: stri
   const id = newId('cfg');
   const time = now();
   const blob = await seal(input.config, workspaceId);
-  await dynamoClient().send(
-    new PutItemCommand({
-      TableName: tables.control,
-      Item: marshall({
-        pk: headPk(workspaceId, id),
-        sk: headSk,
-        gsi1pk: listPk(workspaceId),
-        gsi1sk: id,
-        id,
-        workspace_id: workspaceId,
-        name: input.name,
-        latest_version: 1,
-        config: blob,
-        created_at: time,
-        updated_at: time,
-      }),
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
-  await putVersion(workspaceId, id, { version: 1, name: input.name, config: blob, created_at: time });
+  await createConfigHead({ id, workspace_id: workspaceId, name: input.name, latest_version: 1, config: blob, created_at: time, updated_at: time });
+  await putConfigVersion(workspaceId, id, { version: 1, name: input.name, config: blob, created_at: time });
   return { id, name: input.name, version: 1, config: input.config, versions: 1, created_at: time, updated_at: time, version_created_at: time };
 }
 
@@ -143,14 +113,8 @@ export type SavedConfigPage = Page<SavedConfigSummary>;
 
 /** The workspace's configs, newest first; `after` is the last id of the previous page. */
 export async function listSavedConfigs(workspaceId: string, options: { limit: number; after?: string }): Promise<SavedConfigPage> {
-  const page = await queryNewestFirst({
-    table: tables.control,
-    index: 'gsi1',
-    partition: listPk(workspaceId),
-    projection: { expression: 'id, #name, latest_version, created_at, updated_at', names: { '#name': 'name' } },
-    ...options,
-  });
-  return { data: page.items.map(toSummary), has_more: page.has_more };
+  const page = await listConfigHeads(workspaceId, options);
+  return { data: page.data.map(toSummary), has_more: page.has_more };
 }
 
 export type UpdateResult = SavedConfig | 'not_found' | 'conflict';
@@ -168,34 +132,22 @@ export async function updateSavedConfig(
 ): Promise<UpdateResult> {
   if (!idPattern.test(id)) return 'not_found';
   for (let attempt = 0; attempt < 5; attempt++) {
-    const head = await readHead(workspaceId, id, true);
+    const head = await readConfigHead(workspaceId, id, true);
     if (!head) return 'not_found';
     const current = Number(head.latest_version);
     if (options.expectedVersion !== undefined && current !== options.expectedVersion) return 'conflict';
     // The version about to be superseded must have its own item before the head moves past it.
-    await putVersion(workspaceId, id, { version: current, name: head.name, config: head.config, created_at: head.updated_at }, { onlyIfAbsent: true });
+    await putConfigVersion(workspaceId, id, { version: current, name: head.name, config: head.config, created_at: head.updated_at }, { onlyIfAbsent: true });
 
     const next = current + 1;
     const time = Math.max(now(), Number(head.updated_at));
     const name = input.name ?? head.name;
     const blob = await seal(input.config, workspaceId);
-    try {
-      await dynamoClient().send(
-        new UpdateItemCommand({
-          TableName: tables.control,
-          Key: marshall({ pk: headPk(workspaceId, id), sk: headSk }),
-          UpdateExpression: 'SET latest_version = :next, config = :config, #name = :name, updated_at = :now',
-          ConditionExpression: 'latest_version = :current AND attribute_not_exists(deleting_at)',
-          ExpressionAttributeNames: { '#name': 'name' },
-          ExpressionAttributeValues: marshall({ ':next': next, ':config': blob, ':name': name, ':now': time, ':current': current }),
-        }),
-      );
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
+    if (!(await advanceConfigHead(workspaceId, id, { current, next, name, config: blob, updatedAt: time }))) {
       if (options.expectedVersion !== undefined) return 'conflict';
       continue; // another update (or a delete) won: read the head again
     }
-    await putVersion(workspaceId, id, { version: next, name, config: blob, created_at: time });
+    await putConfigVersion(workspaceId, id, { version: next, name, config: blob, created_at: time });
     return { id, name, version: next, config: input.config, versions: next, created_at: Number(head.created_at), updated_at: time, version_created_at: time };
   }
   return 'conflict';
@@ -204,43 +156,9 @@ export async function updateSavedConfig(
 /** Deletes a config and all its versions; undefined when there was none. */
 export async function deleteSavedConfig(workspaceId: string, id: string): Promise<SavedConfigSummary | undefined> {
   if (!idPattern.test(id)) return undefined;
-  const pk = headPk(workspaceId, id);
-  let old: Record<string, any>;
-  try {
-    // Hide it first (reads treat `deleting_at` as gone; updates refuse it), then remove the items.
-    const marked = await dynamoClient().send(
-      new UpdateItemCommand({
-        TableName: tables.control,
-        Key: marshall({ pk, sk: headSk }),
-        UpdateExpression: 'SET deleting_at = if_not_exists(deleting_at, :now) REMOVE gsi1pk, gsi1sk',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: marshall({ ':now': now() }),
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
-    old = unmarshall(marked.Attributes!);
-  } catch (error) {
-    if (isConditionFailed(error)) return undefined;
-    throw error;
-  }
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await dynamoClient().send(
-      new QueryCommand({
-        TableName: tables.control,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
-        ExpressionAttributeValues: marshall({ ':pk': pk, ':v': 'V#' }),
-        ProjectionExpression: 'pk, sk',
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    await deleteKeys((page.Items ?? []).map((item) => ({ pk: item.pk, sk: item.sk })));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  await dynamoClient().send(new DeleteItemCommand({ TableName: tables.control, Key: marshall({ pk, sk: headSk }) }));
+  const old = await deleteConfigItems(workspaceId, id, now());
   // A delete that an earlier, interrupted delete had started finishes the work but reports 404.
-  return old.deleting_at === undefined ? toSummary(old) : undefined;
+  return old && old.deleting_at === undefined ? toSummary(old) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -342,23 +260,14 @@ export function restoreMaskedSecrets(input: unknown, previous: unknown): { confi
 // ---------------------------------------------------------------------------------------------
 // Items
 
-async function readHead(workspaceId: string, id: string, consistent: boolean): Promise<Record<string, any> | undefined> {
-  const result = await dynamoClient().send(
-    new GetItemCommand({ TableName: tables.control, Key: marshall({ pk: headPk(workspaceId, id), sk: headSk }), ConsistentRead: consistent }),
-  );
-  if (!result.Item) return undefined;
-  const head = unmarshall(result.Item);
-  return head.deleting_at === undefined ? head : undefined;
-}
-
 async function readConfig(workspaceId: string, ref: ConfigRef, consistent: boolean): Promise<SavedConfig | undefined> {
   if (!idPattern.test(ref.id)) return undefined;
-  let head: Record<string, any> | undefined;
-  let version: Record<string, any> | undefined;
+  let head: ConfigHead | undefined;
+  let version: { config: unknown; created_at: number } | undefined;
   if (ref.version === undefined) {
-    head = await readHead(workspaceId, ref.id, consistent);
+    head = await readConfigHead(workspaceId, ref.id, consistent);
   } else {
-    ({ head, version } = await readHeadAndVersion(workspaceId, ref.id, ref.version, consistent));
+    ({ head, version } = await readConfigHeadAndVersion(workspaceId, ref.id, ref.version, consistent));
   }
   if (!head) return undefined;
   const latest = Number(head.latest_version);
@@ -379,60 +288,7 @@ async function readConfig(workspaceId: string, ref: ConfigRef, consistent: boole
   };
 }
 
-/** Head and one version item in one round trip (BatchGetItem). */
-async function readHeadAndVersion(workspaceId: string, id: string, version: number, consistent: boolean) {
-  const pk = headPk(workspaceId, id);
-  let request: Record<string, { Keys: Record<string, AttributeValue>[]; ConsistentRead: boolean }> | undefined = {
-    [tables.control]: { Keys: [marshall({ pk, sk: headSk }), marshall({ pk, sk: versionSk(version) })], ConsistentRead: consistent },
-  };
-  let head: Record<string, any> | undefined;
-  let item: Record<string, any> | undefined;
-  for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
-    if (attempt > 0) await sleep(Math.min(500, 25 * 2 ** attempt));
-    if (attempt > 6) throw new Error('DynamoDB kept returning unprocessed keys for a saved config.');
-    const result = await dynamoClient().send(new BatchGetItemCommand({ RequestItems: request }));
-    for (const raw of result.Responses?.[tables.control] ?? []) {
-      const found = unmarshall(raw);
-      if (found.sk === headSk) head = found;
-      else item = found;
-    }
-    request = result.UnprocessedKeys as typeof request;
-  }
-  return { head: head && head.deleting_at === undefined ? head : undefined, version: item };
-}
-
-async function putVersion(
-  workspaceId: string,
-  id: string,
-  item: { version: number; name: string; config: EncryptedBlob; created_at: number },
-  options: { onlyIfAbsent?: boolean } = {},
-): Promise<void> {
-  try {
-    await dynamoClient().send(
-      new PutItemCommand({
-        TableName: tables.control,
-        Item: marshall({ pk: headPk(workspaceId, id), sk: versionSk(item.version), ...item }),
-        ConditionExpression: options.onlyIfAbsent ? 'attribute_not_exists(pk)' : undefined,
-      }),
-    );
-  } catch (error) {
-    if (!(options.onlyIfAbsent && isConditionFailed(error))) throw error;
-  }
-}
-
-async function deleteKeys(keys: Array<Record<string, AttributeValue>>): Promise<void> {
-  for (let offset = 0; offset < keys.length; offset += 25) {
-    let pending = keys.slice(offset, offset + 25).map((Key) => ({ DeleteRequest: { Key } }));
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await sleep(Math.min(500, 25 * 2 ** attempt));
-      if (attempt > 6) throw new Error('DynamoDB kept returning unprocessed deletes for a saved config.');
-      const result = await dynamoClient().send(new BatchWriteItemCommand({ RequestItems: { [tables.control]: pending } }));
-      pending = (result.UnprocessedItems?.[tables.control] ?? []) as typeof pending;
-    }
-  }
-}
-
-function toSummary(item: Record<string, any>): SavedConfigSummary {
+function toSummary(item: ConfigHeadSummary): SavedConfigSummary {
   return {
     id: item.id,
     name: item.name,
@@ -442,8 +298,6 @@ function toSummary(item: Record<string, any>): SavedConfigSummary {
     updated_at: Number(item.updated_at),
   };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {

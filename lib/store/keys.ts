@@ -39,3 +39,16 @@ export const providerIntegrationKey = {
   item: (workspaceId: string, slug: string) => ({ pk: `WS#${workspaceId}#PROVIDER#${slug}`, sk: 'PROVIDER' }),
   workspaceList: (workspaceId: string) => `WS#${workspaceId}#PROVIDER`,
 };
+
+/**
+ * Control table: a saved config's head (the latest version in it) and one item per version, under
+ * one partition; heads are listed per workspace on gsi1.
+ */
+export const savedConfigKey = {
+  partition: (workspaceId: string, id: string) => `WS#${workspaceId}#CONFIG#${id}`,
+  head: (workspaceId: string, id: string) => ({ pk: savedConfigKey.partition(workspaceId, id), sk: 'CONFIG' }),
+  headSort: 'CONFIG',
+  version: (workspaceId: string, id: string, version: number) => ({ pk: savedConfigKey.partition(workspaceId, id), sk: `V#${String(version).padStart(10, '0')}` }),
+  versionPrefix: 'V#',
+  workspaceList: (workspaceId: string) => `WS#${workspaceId}#CONFIG`,
+};

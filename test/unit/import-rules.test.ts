@@ -38,12 +38,6 @@ const imports = [...sourceFiles('lib'), ...sourceFiles('functions')].flatMap(imp
 const under = (dir: string) => (file: string) => file === dir || file.startsWith(`${dir}/`);
 const show = (found: Import[]) => found.map(({ file, spec }) => `${file} imports ${spec}`);
 
-/**
- * Modules that still speak DynamoDB themselves; each moves behind `lib/store` within the store
- * reshaping, and this list only ever shrinks.
- */
-const awaitingTheStoreLayer = ['lib/config/saved-configs.ts'];
-
 describe('import rules of lib/', () => {
   it('reads the imports of every source file', () => {
     expect(imports.length).toBeGreaterThan(300);
@@ -66,7 +60,7 @@ describe('import rules of lib/', () => {
 
   it('only lib/store, lib/local and lib/secrets import the AWS SDK', () => {
     const allowed = ['lib/store', 'lib/local', 'lib/secrets'].map(under);
-    const found = imports.filter(({ file, spec }) => spec.startsWith('@aws-sdk/') && !allowed.some((inside) => inside(file)) && !awaitingTheStoreLayer.includes(file));
+    const found = imports.filter(({ file, spec }) => spec.startsWith('@aws-sdk/') && !allowed.some((inside) => inside(file)));
     expect(show(found)).toEqual([]);
   });
 
