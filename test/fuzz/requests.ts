@@ -676,33 +676,44 @@ const withTimeout = (headers: [string, string][], timeout: string | undefined): 
 
 const unifiedRoutes = { chat: ['/v1/chat/completions', chatObject], completions: ['/v1/completions', completionObject], embeddings: ['/v1/embeddings', embeddingObject] } as const;
 
+/**
+ * A request to a route that reaches a provider: what the family decides (method, path, body, and
+ * how they become the target) around the parts every such request varies the same way.
+ */
+const routedRequest = (
+  family: Family,
+  route: Routing,
+  own: { method: fc.Arbitrary<string>; path: fc.Arbitrary<string>; body: fc.Arbitrary<BodyPlan> },
+  shape: (parts: { method: string; path: string; query: string | undefined }) => { method: string; target: string },
+) =>
+  fc
+    .record({ method: own.method, path: own.path, query: queryString, key: gatewayKey, body: own.body, contentType, timeout: timeoutFor(route), extra: oddHeaders })
+    .map((parts) =>
+      assemble({
+        family,
+        ...shape(parts),
+        key: parts.key,
+        headers: withTimeout(route.headers, parts.timeout),
+        extra: parts.extra,
+        body: parts.body,
+        contentType: parts.contentType,
+        stallAttempts: route.stallAttempts,
+      }),
+    );
+
 /** A request to one of the unified routes (chat, completions, embeddings). */
 const unifiedRequest = (family: 'chat' | 'completions' | 'embeddings') =>
   routing(true).chain((route) =>
-    fc
-      .record({
+    routedRequest(
+      family,
+      route,
+      {
         method: method(['POST']),
         path: pathVariant(unifiedRoutes[family][0]),
-        query: queryString,
-        key: gatewayKey,
         body: route.faulty ? fc.oneof({ weight: 3, arbitrary: wellFormedBody(family, route.model) }, { weight: 1, arbitrary: unifiedBody(unifiedRoutes[family][1], route.model) }) : unifiedBody(unifiedRoutes[family][1], route.model),
-        contentType,
-        timeout: timeoutFor(route),
-        extra: oddHeaders,
-      })
-      .map((parts) =>
-        assemble({
-          family,
-          method: parts.method,
-          target: parts.path + (parts.query ?? ''),
-          key: parts.key,
-          headers: withTimeout(route.headers, parts.timeout),
-          extra: parts.extra,
-          body: parts.body,
-          contentType: parts.contentType,
-          stallAttempts: route.stallAttempts,
-        }),
-      ),
+      },
+      (parts) => ({ method: parts.method, target: parts.path + (parts.query ?? '') }),
+    ),
   );
 
 /** Anything the pass-through route may be sent: JSON, SSE requests, bytes, nothing. */
@@ -717,31 +728,16 @@ const passthroughBody = (model: string | undefined) =>
 
 const passthroughRequest = (family: 'passthrough' | 'responses') =>
   routing(false).chain((route) =>
-    fc
-      .record({
-        method: method(['GET', 'POST', 'PUT', 'DELETE']),
-        path: family === 'responses' ? pathVariant('/v1/responses') : passthroughPath,
-        query: queryString,
-        key: gatewayKey,
-        body: passthroughBody(route.model),
-        contentType,
-        timeout: timeoutFor(route),
-        extra: oddHeaders,
-      })
-      .map((parts) =>
-        assemble({
-          family,
-          method: family === 'responses' && parts.method === 'GET' ? 'POST' : parts.method,
-          // A model-name fault travels in the path for pass-through (the body is not read by the gateway).
-          target: (route.model ? `/v1/${route.model}` : '') + parts.path + (parts.query ?? ''),
-          key: parts.key,
-          headers: withTimeout(route.headers, parts.timeout),
-          extra: parts.extra,
-          body: parts.body,
-          contentType: parts.contentType,
-          stallAttempts: route.stallAttempts,
-        }),
-      ),
+    routedRequest(
+      family,
+      route,
+      { method: method(['GET', 'POST', 'PUT', 'DELETE']), path: family === 'responses' ? pathVariant('/v1/responses') : passthroughPath, body: passthroughBody(route.model) },
+      (parts) => ({
+        method: family === 'responses' && parts.method === 'GET' ? 'POST' : parts.method,
+        // A model-name fault travels in the path for pass-through (the body is not read by the gateway).
+        target: (route.model ? `/v1/${route.model}` : '') + parts.path + (parts.query ?? ''),
+      }),
+    ),
   );
 
 /** Bodies for POST/PUT /v1/configs. */
