@@ -7,13 +7,14 @@ import { azureAIProvider } from './azure-ai';
 import { azureOpenAIProvider } from './azure-openai';
 import { cohereProvider } from './cohere';
 import { bedrockProvider } from './bedrock';
+import { allOperations } from './capabilities';
 import type { ProviderDefinition, ProviderSettings } from './types';
 
 /** Providers with an adapter of their own (one folder each under lib/providers/). */
 const nativeProviders: ProviderDefinition[] = [anthropicProvider, googleProvider, vertexAiProvider, azureOpenAIProvider, azureAIProvider, cohereProvider, bedrockProvider];
 
 const byName = new Map<string, ProviderDefinition>([
-  ...openAICompatibleProviders.map((row): [string, ProviderDefinition] => [row.name, { name: row.name, baseUrl: row.baseUrl, adapter: openAICompatibleAdapter(row) }]),
+  ...openAICompatibleProviders.map((row): [string, ProviderDefinition] => [row.name, { name: row.name, baseUrl: row.baseUrl, operations: allOperations, adapter: openAICompatibleAdapter(row) }]),
   ...nativeProviders.map((provider): [string, ProviderDefinition] => [provider.name, provider]),
 ]);
 

@@ -26,6 +26,8 @@ export interface ProviderDefinition {
   name: string;
   /** The default base URL (documented in the README; what `custom_host` replaces). */
   baseUrl: string;
+  /** The unified operations it serves; any other is refused with one 400 (`capabilities.ts`). */
+  operations: readonly Operation[];
   /**
    * The base URL for a target's settings, for providers whose host depends on them (a region, a
    * project, a resource name). Throws a 400 GatewayError naming the missing setting.

@@ -1,4 +1,4 @@
-import { badRequest } from '../../core/errors';
+import { assertOperationSupported } from '../capabilities';
 import type { ChatRequest } from '../openai-format/types';
 import type { PreparedCall, ProviderAdapter, ProviderCall, ResolvedTarget } from '../types';
 import { readAnthropicError } from './errors';
@@ -16,11 +16,8 @@ export const defaultAnthropicVersion = '2023-06-01';
  */
 export const anthropicAdapter: ProviderAdapter = {
   prepare(call: ProviderCall): PreparedCall {
+    assertOperationSupported(call);
     const provider = call.target.provider.name;
-    if (call.operation !== 'chat') {
-      const what = call.operation === 'completions' ? 'Text completions (/v1/completions) are' : 'Embeddings are';
-      throw badRequest(`${what} not supported by ${provider}; use /v1/chat/completions.`, null, 'unsupported_operation');
-    }
     const request = call.body as ChatRequest;
     const { body, mapping } = toMessagesRequest(request, { provider, strictApiCompliance: call.strictApiCompliance, stream: call.stream });
     return {

@@ -1,3 +1,4 @@
+import { allOperations } from '../capabilities';
 import type { ProviderDefinition } from '../types';
 import { azureAIAdapter } from './adapter';
 import { azureAIBaseUrl } from './request';
@@ -7,5 +8,6 @@ export const azureAIProvider: ProviderDefinition = {
   name: 'azure-ai',
   baseUrl: 'https://{resource}.services.ai.azure.com/models',
   baseUrlFor: azureAIBaseUrl,
+  operations: allOperations,
   adapter: azureAIAdapter,
 };

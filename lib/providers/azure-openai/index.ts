@@ -1,3 +1,4 @@
+import { allOperations } from '../capabilities';
 import type { ProviderDefinition } from '../types';
 import { azureOpenAIAdapter } from './adapter';
 import { azureOpenAIBaseUrl } from './request';
@@ -7,6 +8,7 @@ export const azureOpenAIProvider: ProviderDefinition = {
   name: 'azure-openai',
   baseUrl: 'https://{resource}.openai.azure.com/openai',
   baseUrlFor: azureOpenAIBaseUrl,
+  operations: allOperations,
   adapter: azureOpenAIAdapter,
 };
 

@@ -1,3 +1,4 @@
+import { assertOperationSupported } from '../capabilities';
 import { badRequest } from '../../core/errors';
 import type { ChatRequest } from '../openai-format/types';
 import type { PreparedCall, ProviderAdapter, ProviderCall } from '../types';
@@ -30,9 +31,7 @@ export function modelPath(model: string, action: 'converse' | 'converse-stream' 
 export const bedrockAdapter: ProviderAdapter = {
   async prepare(call: ProviderCall): Promise<PreparedCall> {
     const model = call.body.model as string;
-    if (call.operation === 'completions') {
-      throw badRequest('Bedrock has no text-completions API: send the prompt as a user message to /v1/chat/completions.', 'prompt', 'unsupported_operation');
-    }
+    assertOperationSupported(call);
     if (call.operation === 'embeddings') return prepareEmbeddings(call, model);
 
     const converse = await buildConverseRequest(call.body as ChatRequest, call.strictApiCompliance);

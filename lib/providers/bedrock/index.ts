@@ -11,5 +11,6 @@ export const bedrockProvider: ProviderDefinition = {
   name: 'bedrock',
   baseUrl: 'https://bedrock-runtime.{region}.amazonaws.com',
   baseUrlFor: bedrockBaseUrl,
+  operations: ['chat', 'embeddings'],
   adapter: bedrockAdapter,
 };

@@ -1,3 +1,4 @@
+import { assertOperationSupported } from '../capabilities';
 import { badRequest } from '../../core/errors';
 import type { ChatRequest } from '../openai-format/types';
 import { providerError } from '../provider-error';
@@ -17,6 +18,7 @@ const name = 'cohere';
  */
 export const cohereAdapter: ProviderAdapter = {
   prepare(call: ProviderCall): PreparedCall {
+    assertOperationSupported(call);
     const common = {
       headers: { ...call.forwardHeaders, 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...authHeaders(call.target) },
       readError: (status: number, bytes: Buffer) => providerError(name, status, bytes),
@@ -33,7 +35,6 @@ export const cohereAdapter: ProviderAdapter = {
         },
       };
     }
-    if (call.operation !== 'chat') throw badRequest(`Text completions (/v1/completions) are not supported by ${name}; use /v1/chat/completions.`, null, 'unsupported_operation');
     const request = call.body as ChatRequest;
     const mapping = { model: request.model, strictApiCompliance: call.strictApiCompliance };
     return {

@@ -1,4 +1,4 @@
-import { badRequest } from '../../core/errors';
+import { assertOperationSupported } from '../capabilities';
 import type { PreparedCall, ProviderAdapter, ProviderCall, ResolvedTarget } from '../types';
 import type { BatchEmbedContentsResponse } from './api';
 import { modelSegment, prepareGeminiChat, readJson } from './chat';
@@ -12,12 +12,12 @@ import { encodingFormatOf, fromBatchEmbedResponse, prepareEmbeddings, toBatchEmb
  */
 export const googleAdapter: ProviderAdapter = {
   prepare(call: ProviderCall): PreparedCall {
+    assertOperationSupported(call);
     const provider = call.target.provider.name;
     // Gemini names models `models/{id}`; clients send either form.
     const model = String(call.body.model).replace(/^models\//, '');
     const methodUrl = (method: string) => `${call.target.baseUrl}/models/${modelSegment(model)}:${method}`;
     const headers = authHeaders(call.target);
-    if (call.operation === 'chat') return prepareGeminiChat(call, { provider, methodUrl, headers });
     if (call.operation === 'embeddings') {
       const format = encodingFormatOf(call.body);
       return prepareEmbeddings(call, {
@@ -27,7 +27,7 @@ export const googleAdapter: ProviderAdapter = {
         readResponse: (bytes) => fromBatchEmbedResponse(readJson<BatchEmbedContentsResponse>(bytes, provider), { model: call.body.model as string, format }),
       });
     }
-    throw badRequest(`Text completions (/v1/completions) are not supported by ${provider}; use /v1/chat/completions.`, null, 'unsupported_operation');
+    return prepareGeminiChat(call, { provider, methodUrl, headers });
   },
   authenticate: (_request, target) => authHeaders(target),
 };

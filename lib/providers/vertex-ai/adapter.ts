@@ -1,3 +1,4 @@
+import { assertOperationSupported } from '../capabilities';
 import { badRequest } from '../../core/errors';
 import { modelSegment, prepareGeminiChat } from '../google/chat';
 import type { PreparedCall, ProviderAdapter, ProviderCall } from '../types';
@@ -15,13 +16,12 @@ import { publisherOf } from './url';
  */
 export const vertexAdapter: ProviderAdapter = {
   async prepare(call: ProviderCall): Promise<PreparedCall> {
+    assertOperationSupported(call);
     const provider = call.target.provider.name;
     const { publisher, model } = publisherOf(String(call.body.model));
     const modelUrl = `${call.target.baseUrl}/publishers/${publisher}/models/${modelSegment(model)}`;
     let prepared: PreparedCall;
-    if (call.operation === 'completions') {
-      throw badRequest(`Text completions (/v1/completions) are not supported by ${provider}; use /v1/chat/completions.`, null, 'unsupported_operation');
-    } else if (publisher === 'anthropic') {
+    if (publisher === 'anthropic') {
       if (call.operation !== 'chat') throw badRequest(`Claude models on ${provider} have no embeddings; use a Google embedding model.`, 'model', 'unsupported_operation');
       prepared = prepareVertexClaude(call, modelUrl);
     } else if (call.operation === 'embeddings') {

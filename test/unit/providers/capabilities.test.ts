@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { findProvider, providerNames } from '../../../lib/providers/registry';
+import type { Operation, ProviderCall } from '../../../lib/providers/types';
+import { rejectedGatewayError } from '../../support/gateway-error';
+
+const bodies: Record<Operation, Record<string, unknown>> = {
+  chat: { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+  completions: { model: 'm', prompt: 'hi' },
+  embeddings: { model: 'm', input: 'hi' },
+};
+
+describe('declared operations', () => {
+  it('every provider declares what it serves, chat at least', () => {
+    for (const name of providerNames) expect(findProvider(name)!.operations, name).toContain('chat');
+  });
+
+  it('an operation a provider does not declare is one 400 unsupported_operation, the same for every provider', async () => {
+    const refused: string[] = [];
+    for (const name of providerNames) {
+      const provider = findProvider(name)!;
+      for (const operation of ['completions', 'embeddings'] as const) {
+        if (provider.operations.includes(operation)) continue;
+        const call: ProviderCall = {
+          operation,
+          body: bodies[operation],
+          stream: false,
+          target: { provider, baseUrl: 'http://127.0.0.1:9/v1', settings: { api_key: 'k' } },
+          forwardHeaders: {},
+          requestHeaders: {},
+          strictApiCompliance: false,
+        };
+        const error = await rejectedGatewayError(() => provider.adapter.prepare(call));
+        expect(error, `${name} ${operation}`).toMatchObject({ status: 400, code: 'unsupported_operation', param: null });
+        expect(error.message, `${name} ${operation}`).toContain(`not supported by ${name}`);
+        refused.push(`${name}:${operation}`);
+      }
+    }
+    expect(refused).toEqual(expect.arrayContaining(['anthropic:completions', 'anthropic:embeddings', 'google:completions', 'bedrock:completions', 'cohere:completions', 'vertex-ai:completions']));
+  });
+});
