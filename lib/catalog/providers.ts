@@ -12,44 +12,11 @@
  */
 import type { GatewayConfig } from '../config/types';
 import { newId } from '../core/ids';
+import { destinationFields, secretCredentialFields, settingFields } from '../providers/provider-fields';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { LoadingCache } from '../store/loading-cache';
 import type { Page } from '../store/newest-first';
 import { deleteIntegrationItem, getIntegrationItem, listIntegrationItems, putIntegrationItem, type IntegrationFields, type IntegrationItem } from '../store/provider-integrations';
-
-/** Credential fields: encrypted together in one blob, never returned by a route. */
-export const secretCredentialFields = [
-  'api_key',
-  'cloudA_access_key_id',
-  'cloudA_secret_access_key',
-  'cloudA_session_token',
-  'cloudB_service_account_json',
-] as const;
-
-/**
- * Settings that decide where an integration's requests go (the host or the base path), with
- * `custom_host`. They are fixed once stored: the integration's credentials only ever travel to the
- * base URL stored with them, so a request or config cannot override them, and an update that
- * changes them must send the credentials again.
- */
-export const destinationFields = [
-  'resource_name',
-  'cloudA_region',
-  'cloudB_project_id',
-  'cloudB_region',
-  'cloudC_region',
-  'cloudC_deployment_name',
-  'cloudC_endpoint_name',
-  'cloudC_api_version',
-  'cloudC_deployment_type',
-  'cloudC_resource_name',
-  'cloudC_deployment_id',
-  'cloudC_model_name',
-  'cloudC_entra_scope',
-] as const;
-
-/** Non-secret provider settings, stored in clear and shown by the routes. */
-export const settingFields = ['deployment_id', 'api_version', 'deployments', 'compat_organization', 'compat_project', ...destinationFields] as const;
 
 export type CredentialField = (typeof secretCredentialFields)[number];
 export type SettingField = (typeof settingFields)[number];

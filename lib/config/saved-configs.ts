@@ -15,6 +15,7 @@
  * A pinned reference (`cfg_…@3`) is one BatchGetItem of the head and the version item.
  */
 import { newId } from '../core/ids';
+import { maskedConfigFields } from '../providers/provider-fields';
 import { decryptSecrets, encryptSecrets, isBlob } from '../secrets/envelope';
 import { LoadingCache } from '../store/loading-cache';
 import type { Page } from '../store/newest-first';
@@ -32,7 +33,7 @@ import {
 import type { GatewayConfig } from './types';
 
 /** Config fields holding credentials: masked wherever they appear in an answer. */
-export const secretConfigFields: ReadonlySet<string> = new Set(['api_key', 'cloudA_secret_access_key', 'cloudA_session_token', 'cloudB_service_account_json']);
+export const secretConfigFields: ReadonlySet<string> = maskedConfigFields;
 
 /** What answers show in place of a secret config field. */
 export const maskedSecret = '********';

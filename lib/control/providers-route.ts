@@ -6,8 +6,6 @@ import {
   listProviderIntegrations,
   ProviderDestinationChangeError,
   ProviderSlugTakenError,
-  secretCredentialFields,
-  settingFields,
   slugPattern,
   updateProviderIntegration,
   type CredentialField,
@@ -17,6 +15,7 @@ import {
   type SettingField,
 } from '../catalog/providers';
 import { parseCustomHost } from '../inference/target';
+import { secretCredentialFields, settingFields } from '../providers/provider-fields';
 import { badRequest, GatewayError, notFound } from '../core/errors';
 import { readJsonObject } from '../http/json-body';
 import { listEnvelope, readPageQuery } from '../http/pagination';

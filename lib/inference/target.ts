@@ -1,5 +1,6 @@
-import { destinationFields, findProviderIntegration, integrationAsConfig, type ProviderIntegration } from '../catalog/providers';
+import { findProviderIntegration, integrationAsConfig, type ProviderIntegration } from '../catalog/providers';
 import { badRequest, GatewayError } from '../core/errors';
+import { cloudHeaderFields, destinationFields, secretCredentialFields } from '../providers/provider-fields';
 import { defaultBaseUrl, findProvider, providerNames } from '../providers/registry';
 import type { ProviderSettings, ResolvedTarget } from '../providers/types';
 import type { PlanNode } from '../routing/plan';
@@ -14,20 +15,6 @@ export interface HeaderCredentials {
   cloud?: ProviderSettings;
 }
 
-/** The spec's cloud-specific headers (lower-cased) and the config fields they stand for. */
-const cloudHeaders: Record<string, keyof ProviderSettings> = {
-  'x-gateway-clouda-access-key-id': 'cloudA_access_key_id',
-  'x-gateway-clouda-secret-access-key': 'cloudA_secret_access_key',
-  'x-gateway-clouda-region': 'cloudA_region',
-  'x-gateway-clouda-session-token': 'cloudA_session_token',
-  'x-gateway-cloudb-project-id': 'cloudB_project_id',
-  'x-gateway-cloudb-region': 'cloudB_region',
-  'x-gateway-cloudc-resource-name': 'cloudC_resource_name',
-  'x-gateway-cloudc-deployment-id': 'cloudC_deployment_id',
-  'x-gateway-cloudc-api-version': 'cloudC_api_version',
-  'x-gateway-cloudc-model-name': 'cloudC_model_name',
-};
-
 export function readHeaderCredentials(headers: Record<string, string>): HeaderCredentials {
   const credentials: HeaderCredentials = {};
   const provider = headers['x-gateway-provider']?.trim();
@@ -38,9 +25,9 @@ export function readHeaderCredentials(headers: Record<string, string>): HeaderCr
   if (customHost) credentials.customHost = customHost;
   const virtualKey = headers['x-gateway-virtual-key']?.trim();
   if (virtualKey) credentials.virtualKey = virtualKey;
-  for (const name in cloudHeaders) {
+  for (const name in cloudHeaderFields) {
     const value = headers[name]?.trim();
-    if (value) (credentials.cloud ??= {})[cloudHeaders[name]] = value as never;
+    if (value) (credentials.cloud ??= {})[cloudHeaderFields[name]] = value as never;
   }
   return credentials;
 }
@@ -95,7 +82,7 @@ export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, 
 }
 
 /** Cloud headers that carry a credential: a catalog provider's stored credentials cannot be mixed with them. */
-const credentialHeaderFields = new Set<string>(['cloudA_access_key_id', 'cloudA_secret_access_key', 'cloudA_session_token']);
+const credentialHeaderFields = new Set<string>(Object.values(cloudHeaderFields).filter((field) => (secretCredentialFields as readonly string[]).includes(field)));
 
 /**
  * A catalog integration's credentials only travel to the base URL stored with them, so a config
@@ -131,7 +118,7 @@ function sameSetting(value: unknown, stored: unknown): boolean {
 }
 
 function cloudHeaderOf(field: string): string {
-  return Object.keys(cloudHeaders).find((header) => cloudHeaders[header] === field) ?? field;
+  return Object.keys(cloudHeaderFields).find((header) => cloudHeaderFields[header] === field) ?? field;
 }
 
 function hasCloudCredentials(settings: ProviderSettings): boolean {
