@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { ensureBootstrap, revokedAdminKeyWarning } from '../lib/auth/bootstrap';
-import { loadServerlessConfig } from '../lib/local/serverless-config';
+import { loadServerlessConfig } from '../lib/local/template/serverless-config';
 
 /**
  * `npm run bootstrap -- --stage <stage> [--region <region>]`: creates the organisation, the default

@@ -4,7 +4,7 @@
 //   functions/<kebab-name>.ts → .build/functions/<name>/index.mjs (+ meta.json) → <package.artifact>
 //   lib/local/main.ts         → .build/local/main.mjs
 //   scripts/bootstrap.ts      → .build/local/bootstrap.mjs
-//   lib/local/log-worker.ts   → .build/local/log-worker.mjs
+//   lib/local/triggers/log-worker.ts   → .build/local/log-worker.mjs
 //
 // Used by scripts/build.mjs (CLI) and by the test global setup: `await build({ local: true })`.
 import { existsSync } from 'node:fs';
@@ -189,7 +189,7 @@ export async function build({ local = false, strict = false, root = ROOT, quiet 
     const entries = [
       ['lib/local/main.ts', 'main.mjs'],
       ['scripts/bootstrap.ts', 'bootstrap.mjs'],
-      ['lib/local/log-worker.ts', 'log-worker.mjs'],
+      ['lib/local/triggers/log-worker.ts', 'log-worker.mjs'],
     ];
     for (const [entry, outName] of entries) {
       if (!existsSync(path.join(root, entry))) {

@@ -182,12 +182,12 @@ export interface EmulatorsService {
   endpoints: { dynamodb: string; sqs: string; s3: string };
 }
 
-/** lib/local/emulators-main.ts: DynamoDB, SQS and S3 emulators in their own process. */
+/** lib/local/emulators/emulators-main.ts: DynamoDB, SQS and S3 emulators in their own process. */
 export async function startEmulators(logDir: string, dataDir: string): Promise<EmulatorsService> {
   const service = await new Service({
     name: 'emulators',
     command: process.execPath,
-    args: [...tsx, 'lib/local/emulators-main.ts', '--data-dir', dataDir],
+    args: [...tsx, 'lib/local/emulators/emulators-main.ts', '--data-dir', dataDir],
     logDir,
     ready: /^(\{.*"dynamodb".*\})$/m,
     ipc: true,

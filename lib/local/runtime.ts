@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ensureBootstrap, type BootstrapResult } from '../auth/bootstrap';
-import { startEmulators, type RunningEmulators } from './emulators';
-import { installLambdaGlobals } from './lambda-globals';
-import { installLogSink, type LogSink } from './log-sink';
-import { provisionResources } from './provision';
-import { startLocalServer, type LambdaHandler, type LocalServer } from './server';
-import { loadServerlessConfig, resolveIntrinsics } from './serverless-config';
+import { startEmulators, type RunningEmulators } from './emulators/emulators';
+import { installLambdaGlobals } from './lambda/lambda-globals';
+import { installLogSink, type LogSink } from './triggers/log-sink';
+import { provisionResources } from './template/provision';
+import { startLocalServer, type LambdaHandler, type LocalServer } from './lambda/server';
+import { loadServerlessConfig, resolveIntrinsics } from './template/serverless-config';
 
 export interface LocalRuntimeOptions {
   /** Project root, where serverless.yml and .build/ are. */

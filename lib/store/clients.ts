@@ -3,7 +3,7 @@
  *
  * On Lambda the clients use the default AWS chain (region and credentials from the function's
  * environment). Locally, `GATEWAY_DYNAMODB_ENDPOINT`, `GATEWAY_SQS_ENDPOINT` and
- * `GATEWAY_S3_ENDPOINT` point each client at an emulator (see lib/local/emulators.ts); the region is
+ * `GATEWAY_S3_ENDPOINT` point each client at an emulator (see lib/local/emulators/emulators.ts); the region is
  * then `AWS_REGION` (or `us-east-1`) and, unless the environment carries an access key, static dummy
  * credentials are used so that no credential lookup (profile files, instance metadata) happens.
  *

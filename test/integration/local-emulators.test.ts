@@ -1,5 +1,5 @@
 /**
- * The local emulators (lib/local/emulators.ts) through the SDK clients the gateway uses
+ * The local emulators (lib/local/emulators/emulators.ts) through the SDK clients the gateway uses
  * (lib/store/clients.ts): S3 round trips with the current SDK, persistence across a restart,
  * the single-process lock on the DynamoDB data, `use` mode, and the standalone entry point.
  * Self-contained: starts its own emulators in a temporary directory.
@@ -24,7 +24,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulators, type EmulatorEndpoints, type RunningEmulators } from '../../lib/local/emulators';
+import { startEmulators, type EmulatorEndpoints, type RunningEmulators } from '../../lib/local/emulators/emulators';
 import { dynamoClient, resetClients, s3Client, sqsClient } from '../../lib/store/clients';
 import { repoRoot } from '../support/fixtures';
 
@@ -231,7 +231,7 @@ describe('persistence and sharing', () => {
 describe('emulators-main', () => {
   it('prints one JSON line of endpoints, serves them, and stops cleanly on SIGTERM', async () => {
     const mainDir = path.join(root, 'main');
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join('lib', 'local', 'emulators-main.ts'), '--data-dir', mainDir], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join('lib', 'local', 'emulators', 'emulators-main.ts'), '--data-dir', mainDir], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,9 +1,9 @@
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { preludeDelimiter, streamingMarker } from '../../lib/local/lambda-globals';
-import type { ServerlessFunction, ServerlessRoute } from '../../lib/local/serverless-config';
-import { startLocalServer, type LambdaHandler, type LocalServer } from '../../lib/local/server';
+import { preludeDelimiter, streamingMarker } from '../../lib/local/lambda/lambda-globals';
+import type { ServerlessFunction, ServerlessRoute } from '../../lib/local/template/serverless-config';
+import { startLocalServer, type LambdaHandler, type LocalServer } from '../../lib/local/lambda/server';
 import { rawExchange } from '../support/raw-http';
 
 // The local API Gateway with stand-in functions, for what the real routes never produce: a function

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { installLogSink, type LogSink } from '../../lib/local/log-sink';
+import { installLogSink, type LogSink } from '../../lib/local/triggers/log-sink';
 import { repoRoot } from '../support/fixtures';
 
 // The built log worker (as `npm start` runs it) with a fake ingest bundle that writes to a file.

@@ -1,5 +1,5 @@
 /**
- * lib/local/provision.ts against the emulators: the resources of the real serverless.yml (stage
+ * lib/local/template/provision.ts against the emulators: the resources of the real serverless.yml (stage
  * 'test'), their Ref/GetAtt values, the dead-letter redrive, idempotence (twice, and two at once),
  * intrinsics and dependency order, and the errors a user would meet.
  * Self-contained: starts its own emulators in a temporary directory.
@@ -21,9 +21,9 @@ import {
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulators, type RunningEmulators } from '../../lib/local/emulators';
-import { provisionResources, type ProvisionedResources } from '../../lib/local/provision';
-import { loadServerlessConfig, resolveIntrinsics, type ServerlessConfig } from '../../lib/local/serverless-config';
+import { startEmulators, type RunningEmulators } from '../../lib/local/emulators/emulators';
+import { provisionResources, type ProvisionedResources } from '../../lib/local/template/provision';
+import { loadServerlessConfig, resolveIntrinsics, type ServerlessConfig } from '../../lib/local/template/serverless-config';
 import { dynamoClient, resetClients, s3Client, sqsClient } from '../../lib/store/clients';
 import { repoRoot } from '../support/fixtures';
 

@@ -1,7 +1,7 @@
 import { GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../lib/core/ids';
-import { subscriptionEvent } from '../../lib/local/log-delivery';
+import { subscriptionEvent } from '../../lib/local/triggers/log-delivery';
 import { ingestLogEvent } from '../../lib/observability/log-ingest';
 import { dynamoClient } from '../../lib/store/clients';
 import { gatewayFetch, readTrace, waitForLogs } from '../support/gateway-client';

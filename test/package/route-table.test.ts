@@ -1,10 +1,10 @@
 /**
- * The local runtime's route table (read from serverless.yml by lib/local/serverless-config.ts) is the
+ * The local runtime's route table (read from serverless.yml by lib/local/template/serverless-config.ts) is the
  * one API Gateway gets: same METHOD + path → function, same streaming mode and integration timeout.
  */
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadServerlessConfig, type ServerlessConfig } from '../../lib/local/serverless-config';
+import { loadServerlessConfig, type ServerlessConfig } from '../../lib/local/template/serverless-config';
 import { PACKAGE_TIMEOUT_MS, PROJECT_ROOT, STAGE, packagedTemplate, templateRoutes, uriSuffix, type TemplateRoute } from './packaged-template';
 
 let local: ServerlessConfig;

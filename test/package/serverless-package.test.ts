@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadServerlessConfig } from '../../lib/local/serverless-config';
+import { loadServerlessConfig } from '../../lib/local/template/serverless-config';
 import {
   PACKAGE_TIMEOUT_MS,
   PROJECT_ROOT,

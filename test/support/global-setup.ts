@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startEmulators } from '../../lib/local/emulators';
+import { startEmulators } from '../../lib/local/emulators/emulators';
 import { openAICompatibleProviders } from '../../lib/providers/openai-compatible/providers';
 import { startFakeUpstream } from './fake-upstream';
 import { spawnGateway } from './spawn-gateway';

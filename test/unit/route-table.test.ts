@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hasMalformedEscape, RouteTable } from '../../lib/local/route-table';
-import type { ServerlessRoute } from '../../lib/local/serverless-config';
+import { hasMalformedEscape, RouteTable } from '../../lib/local/lambda/route-table';
+import type { ServerlessRoute } from '../../lib/local/template/serverless-config';
 
 const route = (method: ServerlessRoute['method'], path: string, functionName: string): ServerlessRoute => ({ method, path, functionName, streaming: false, integrationTimeoutMs: 29_000 });
 

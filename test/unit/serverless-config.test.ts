@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { loadServerlessConfig, parseServerlessYaml, resolveIntrinsics } from '../../lib/local/serverless-config';
+import { loadServerlessConfig, parseServerlessYaml, resolveIntrinsics } from '../../lib/local/template/serverless-config';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'serverless-config-test-'));
 let fileCounter = 0;

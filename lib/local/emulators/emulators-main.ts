@@ -2,7 +2,7 @@
  * Runs the local emulators in a process of their own, so several gateway processes (tests, the
  * benchmark) can share one set of DynamoDB/SQS/S3 state:
  *
- *   node --import tsx lib/local/emulators-main.ts [--data-dir <dir>] [--host <host>]
+ *   node --import tsx lib/local/emulators/emulators-main.ts [--data-dir <dir>] [--host <host>]
  *        [--dynamodb-port <n>] [--sqs-port <n>] [--s3-port <n>]
  *
  * The data directory defaults to `GATEWAY_DATA_DIR`, else `.gateway`. When the emulators listen,
@@ -11,7 +11,7 @@
  * Stops cleanly on SIGTERM/SIGINT, and when the parent goes away if started with an IPC channel.
  * Errors go to stderr with exit code 1.
  */
-import './sdk-node-notice';
+import '../sdk-node-notice';
 import { parseArgs } from 'node:util';
 import { startEmulators, type RunningEmulators } from './emulators';
 

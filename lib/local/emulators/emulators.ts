@@ -129,7 +129,7 @@ async function assertLevelDbFree(fromDynalite: NodeJS.Require, dir: string): Pro
     if (cause?.code === 'LEVEL_LOCKED') {
       throw new Error(
         `The DynamoDB data in ${dir} is already open in another emulator (another gateway process?). ` +
-          'Run the emulators once (lib/local/emulators-main.ts) and point every gateway at them with ' +
+          'Run the emulators once (lib/local/emulators/emulators-main.ts) and point every gateway at them with ' +
           'GATEWAY_DYNAMODB_ENDPOINT, GATEWAY_SQS_ENDPOINT and GATEWAY_S3_ENDPOINT, or use another data directory.',
         { cause: err },
       );

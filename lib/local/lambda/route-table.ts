@@ -1,4 +1,4 @@
-import type { ServerlessRoute } from './serverless-config';
+import type { ServerlessRoute } from '../template/serverless-config';
 
 /** A resource of the REST API: one path segment, its methods, and its children. */
 interface ResourceNode {

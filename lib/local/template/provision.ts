@@ -34,7 +34,7 @@ import {
   GetQueueUrlCommand,
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
-import { dynamoClient, endpointEnv, s3Client, sqsClient } from '../store/clients';
+import { dynamoClient, endpointEnv, s3Client, sqsClient } from '../../store/clients';
 import { resolveIntrinsics, type ServerlessConfig } from './serverless-config';
 
 export interface ProvisionedResources {

@@ -1,4 +1,4 @@
-import './sdk-node-notice';
+import '../sdk-node-notice';
 import { pathToFileURL } from 'node:url';
 import { subscriptionEvent, type LogWorkerReply, type LogWorkerRequest } from './log-delivery';
 

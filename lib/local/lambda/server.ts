@@ -3,13 +3,13 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
-import { GatewayError } from '../core/errors';
-import { nameMap } from '../core/name-map';
+import { GatewayError } from '../../core/errors';
+import { nameMap } from '../../core/name-map';
 import { streamingMarker } from './lambda-globals';
 import { LambdaResponseStream } from './lambda-response-stream';
 import { buildProxyEvent } from './proxy-event';
 import { hasMalformedEscape, RouteTable } from './route-table';
-import type { ServerlessFunction, ServerlessRoute } from './serverless-config';
+import type { ServerlessFunction, ServerlessRoute } from '../template/serverless-config';
 
 // API Gateway's limits for REST APIs.
 const maxPayloadBytes = 10 * 1024 * 1024;

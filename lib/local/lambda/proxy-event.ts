@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { nameMap } from '../core/name-map';
+import { nameMap } from '../../core/name-map';
 import type { RouteMatch } from './route-table';
 
 /**
