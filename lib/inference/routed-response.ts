@@ -2,6 +2,9 @@ import type { GatewayResponse } from '../http/types';
 import type { RequestLogFields } from '../observability/request-log';
 import type { RoutingResult } from '../routing/engine';
 
+/** `x-gateway-cache-status` until caching exists: every routed answer, streamed or not, says so. */
+export const cacheStatusHeaders = { 'x-gateway-cache-status': 'DISABLED' } as const;
+
 /**
  * The answer of a routed request: the final attempt's response (or its error, as it came), with the
  * routing headers: which option answered, how many retries it took, and the cache status.
@@ -11,7 +14,7 @@ export function routedResponse(result: RoutingResult, log: RequestLogFields): Ga
   const headers: Record<string, string> = {
     ...outcome.headers,
     'x-gateway-retry-attempt-count': String(result.retries),
-    'x-gateway-cache-status': 'DISABLED',
+    ...cacheStatusHeaders,
     // Without a config the request's headers are the whole config: its root, `config`.
     'x-gateway-last-used-option-index': result.path,
   };

@@ -4,6 +4,7 @@ import { sseData, sseDone } from '../http/sse';
 import type { GatewayResponse } from '../http/types';
 import type { RequestLogFields } from '../observability/request-log';
 import type { RoutingResult } from '../routing/engine';
+import { cacheStatusHeaders } from './routed-response';
 
 const heartbeatMs = 15_000;
 
@@ -52,5 +53,5 @@ export async function commitStreamWhileRouting(routing: Promise<RoutingResult>, 
       body.end(sseData(JSON.stringify(gatewayError.toBody())) + sseDone);
     },
   );
-  return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-gateway-cache-status': 'DISABLED' }, body };
+  return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...cacheStatusHeaders }, body };
 }
