@@ -11,7 +11,7 @@ import { resolveRequestPlan } from './request-config';
 import { defaultRequestTimeoutMs, readRequestTimeoutHeader } from './request-options';
 import { routedResponse } from './routed-response';
 import { streamIdleLimitMs, watchStreamIdle } from './stream-idle';
-import { readHeaderCredentials, resolveTarget } from './target';
+import { readHeaderCredentials, targetResolver } from './target';
 
 const methods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
@@ -50,14 +50,14 @@ export async function passthroughRoute(context: RouteContext): Promise<GatewayRe
   }
   const path = passthroughPath(request.pathParameters.proxy ?? '');
   const plan = await resolveRequestPlan(request.headers, auth.workspaceId);
-  const credentials = readHeaderCredentials(request.headers);
+  const targetOf = targetResolver(readHeaderCredentials(request.headers), auth.workspaceId, plan.fromConfig);
   const timeoutHeader = readRequestTimeoutHeader(request.headers);
   const result = await runStrategy(plan.root, {
     identity: plan.identity,
     query: { metadata: trace.metadata ?? {}, params: {}, url: { pathname: request.path } },
     waitUntil: context.waitUntil,
     async attempt(leaf) {
-      const target = await resolveTarget(leaf, credentials, auth.workspaceId, plan.fromConfig);
+      const target = await targetOf(leaf);
       log.provider = target.provider.name;
       // Without a config nothing is retried, so even an error body streams through untouched.
       return forward(request, target, {

@@ -37,6 +37,19 @@ const howToSelect =
   'use a provider from the catalog (x-gateway-provider: @<slug>), send x-gateway-config, or send x-gateway-custom-host with the base URL of an OpenAI-compatible server.';
 
 /**
+ * Resolves each leaf's target once per request, however often routing retries it: the catalog
+ * lookup, decryption and destination checks of a target do not change between attempts.
+ */
+export function targetResolver(headers: HeaderCredentials, workspaceId: string, fromConfig: boolean): (leaf: PlanNode) => Promise<ResolvedTarget> {
+  const resolved = new Map<PlanNode, Promise<ResolvedTarget>>();
+  return (leaf) => {
+    let target = resolved.get(leaf);
+    if (!target) resolved.set(leaf, (target = resolveTarget(leaf, headers, workspaceId, fromConfig)));
+    return target;
+  };
+}
+
+/**
  * The provider, base URL and credentials of one target: the target's own settings, then a catalog
  * integration it names (`@slug` or `virtual_key`), then the request's headers.
  */

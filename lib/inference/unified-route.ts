@@ -8,7 +8,7 @@ import { resolveRequestPlan } from './request-config';
 import { defaultRequestTimeoutMs, forwardedHeaders, readForwardHeaderNames, readRequestTimeoutHeader } from './request-options';
 import { routedResponse } from './routed-response';
 import { commitStreamWhileRouting, streamCommitDelayMs } from './stream-commit';
-import { readHeaderCredentials, resolveTarget } from './target';
+import { readHeaderCredentials, targetResolver } from './target';
 import { validateInferenceBody } from './validate';
 
 /**
@@ -26,7 +26,7 @@ export function unifiedRoute(operation: Operation): RouteHandler {
     log.model = body.model as string;
 
     const plan = await resolveRequestPlan(request.headers, auth.workspaceId);
-    const credentials = readHeaderCredentials(request.headers);
+    const targetOf = targetResolver(readHeaderCredentials(request.headers), auth.workspaceId, plan.fromConfig);
     const timeoutHeader = readRequestTimeoutHeader(request.headers);
     const forwardNames = readForwardHeaderNames(request.headers);
 
@@ -35,7 +35,7 @@ export function unifiedRoute(operation: Operation): RouteHandler {
       query: { metadata: trace.metadata ?? {}, params: body, url: { pathname: request.path } },
       waitUntil: context.waitUntil,
       async attempt(leaf) {
-        const target = await resolveTarget(leaf, credentials, auth.workspaceId, plan.fromConfig);
+        const target = await targetOf(leaf);
         const overrides = leaf.settings.override_params;
         const call: ProviderCall = {
           operation,
