@@ -15,6 +15,7 @@
  *   `url.pathname`, operators are known and their operands typed, and a `$regex` compiles on the
  *   linear-time engine — so `{"$and": 5}` or a pattern needing backtracking is a 400 at its own path.
  */
+import { isPlainObject } from '../core/plain-object';
 import { queryFields, queryOperators } from '../routing/conditional-query';
 import { compileRegex, RegexSyntaxError } from '../routing/linear-regex';
 import type { ConfigIssue } from './types';
@@ -22,10 +23,6 @@ import type { ConfigIssue } from './types';
 export type Path = ReadonlyArray<PropertyKey>;
 
 export const strategyModes = ['single', 'loadbalance', 'fallback', 'conditional'] as const;
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const identifier = /^[A-Za-z_$][\w$]*$/;
 

@@ -41,7 +41,8 @@ import { array, boolean, catchall, enum as oneOf, gte, int, lte, number, optiona
 import type { infer as Infer, ZodMiniArray, ZodMiniOptional, ZodMiniType } from 'zod/mini';
 import { GatewayError } from '../core/errors';
 import { JsonTooDeepError, parseClientJson } from '../http/json-body';
-import { formatPath, isPlainObject, ruleIssues, show, strategyModes, suggest, unknownKeyMessage, valueAt, type Path } from './schema-rules';
+import { isPlainObject } from '../core/plain-object';
+import { formatPath, ruleIssues, show, strategyModes, suggest, unknownKeyMessage, valueAt, type Path } from './schema-rules';
 import type { ConfigIssue, GatewayConfig } from './types';
 
 export type ConfigParseResult = { ok: true; config: GatewayConfig } | { ok: false; issues: ConfigIssue[] };

@@ -3,7 +3,7 @@
  * the locally provisioned resources: resource properties in provision.ts, provider.environment in
  * runtime.ts.
  */
-import { isPlainObject } from './cloudformation-yaml';
+import { isPlainObject } from '../../core/plain-object';
 
 /** The local account: the default AWS::AccountId here and `${aws:accountId}` in serverless.yml. */
 export const LOCAL_ACCOUNT_ID = '000000000000';

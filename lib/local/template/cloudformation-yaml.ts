@@ -13,6 +13,7 @@ import {
   type ScalarTag,
   type YAMLSeq,
 } from 'yaml';
+import { isPlainObject } from '../../core/plain-object';
 
 /** Short-form tag → long-form key. `!Ref` and `!Condition` are scalar-only; `!GetAtt` is special. */
 const FN_TAGS: Record<string, string> = {
@@ -82,7 +83,3 @@ export function parseServerlessYaml(text: string, fileName = 'serverless.yml'): 
   return value;
 }
 
-/** A mapping, as parsed YAML gives them (not null, not a list). */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LOCAL_ACCOUNT_ID } from './cloudformation-intrinsics';
-import { isPlainObject, parseServerlessYaml } from './cloudformation-yaml';
+import { isPlainObject } from '../../core/plain-object';
+import { parseServerlessYaml } from './cloudformation-yaml';
 import { VariableResolver } from './serverless-variables';
 
 export { LOCAL_ACCOUNT_ID, resolveIntrinsics } from './cloudformation-intrinsics';

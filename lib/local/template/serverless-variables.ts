@@ -13,7 +13,7 @@
  * `<lowercase type>:` or `<lowercase type>(` (for example `${AWS::Region}` or `${MyTable.Arn}` inside
  * `!Sub`) is not a variable and is left for CloudFormation; `\${` escapes a variable.
  */
-import { isPlainObject } from './cloudformation-yaml';
+import { isPlainObject } from '../../core/plain-object';
 
 export interface VariableOptions {
   stage: string;
