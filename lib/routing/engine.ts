@@ -1,5 +1,6 @@
 import type { GatewayConfig } from '../config/types';
 import { badRequest } from '../core/errors';
+import { sleep } from '../core/time';
 import type { AttemptOutcome } from './attempt-outcome';
 import { claimProbe, isBreakerFailure, loadBreakerStates, recordFailure, recordSuccess, verdict, type BreakerState } from './circuit-breaker';
 import { matchesQuery, type QueryInput } from './conditional-query';
@@ -125,7 +126,7 @@ class Router {
         if (waitedForRetryAfter + delay > maxRetryAfterTotalMs) return { outcome, path: leaf.path, retries };
         waitedForRetryAfter += delay;
       }
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await sleep(delay);
       retries++;
     }
   }

@@ -3,7 +3,7 @@
  * the one place that knows its name, for every "create if absent", "claim if free" and "update if
  * unchanged" of the store.
  */
-export function isConditionFailed(error: unknown): boolean {
+function isConditionFailed(error: unknown): boolean {
   return (error as { name?: unknown } | null)?.name === 'ConditionalCheckFailedException';
 }
 

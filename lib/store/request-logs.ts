@@ -1,5 +1,6 @@
-import { BatchWriteItemCommand, GetItemCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { writeInBatches } from './batch-write';
 import { dynamoClient } from './clients';
 import { requestLogKey } from './keys';
 import { queryNewestFirst, type Page } from './newest-first';
@@ -37,9 +38,10 @@ export async function writeLogRecords(entries: StoredLogLine[]): Promise<number>
   const requests: WriteRequest[] = [];
   for (const { record, line } of byKey.values()) {
     const expiresAt = Math.floor(Date.parse(record.created_at) / 1000) + retentionDays * 86_400;
+    const key = requestLogKey.item(record.workspace_id!, record.id);
     const item: Record<string, AttributeValue> = {
-      pk: { S: requestLogKey.workspace(record.workspace_id!) },
-      sk: { S: requestLogKey.item(record.workspace_id!, record.id).sk },
+      pk: { S: key.pk },
+      sk: { S: key.sk },
       expiresAt: { N: String(expiresAt) },
       record: { S: line },
     };
@@ -49,23 +51,13 @@ export async function writeLogRecords(entries: StoredLogLine[]): Promise<number>
     }
     requests.push({ PutRequest: { Item: item } });
   }
-  for (let i = 0; i < requests.length; i += 25) await batchWrite(requests.slice(i, i + 25));
+  await writeInBatches(tables.logs, requests, 'log records');
   return requests.length;
 }
 
 /** A stored record: the JSON line (current layout) or a map (items written before it). */
 function storedRecord<R extends LogRecordKeys>(item: Record<string, any>): R {
   return typeof item.record === 'string' ? JSON.parse(item.record) : item.record;
-}
-
-async function batchWrite(requests: WriteRequest[]): Promise<void> {
-  let pending: WriteRequest[] | undefined = requests;
-  for (let attempt = 0; pending && pending.length > 0; attempt++) {
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
-    if (attempt > 8) throw new Error(`Could not write ${pending.length} log records after ${attempt} attempts.`);
-    const result: { UnprocessedItems?: Record<string, WriteRequest[]> } = await dynamoClient().send(new BatchWriteItemCommand({ RequestItems: { [tables.logs]: pending } }));
-    pending = result.UnprocessedItems?.[tables.logs];
-  }
 }
 
 /** A workspace's logs, newest first. */

@@ -1,6 +1,5 @@
 import {
   BatchGetItemCommand,
-  BatchWriteItemCommand,
   DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
@@ -9,6 +8,8 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { sleep } from '../core/time';
+import { writeInBatches } from './batch-write';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
 import { savedConfigKey } from './keys';
@@ -164,23 +165,10 @@ export async function deleteConfigItems(workspaceId: string, id: string, now: nu
         ExclusiveStartKey: start,
       }),
     );
-    await deleteKeys((page.Items ?? []).map((item) => ({ pk: item.pk!, sk: item.sk! })));
+    const deletes = (page.Items ?? []).map((item) => ({ DeleteRequest: { Key: { pk: item.pk!, sk: item.sk! } } }));
+    await writeInBatches(tables.control, deletes, 'saved-config versions to delete');
     start = page.LastEvaluatedKey;
   } while (start);
   await dynamoClient().send(new DeleteItemCommand({ TableName: tables.control, Key: marshall(head) }));
   return old;
 }
-
-async function deleteKeys(keys: Array<Record<string, AttributeValue>>): Promise<void> {
-  for (let offset = 0; offset < keys.length; offset += 25) {
-    let pending = keys.slice(offset, offset + 25).map((Key) => ({ DeleteRequest: { Key } }));
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await sleep(Math.min(500, 25 * 2 ** attempt));
-      if (attempt > 6) throw new Error('DynamoDB kept returning unprocessed deletes for a saved config.');
-      const result = await dynamoClient().send(new BatchWriteItemCommand({ RequestItems: { [tables.control]: pending } }));
-      pending = (result.UnprocessedItems?.[tables.control] ?? []) as typeof pending;
-    }
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

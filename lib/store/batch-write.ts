@@ -1,0 +1,24 @@
+import { BatchWriteItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { sleep } from '../core/time';
+import { dynamoClient } from './clients';
+
+/** BatchWriteItem's limit of requests per call. */
+const batchSize = 25;
+const maxAttempts = 9;
+
+/**
+ * Puts and deletes in batches of 25, sending again, with exponential backoff, whatever DynamoDB
+ * leaves unprocessed (it does under throttling); fails once a batch is still unprocessed after
+ * `maxAttempts` calls. `what` names the items in that error.
+ */
+export async function writeInBatches(table: string, requests: readonly WriteRequest[], what: string): Promise<void> {
+  for (let offset = 0; offset < requests.length; offset += batchSize) {
+    let pending: WriteRequest[] | undefined = requests.slice(offset, offset + batchSize);
+    for (let attempt = 0; pending && pending.length > 0; attempt++) {
+      if (attempt >= maxAttempts) throw new Error(`DynamoDB left ${pending.length} ${what} unprocessed after ${attempt} attempts.`);
+      if (attempt > 0) await sleep(Math.min(1000, 50 * 2 ** attempt));
+      const result: { UnprocessedItems?: Record<string, WriteRequest[]> } = await dynamoClient().send(new BatchWriteItemCommand({ RequestItems: { [table]: pending } }));
+      pending = result.UnprocessedItems?.[table];
+    }
+  }
+}
