@@ -1,4 +1,5 @@
 import { badRequest } from '../core/errors';
+import { isPlainObject } from '../core/plain-object';
 import type { Operation } from '../providers/types';
 
 /**
@@ -22,7 +23,7 @@ export function validateInferenceBody(operation: Operation, body: Record<string,
       throw badRequest('messages is required: a non-empty array such as [{"role":"user","content":"Hello"}].', 'messages', 'missing_required_parameter');
     }
     body.messages.forEach((message, index) => {
-      if (!isObject(message) || typeof message.role !== 'string') {
+      if (!isPlainObject(message) || typeof message.role !== 'string') {
         throw badRequest(`messages[${index}] must be an object with a role.`, `messages[${index}]`, 'invalid_message');
       }
       checkMessage(message, `messages[${index}]`);
@@ -49,7 +50,6 @@ function typeName(value: unknown): string {
 
 type Check = (value: unknown, param: string) => void;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const absent = (value: unknown) => value === undefined || value === null;
 
 function invalid(param: string, expected: string, value: unknown): never {
@@ -63,14 +63,14 @@ const optionalNumber: Check = (value, param) => {
   if (!absent(value) && typeof value !== 'number') invalid(param, 'a number', value);
 };
 const optionalObject: Check = (value, param) => {
-  if (!absent(value) && !isObject(value)) invalid(param, 'an object', value);
+  if (!absent(value) && !isPlainObject(value)) invalid(param, 'an object', value);
 };
 
 /** An object whose listed fields pass their checks (`required` ones must be present). */
 function checkObject(value: unknown, param: string, expected: string, fields: Record<string, Check>, required: readonly string[] = []): asserts value is Record<string, unknown> {
-  if (!isObject(value)) invalid(param, expected, value);
+  if (!isPlainObject(value)) invalid(param, expected, value);
   for (const name of required) if (absent(value[name])) throw badRequest(`${param}.${name} is required in ${expected}.`, `${param}.${name}`, 'missing_required_parameter');
-  for (const [name, check] of Object.entries(fields)) check(value[name], `${param}.${name}`);
+  for (const name in fields) fields[name]!(value[name], `${param}.${name}`);
 }
 
 function optionalArrayOf(expected: string, item: Check): Check {
@@ -82,21 +82,23 @@ function optionalArrayOf(expected: string, item: Check): Check {
 }
 
 const contentPartExample = 'a content part such as {"type":"text","text":"Hello"}';
+/** The parts whose fields adapters read: every listed field is required. */
 const contentParts: Record<string, Record<string, Check>> = {
-  text: { text: (value, param) => (typeof value === 'string' ? undefined : invalid(param, 'a string', value)) },
+  text: { text: optionalString },
   image_url: { image_url: (value, param) => checkObject(value, param, 'an object such as {"url":"https://…"}', { url: optionalString, detail: optionalString }, ['url']) },
   input_audio: { input_audio: (value, param) => checkObject(value, param, 'an object such as {"data":"<base64>","format":"wav"}', { data: optionalString, format: optionalString }, ['data']) },
   file: { file: (value, param) => checkObject(value, param, 'an object with file_data or file_id', { file_data: optionalString, file_id: optionalString, filename: optionalString }) },
 };
 const contentPart: Check = (value, param) => {
   checkObject(value, param, contentPartExample, { type: optionalString }, ['type']);
-  const fields = contentParts[value.type as string];
   // Other part types are the provider's to judge.
-  if (fields) checkObject(value, param, contentPartExample, fields, Object.keys(fields));
+  const kind = value.type as string;
+  if (Object.hasOwn(contentParts, kind)) checkObject(value, param, contentPartExample, contentParts[kind]!, contentPartFields[kind]);
 };
+const contentPartFields: Record<string, readonly string[]> = Object.fromEntries(Object.entries(contentParts).map(([kind, fields]) => [kind, Object.keys(fields)]));
+const contentPartList = optionalArrayOf('a string or an array of content parts such as [{"type":"text","text":"Hello"}]', contentPart);
 const content: Check = (value, param) => {
-  if (absent(value) || typeof value === 'string') return;
-  optionalArrayOf(`a string or an array of content parts such as [{"type":"text","text":"Hello"}]`, contentPart)(value, param);
+  if (typeof value !== 'string') contentPartList(value, param);
 };
 
 const toolCallExample = 'a tool call such as {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}';
@@ -107,9 +109,11 @@ const toolCall: Check = (value, param) =>
     function: (fn, at) => checkObject(fn, at, 'an object with name and arguments (a JSON string)', { name: optionalString, arguments: optionalString }, ['name']),
   }, ['function']);
 
+const toolCalls = optionalArrayOf(`an array of tool calls, each ${toolCallExample}`, toolCall);
+
 function checkMessage(message: Record<string, unknown>, param: string): void {
   content(message.content, `${param}.content`);
-  optionalArrayOf(`an array of tool calls, each ${toolCallExample}`, toolCall)(message.tool_calls, `${param}.tool_calls`);
+  toolCalls(message.tool_calls, `${param}.tool_calls`);
   optionalString(message.tool_call_id, `${param}.tool_call_id`);
   optionalString(message.name, `${param}.name`);
 }
@@ -122,21 +126,22 @@ const tool: Check = (value, param) => {
   }
 };
 
+const stopList = optionalArrayOf('a string or an array of strings', optionalString);
+
 const chatFields: Record<string, Check> = {
   tools: optionalArrayOf(`an array of tools, each ${toolExample}`, tool),
   tool_choice: (value, param) => {
     if (absent(value) || typeof value === 'string') return;
     checkObject(value, param, '"auto", "none", "required" or {"type":"function","function":{"name":"…"}}', { type: optionalString, function: optionalObject });
-    if (isObject(value.function)) optionalString(value.function.name, `${param}.function.name`);
+    if (isPlainObject(value.function)) optionalString(value.function.name, `${param}.function.name`);
   },
   stop: (value, param) => {
-    if (absent(value) || typeof value === 'string') return;
-    optionalArrayOf('a string or an array of strings', optionalString)(value, param);
+    if (typeof value !== 'string') stopList(value, param);
   },
   response_format: (value, param) => {
     if (absent(value)) return;
     checkObject(value, param, 'an object such as {"type":"json_object"}', { type: optionalString, json_schema: optionalObject }, ['type']);
-    if (isObject(value.json_schema)) optionalObject(value.json_schema.schema, `${param}.json_schema.schema`);
+    if (isPlainObject(value.json_schema)) optionalObject(value.json_schema.schema, `${param}.json_schema.schema`);
   },
   stream_options: optionalObject,
   thinking: optionalObject,
@@ -153,5 +158,5 @@ const chatFields: Record<string, Check> = {
 };
 
 function checkChatFields(body: Record<string, unknown>): void {
-  for (const [name, check] of Object.entries(chatFields)) check(body[name], name);
+  for (const name in chatFields) chatFields[name]!(body[name], name);
 }
