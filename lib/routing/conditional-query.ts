@@ -3,7 +3,7 @@
  * `params.<path>` (any depth into the request body) and `url.pathname`, with `$eq $ne $gt $gte $lt
  * $lte $in $nin $regex $exists $and $or` and an implicit AND between keys.
  *
- * Queries are checked when their config is validated (`config/query-rules.ts`), so matching never
+ * Queries are checked when their config is validated (`config/schema-rules.ts`), so matching never
  * meets a shape it cannot handle; `$regex` patterns run on the linear-time engine in `linear-regex.ts`.
  */
 import { compileRegex, type LinearRegex } from './linear-regex';
@@ -91,10 +91,11 @@ function equals(a: unknown, b: unknown): boolean {
   return false;
 }
 
+const isComparable = (value: unknown): value is number | string => typeof value === 'number' || typeof value === 'string';
+
 function compare(value: unknown, operand: unknown, test: (a: number | string, b: number | string) => boolean): boolean {
   // Only numbers and strings order; converting anything else could run a client's `toString`.
-  const comparable = (x: unknown) => typeof x === 'number' || typeof x === 'string';
-  if (!comparable(value) || !comparable(operand)) return false;
+  if (!isComparable(value) || !isComparable(operand)) return false;
   if (typeof value === 'number' || typeof operand === 'number') {
     const a = Number(value);
     const b = Number(operand);

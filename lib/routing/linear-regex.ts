@@ -30,7 +30,7 @@ type Instruction =
 
 export const maxRegexLength = 512;
 /** Counted repetitions (`{n,m}`) copy their item; this bounds the compiled program and so each step. */
-export const maxRegexProgram = 2_000;
+const maxRegexProgram = 2_000;
 const maxCount = 1_000;
 const lastCodeUnit = 0xffff;
 

@@ -15,6 +15,7 @@ import type { ServerlessFunction, ServerlessRoute } from '../template/serverless
 const maxPayloadBytes = 10 * 1024 * 1024;
 const maxHeaderBytes = 10_240;
 const streamIdleMs = 5 * 60_000;
+const headersTooLarge = `Request headers total more than ${maxHeaderBytes} bytes; API Gateway refuses them. Use a saved config instead of a large inline x-gateway-config.`;
 
 export type LambdaHandler = (event: unknown, contextOrStream: unknown, context?: unknown) => Promise<unknown>;
 
@@ -99,7 +100,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     }
     if (headerBytes(req) > maxHeaderBytes) {
       req.resume();
-      return sendError(res, 431, `Request headers total more than ${maxHeaderBytes} bytes; API Gateway refuses them. Use a saved config instead of a large inline x-gateway-config.`, 'headers_too_large');
+      return sendError(res, 431, headersTooLarge, 'headers_too_large');
     }
     const body = await readRequestBody(req);
     if (body === undefined) return sendJson(res, 413, { message: 'Request Too Long' });
@@ -126,7 +127,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       } finally {
         clearTimeout(deadline);
       }
-      if (stream.headError) console.error(`Function ${route.functionName} answered with a status or headers that cannot be sent as HTTP; answered 502`, stream.headError);
+      if (stream.headError) reportUnsendableHead(route.functionName, stream.headError);
       return;
     }
 
@@ -143,7 +144,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     } catch (error) {
       // A header name or value Node will not write (a control character, say): API Gateway answers a
       // function response it cannot use with a 502.
-      console.error(`Function ${route.functionName} answered with a status or headers that cannot be sent as HTTP; answered 502`, error);
+      reportUnsendableHead(route.functionName, error);
       return sendJson(res, 502, { message: 'Internal server error' });
     }
     res.end(payload);
@@ -183,6 +184,10 @@ function lambdaContext(service: string, stage: string, fn: ServerlessFunction, r
     fail: () => undefined,
     succeed: () => undefined,
   };
+}
+
+function reportUnsendableHead(functionName: string, error: unknown): void {
+  console.error(`Function ${functionName} answered with a status or headers that cannot be sent as HTTP; answered 502`, error);
 }
 
 function headerBytes(req: IncomingMessage): number {
@@ -236,9 +241,7 @@ function clientErrorAnswer(error: NodeJS.ErrnoException): GatewayError | undefin
         code: 'invalid_request_header',
       });
     case 'HPE_HEADER_OVERFLOW':
-      return new GatewayError(431, `Request headers total more than ${maxHeaderBytes} bytes; API Gateway refuses them. Use a saved config instead of a large inline x-gateway-config.`, {
-        code: 'headers_too_large',
-      });
+      return new GatewayError(431, headersTooLarge, { code: 'headers_too_large' });
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return new GatewayError(413, 'The chunk extensions of the request body are too large; send the body without chunk extensions.', { code: 'request_too_large' });
     case 'ERR_HTTP_REQUEST_TIMEOUT':
@@ -258,7 +261,6 @@ function isDisconnect(error: unknown): boolean {
   return message.includes('Client closed') || (error as { code?: string })?.code === 'ERR_STREAM_PREMATURE_CLOSE';
 }
 
-/** The request target's path exactly as sent (origin form), without resolving dot segments. */
 /**
  * The request target as a URL on this host. A target is joined to the origin as text: resolved
  * against it, `//x/y` would name the host `x` (or fail to parse) instead of being the path `//x/y`.
@@ -271,6 +273,7 @@ function requestUrl(target: string): URL | undefined {
   }
 }
 
+/** The request target's path exactly as sent (origin form), without resolving dot segments. */
 function rawPathOf(target: string, parsed: URL): string {
   if (!target.startsWith('/')) return parsed.pathname;
   const end = target.search(/[?#]/);
