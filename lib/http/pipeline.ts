@@ -1,18 +1,19 @@
 import { finished, type Readable } from 'node:stream';
 import { authenticate, type AuthContext } from '../auth/authenticate';
-import { newId } from '../core/ids';
-import { emitRequestLog, type RequestLogFields, type RequestLogRecord } from '../observability/request-log';
 import { GatewayError, toGatewayError } from '../core/errors';
+import { newId } from '../core/ids';
+import { isReadable } from '../core/readable';
+import { RequestRecorder } from '../observability/request-recorder';
 import { jsonResponse } from './responses';
 import { readTraceContext, type TraceContext } from './trace';
 import type { GatewayRequest, GatewayResponse } from './types';
 
-/** What a route gets: the request, who is calling, the trace, and log fields it may fill in. */
+/** What a route gets: the request, who is calling, the trace, and the recorder of its log line. */
 export interface RouteContext {
   request: GatewayRequest;
   auth: AuthContext;
   trace: TraceContext;
-  log: RequestLogFields;
+  recorder: RequestRecorder;
   /** Work (state writes) that must finish before the invocation ends but must not delay the answer. */
   waitUntil(work: Promise<unknown>): void;
 }
@@ -28,11 +29,8 @@ export const maxRequestBodyBytes = 4 * 1024 * 1024;
  * response body is complete.
  */
 export async function runRoute(request: GatewayRequest, route: RouteHandler, waitUntil: (work: Promise<unknown>) => void): Promise<GatewayResponse> {
-  const startedAt = performance.now();
-  const logId = newId('log');
-  const log: RequestLogFields = {};
+  const recorder = new RequestRecorder(newId('log'));
   let trace: TraceContext | undefined;
-  let auth: AuthContext | undefined;
   let response: GatewayResponse;
   try {
     if (request.body.length > maxRequestBodyBytes) {
@@ -40,59 +38,29 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
         code: 'request_too_large',
       });
     }
-    trace = readTraceContext(request.headers, logId);
-    auth = await authenticate(request.headers);
-    response = await route({ request, auth, trace, log, waitUntil });
+    trace = readTraceContext(request.headers, recorder.id);
+    recorder.identifyCaller({ spanId: trace.spanId, parentSpanId: trace.parentSpanId, spanName: trace.spanName, metadata: trace.metadata });
+    const auth = await authenticate(request.headers);
+    recorder.identifyCaller({ organisationId: auth.organisationId, workspaceId: auth.workspaceId, keyId: auth.keyId });
+    response = await route({ request, auth, trace, recorder, waitUntil });
   } catch (error) {
     const gatewayError = toGatewayError(error);
     if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') console.error('Unhandled error', error);
-    log.error = { message: gatewayError.message.slice(0, 2000), code: gatewayError.code };
+    recorder.failed(gatewayError);
     response = jsonResponse(gatewayError.status, gatewayError.toBody(), gatewayError.headers);
   }
-  const traceId = trace?.traceId ?? request.headers['x-gateway-trace-id']?.slice(0, 256) ?? logId;
+  const traceId = trace?.traceId ?? request.headers['x-gateway-trace-id']?.slice(0, 256) ?? recorder.id;
   response.headers['x-gateway-trace-id'] = traceId;
 
-  const writeLog = (streamError?: Error | null) => {
-    if (streamError && !log.error) log.error = { message: String(streamError.message).slice(0, 2000), code: 'stream_error' };
-    emitRequestLog(buildRecord(request, logId, response.status, traceId, trace, auth, log, performance.now() - startedAt));
-  };
-  if (typeof response.body === 'object' && 'pipe' in response.body) {
-    const body = response.body as Readable;
+  const end = { method: request.method, path: request.path, status: response.status, requestId: request.requestId, traceId };
+  if (isReadable(response.body)) {
     // The readable side is what the client gets; a transform's input side may be cut off early.
-    finished(body, { writable: false }, (error) => writeLog(error));
+    finished(response.body as Readable, { writable: false }, (error) => {
+      if (error) recorder.bodyBroke(error);
+      recorder.finish(end);
+    });
   } else {
-    writeLog();
+    recorder.finish(end);
   }
   return response;
-}
-
-function buildRecord(
-  request: GatewayRequest,
-  id: string,
-  status: number,
-  traceId: string,
-  trace: TraceContext | undefined,
-  auth: AuthContext | undefined,
-  fields: RequestLogFields,
-  latencyMs: number,
-): RequestLogRecord {
-  return {
-    type: 'gateway.request',
-    id,
-    trace_id: traceId,
-    span_id: trace?.spanId,
-    parent_span_id: trace?.parentSpanId,
-    span_name: trace?.spanName,
-    metadata: trace?.metadata,
-    organisation_id: auth?.organisationId,
-    workspace_id: auth?.workspaceId,
-    api_key_id: auth?.keyId,
-    ...fields,
-    method: request.method,
-    path: request.path,
-    status,
-    latency_ms: Math.round(latencyMs * 1000) / 1000,
-    request_id: request.requestId,
-    created_at: new Date().toISOString(),
-  };
 }

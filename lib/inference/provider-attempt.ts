@@ -5,34 +5,28 @@ import type { TokenUsage } from '../core/usage';
 import { openOutbound } from '../outbound/http-client';
 import type { ProviderCall } from '../providers/types';
 import { relayedResponseHeaders } from './relayed-headers';
-import { AttemptTimeout, isNetworkFailure, readProviderBody } from './provider-body';
-import { defaultRequestTimeoutMs } from './request-options';
+import { isNetworkFailure, readProviderBody, type AttemptTimeout } from './provider-body';
 import { streamIdleLimitMs, watchStreamIdle } from './stream-idle';
 import type { AttemptOutcome } from '../routing/attempt-outcome';
 
 const maxErrorBodyBytes = 1024 * 1024;
 const maxResponseBodyBytes = 32 * 1024 * 1024;
 
-export interface AttemptOptions {
-  /**
-   * Per attempt (10 minutes when not given): covers waiting for the first byte, and every body the
-   * gateway reads whole (error bodies, non-streamed answers).
-   */
-  timeoutMs?: number;
+export interface AttemptListeners {
   onUsage(usage: TokenUsage): void;
   /** A stream that had started failed or went silent; the client gets `error` as an SSE event. */
   onStreamError(error: GatewayError): void;
 }
 
 /**
- * One call to a provider through its adapter. Streaming calls resolve once the first chunk of the
- * body has arrived, so a provider that fails before its first byte is a failure routing can retry or
- * fall back from; after that, a broken stream ends with an error event and `[DONE]`.
+ * One call to a provider through its adapter, under the attempt's timeout (it covers waiting for
+ * the first byte, and every body the gateway reads whole: error bodies, non-streamed answers).
+ * Streaming calls resolve once the first chunk of the body has arrived, so a provider that fails
+ * before its first byte is a failure routing can retry or fall back from; after that, a broken
+ * stream ends with an error event and `[DONE]`.
  */
-export async function attemptProvider(call: ProviderCall, options: AttemptOptions): Promise<AttemptOutcome> {
+export async function attemptProvider(call: ProviderCall, timeout: AttemptTimeout, options: AttemptListeners): Promise<AttemptOutcome> {
   const providerName = call.target.provider.name;
-  const timeoutMs = options.timeoutMs ?? defaultRequestTimeoutMs;
-  const timeout = new AttemptTimeout(providerName, timeoutMs);
 
   let headers: Record<string, string> = { 'x-gateway-provider': providerName };
   try {
@@ -46,12 +40,10 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
     if (response.status >= 300 && response.status < 400) {
       // Nothing in a redirect's body is used: giving it up ends the call, however slowly it comes.
       response.body.destroy();
-      timeout.stop();
       return { ok: false, status: 502, headers, error: redirectError(providerName, response.status, response.headers.location), network: false };
     }
     if (response.status >= 400) {
       const errorBody = await readProviderBody(response.body, timeout, { limit: maxErrorBodyBytes, what: 'The provider error response' });
-      timeout.stop();
       // The adapter reads the provider's own headers (e.g. Bedrock names its exception only there).
       const error = prepared.readError(response.status, errorBody, flattenHeaders(response.headers));
       return { ok: false, status: response.status, headers, error, network: false };
@@ -63,13 +55,11 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
       const notAStream = streamTypeError(providerName, response.headers['content-type'], prepared.streamContentType ?? 'text/event-stream');
       if (notAStream) {
         response.body.destroy();
-        timeout.stop();
         return { ok: false, status: notAStream.status, headers, error: notAStream, network: false };
       }
       await firstChunk(response.body, providerName);
-      timeout.stop();
       const transform = prepared.streamTransform(options.onUsage);
-      const idleMs = streamIdleLimitMs(timeoutMs);
+      const idleMs = streamIdleLimitMs(timeout.timeoutMs);
       let stalled = false;
       watchStreamIdle(response.body, idleMs, () => {
         stalled = true;
@@ -98,12 +88,10 @@ export async function attemptProvider(call: ProviderCall, options: AttemptOption
     }
 
     const bytes = await readProviderBody(response.body, timeout, { limit: maxResponseBodyBytes, what: 'The provider response' });
-    timeout.stop();
     const result = prepared.readResponse(bytes);
     if (result.usage) options.onUsage(result.usage);
     return { ok: true, status: response.status, headers: { ...headers, 'content-type': 'application/json' }, body: result.body };
   } catch (caught) {
-    timeout.stop();
     const error = timeout.expired ? timeout.error() : caught instanceof GatewayError ? caught : new GatewayError(502, `${providerName} call failed: ${(caught as Error).message}`, { code: 'provider_error', provider: providerName });
     return { ok: false, status: error.status, headers, error, network: isNetworkFailure(error) };
   }

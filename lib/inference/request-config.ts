@@ -13,19 +13,23 @@ export interface RequestPlan {
   fromConfig: boolean;
 }
 
+/** Which config a request names: none (its headers select the provider), an inline one, or a saved one. */
+export type ConfigSource = { kind: 'headers' } | { kind: 'inline'; config: GatewayConfig } | { kind: 'saved'; ref: string };
+
 const headerOnlyPlan: RequestPlan = { root: buildPlan({}), identity: 'headers', fromConfig: false };
 
 /**
- * Reads `x-gateway-config`: a JSON config when it starts with `{`, else the id of a saved config
- * (`cfg_…`, optionally `@<version>`). Without it, the request's headers alone select the provider.
+ * Reads `x-gateway-config`: a JSON config when it starts with `{` (validated here), else the id of
+ * a saved config (`cfg_…`, optionally `@<version>`). Without it, the request's headers alone select
+ * the provider.
  */
-export async function resolveRequestPlan(headers: Record<string, string>, workspaceId: string): Promise<RequestPlan> {
+export function readConfigHeader(headers: Record<string, string>): ConfigSource {
   const value = headers['x-gateway-config']?.trim();
-  if (!value) return headerOnlyPlan;
+  if (!value) return { kind: 'headers' };
   if (value.startsWith('{')) {
     const parsed = parseConfigHeader(value);
     if (!parsed.ok) throw configError(parsed.issues);
-    return { root: buildPlan(parsed.config), identity: `inline:${configHash(parsed.config)}`, fromConfig: true };
+    return { kind: 'inline', config: parsed.config };
   }
   if (!parseConfigRef(value)) {
     throw new GatewayError(
@@ -34,9 +38,16 @@ export async function resolveRequestPlan(headers: Record<string, string>, worksp
       { param: 'x-gateway-config', code: 'invalid_config_header' },
     );
   }
-  const saved = await findSavedConfig(workspaceId, value);
+  return { kind: 'saved', ref: value };
+}
+
+/** The strategy tree of the config a request names, a saved one read from the workspace's store. */
+export async function resolveRequestPlan(source: ConfigSource, workspaceId: string): Promise<RequestPlan> {
+  if (source.kind === 'headers') return headerOnlyPlan;
+  if (source.kind === 'inline') return { root: buildPlan(source.config), identity: `inline:${configHash(source.config)}`, fromConfig: true };
+  const saved = await findSavedConfig(workspaceId, source.ref);
   if (!saved) {
-    throw new GatewayError(400, `x-gateway-config names a saved config "${value.slice(0, 100)}" that does not exist in this workspace (or not in that version). Send a config id from GET /v1/configs, or a JSON config object.`, {
+    throw new GatewayError(400, `x-gateway-config names a saved config "${source.ref.slice(0, 100)}" that does not exist in this workspace (or not in that version). Send a config id from GET /v1/configs, or a JSON config object.`, {
       param: 'x-gateway-config',
       code: 'config_not_found',
     });

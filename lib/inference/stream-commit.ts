@@ -1,10 +1,10 @@
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { toGatewayError } from '../core/errors';
 import { sseData, sseDone } from '../http/sse';
 import type { GatewayResponse } from '../http/types';
-import type { RequestLogFields } from '../observability/request-log';
-import type { RoutingResult } from '../routing/engine';
-import { cacheStatusHeaders } from './routed-response';
+import { isReadable } from '../core/readable';
+import { cacheStatusHeader } from './routed-response';
+import type { InferenceContext, InferenceResult } from './run-inference';
 
 const heartbeatMs = 15_000;
 
@@ -20,13 +20,14 @@ export function streamCommitDelayMs(): number {
  * stream, or ends with an error event and `[DONE]` when every target failed. Resolves undefined
  * when routing finished in time (the caller answers normally).
  */
-export async function commitStreamWhileRouting(routing: Promise<RoutingResult>, delayMs: number, log: RequestLogFields): Promise<GatewayResponse | undefined> {
+export async function commitStreamWhileRouting(routing: Promise<InferenceResult>, context: InferenceContext, delayMs: number): Promise<GatewayResponse | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const waited = new Promise<'commit'>((resolve) => (timer = setTimeout(() => resolve('commit'), delayMs)));
   const first = await Promise.race([routing.then(() => 'routed' as const, () => 'routed' as const), waited]);
   clearTimeout(timer);
   if (first === 'routed') return undefined;
 
+  const { recorder } = context;
   const body = new PassThrough();
   body.write(': waiting for the provider\n\n');
   const heartbeat = setInterval(() => body.write(': keep-alive\n\n'), heartbeatMs);
@@ -35,23 +36,23 @@ export async function commitStreamWhileRouting(routing: Promise<RoutingResult>, 
     (result) => {
       clearInterval(heartbeat);
       const { outcome } = result;
-      if (outcome.ok && typeof outcome.body === 'object' && 'pipe' in outcome.body) {
-        const upstream = outcome.body as Readable;
+      if (outcome.ok && isReadable(outcome.body)) {
+        const upstream = outcome.body;
         body.on('close', () => upstream.destroy());
         upstream.pipe(body);
       } else if (outcome.ok) {
         body.end(outcome.body);
       } else {
-        log.error = { message: outcome.error.message.slice(0, 2000), code: outcome.error.code };
+        recorder.failed(outcome.error);
         body.end(sseData(JSON.stringify(outcome.error.toBody())) + sseDone);
       }
     },
     (error) => {
       clearInterval(heartbeat);
       const gatewayError = toGatewayError(error);
-      log.error = { message: gatewayError.message.slice(0, 2000), code: gatewayError.code };
+      recorder.failed(gatewayError);
       body.end(sseData(JSON.stringify(gatewayError.toBody())) + sseDone);
     },
   );
-  return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...cacheStatusHeaders }, body };
+  return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...cacheStatusHeader(context.cacheStatus) }, body };
 }

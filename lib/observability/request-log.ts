@@ -25,9 +25,6 @@ export interface RequestLogRecord {
   created_at: string;
 }
 
-/** Fields a route fills in while it works; the HTTP layer adds the rest. */
-export type RequestLogFields = Partial<Pick<RequestLogRecord, 'provider' | 'model' | 'stream' | 'usage' | 'error'>>;
-
 /** Filter pattern of the CloudWatch Logs subscription that feeds the log-ingest function. */
 export const requestLogType = 'gateway.request';
 

@@ -1,0 +1,62 @@
+import type { JsonObject, Operation } from '../providers/types';
+import type { ConfigSource } from './request-config';
+import type { HeaderCredentials } from './target';
+
+/** Whose request it is: the workspace decides which configs, catalog entries and breaker states it sees. */
+export interface InferenceCaller {
+  organisationId: string;
+  workspaceId: string;
+  keyId?: string;
+}
+
+/** The gateway's options for one request (over HTTP, its `x-gateway-*` headers), read once. */
+export interface InferenceOptions {
+  config: ConfigSource;
+  /** The provider, key, host and cloud settings named outside a config; targets fall back on them. */
+  credentials: HeaderCredentials;
+  /** Wins over every target's `request_timeout`. */
+  timeoutMs?: number;
+  /** Client headers to send on to the provider as they are. */
+  forwardHeaderNames: readonly string[];
+}
+
+export interface InferenceFields {
+  caller: InferenceCaller;
+  options: InferenceOptions;
+  /** What conditional routing reads as `metadata`, and the log keeps. */
+  metadata: Record<string, unknown>;
+  /** The path conditional routing reads as `url.pathname`. */
+  path: string;
+  /**
+   * The client's headers (lower-case names): forwarded by name, and read by the adapters of
+   * providers with headers of their own (`anthropic-beta`, `extra-parameters`). Empty for work that
+   * did not come over HTTP.
+   */
+  headers: Record<string, string>;
+}
+
+/** A chat completion, text completion or embeddings request in OpenAI's format. */
+export interface UnifiedRequest extends InferenceFields {
+  kind: 'unified';
+  operation: Operation;
+  body: JsonObject;
+  /** The body's bytes as the client sent them, reused for providers that take the body unchanged. */
+  clientBytes?: Buffer;
+  stream: boolean;
+}
+
+/** A provider's own API, called with the client's method, path, query and bytes. */
+export interface PassthroughRequest extends InferenceFields {
+  kind: 'passthrough';
+  method: string;
+  /** The provider-relative path, checked and encoded for the wire. */
+  providerPath: string;
+  rawQuery: string;
+  bytes?: Buffer;
+}
+
+/**
+ * One inference request, whatever carried it: a live HTTP route (`fromHttp`), and later a batch
+ * worker or a prompt run. Nothing in it refers to the transport, so `runInference` can serve them all.
+ */
+export type InferenceRequest = UnifiedRequest | PassthroughRequest;

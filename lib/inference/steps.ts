@@ -1,0 +1,25 @@
+/**
+ * One named stage of a request or of one attempt at a target. A step does its work and calls
+ * `next` for the stages after it (or answers without calling it, e.g. a cache hit or a denial), so
+ * what runs, in which order, is the list the steps stand in, not code inside closures.
+ */
+export interface Step<Context, Result> {
+  readonly name: string;
+  run(context: Context, next: () => Promise<Result>): Promise<Result>;
+}
+
+/** Runs the steps in order over one context; the last step answers without calling `next`. */
+export function runSteps<Context, Result>(steps: readonly Step<Context, Result>[], context: Context): Promise<Result> {
+  const runFrom = (index: number): Promise<Result> => {
+    const step = steps[index];
+    if (!step) return Promise.reject(new Error(`Step "${steps[index - 1]?.name}" called next, but no step follows it.`));
+    return step.run(context, () => runFrom(index + 1));
+  };
+  return runFrom(0);
+}
+
+/** A value an earlier step sets; a step list in the wrong order fails here, by name, not later. */
+export function setByStep<T>(value: T | undefined, step: string): T {
+  if (value === undefined) throw new Error(`The "${step}" step must run before this one.`);
+  return value;
+}

@@ -1,0 +1,24 @@
+import { runStrategy } from '../../routing/engine';
+import type { RequestStep } from '../run-inference';
+import { runSteps, setByStep } from '../steps';
+import { targetSteps } from './target-steps';
+
+/**
+ * `strategy`: walks the config's strategy tree (fallback, loadbalance, conditional, retries and
+ * circuit breakers), and sends each attempt at a target through the target steps of the request's kind.
+ */
+export const routeStrategy: RequestStep = {
+  name: 'strategy',
+  async run(context) {
+    const { request } = context;
+    const plan = setByStep(context.plan, 'config');
+    const steps = targetSteps[request.kind];
+    const routing = await runStrategy(plan.root, {
+      identity: plan.identity,
+      query: { metadata: request.metadata, params: request.kind === 'unified' ? request.body : {}, url: { pathname: request.path } },
+      waitUntil: context.waitUntil,
+      attempt: (leaf) => runSteps(steps, { inference: context, leaf }),
+    });
+    return { ...routing, cacheStatus: context.cacheStatus, usage: context.usage };
+  },
+};

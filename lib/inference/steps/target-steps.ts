@@ -1,0 +1,15 @@
+import type { InferenceRequest } from '../inference-request';
+import type { TargetStep } from '../run-inference';
+import { passthroughCallStep } from './passthrough-call';
+import { providerCallStep } from './provider-call';
+import { resolveTargetStep } from './resolve-target';
+import { timeoutStep } from './timeout';
+
+/**
+ * What every attempt at a target goes through, in order, per kind of request. Steps scoped to one
+ * target (a cache lookup, provider-scoped limits) join these lists before `timeout`.
+ */
+export const targetSteps: Record<InferenceRequest['kind'], readonly TargetStep[]> = {
+  unified: [resolveTargetStep, timeoutStep, providerCallStep],
+  passthrough: [resolveTargetStep, timeoutStep, passthroughCallStep],
+};

@@ -1,0 +1,120 @@
+import type { GatewayError } from '../core/errors';
+import type { TokenUsage } from '../core/usage';
+import { emitRequestLog, type RequestLogRecord } from './request-log';
+
+/** Who asked: the parts of the log record the caller's key and trace decide. */
+export interface RecordedCaller {
+  organisationId?: string;
+  workspaceId?: string;
+  keyId?: string;
+  spanId?: string;
+  parentSpanId?: string;
+  spanName?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** How the exchange ended, known once the answer's body is complete. */
+export interface RecordedEnd {
+  method: string;
+  path: string;
+  status: number;
+  requestId: string;
+  /** The trace id the answer named in `x-gateway-trace-id`. */
+  traceId: string;
+}
+
+/** Error messages are cut here: a provider's error page must not become a huge log line. */
+const maxErrorMessageLength = 2000;
+
+/**
+ * The facts of one request, reported by the steps that learn them (the route: stream and model;
+ * the target steps: provider, model after overrides, usage; anyone: the error), and written as one
+ * log line when the answer is complete. Work that needs the same facts after the answer (the log
+ * today; later the cache write and token accounting) is added with `onFinish`.
+ */
+export class RequestRecorder {
+  private readonly startedAt = performance.now();
+  private caller: RecordedCaller = {};
+  private provider?: string;
+  private model?: string;
+  private stream?: boolean;
+  private usage?: TokenUsage;
+  private error?: { message: string; code: string | null };
+  private finished = false;
+  private readonly finishers: ((record: RequestLogRecord) => void)[] = [emitRequestLog];
+
+  constructor(readonly id: string) {}
+
+  identifyCaller(caller: RecordedCaller): void {
+    this.caller = { ...this.caller, ...caller };
+  }
+
+  requested(fields: { stream: boolean; model: unknown }): void {
+    this.stream = fields.stream;
+    this.model = fields.model as string;
+  }
+
+  /** The provider an attempt went to; the last attempt's is what the log keeps. */
+  attempted(provider: string): void {
+    this.provider = provider;
+  }
+
+  /** The model an attempt asked for, once the target's `override_params` applied. */
+  sentModel(model: unknown): void {
+    this.model = model as string;
+  }
+
+  usedTokens(usage: TokenUsage): void {
+    this.usage = usage;
+  }
+
+  /** The request failed (or its stream broke) with this error; a later report replaces it. */
+  failed(error: Pick<GatewayError, 'message' | 'code'>): void {
+    this.error = { message: String(error.message).slice(0, maxErrorMessageLength), code: error.code };
+  }
+
+  /** A body that broke while being sent, unless a step already said why. */
+  bodyBroke(error: Error): void {
+    if (!this.error) this.failed({ message: error.message, code: 'stream_error' });
+  }
+
+  /** Runs `work` with the finished record, after the log line (the answer's body is complete). */
+  onFinish(work: (record: RequestLogRecord) => void): void {
+    this.finishers.push(work);
+  }
+
+  /** Builds the record once and hands it to every finisher; later calls do nothing. */
+  finish(end: RecordedEnd): void {
+    if (this.finished) return;
+    this.finished = true;
+    const record = this.record(end);
+    for (const work of this.finishers) work(record);
+  }
+
+  private record(end: RecordedEnd): RequestLogRecord {
+    const caller = this.caller;
+    return {
+      type: 'gateway.request',
+      id: this.id,
+      trace_id: end.traceId,
+      span_id: caller.spanId,
+      parent_span_id: caller.parentSpanId,
+      span_name: caller.spanName,
+      metadata: caller.metadata,
+      organisation_id: caller.organisationId,
+      workspace_id: caller.workspaceId,
+      api_key_id: caller.keyId,
+      provider: this.provider,
+      model: this.model,
+      stream: this.stream,
+      usage: this.usage,
+      error: this.error,
+      method: end.method,
+      path: end.path,
+      status: end.status,
+      latency_ms: Math.round((performance.now() - this.startedAt) * 1000) / 1000,
+      request_id: end.requestId,
+      created_at: new Date().toISOString(),
+    };
+  }
+}

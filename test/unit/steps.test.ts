@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { runSteps, setByStep, type Step } from '../../lib/inference/steps';
+
+const step = (name: string, run: Step<string[], string>['run']): Step<string[], string> => ({ name, run });
+
+describe('runSteps', () => {
+  it('runs steps in list order, each around the ones after it', async () => {
+    const steps = [
+      step('outer', async (trail, next) => {
+        trail.push('outer in');
+        const result = await next();
+        trail.push('outer out');
+        return `outer(${result})`;
+      }),
+      step('inner', async (trail) => {
+        trail.push('inner');
+        return 'answer';
+      }),
+    ];
+    const trail: string[] = [];
+    expect(await runSteps(steps, trail)).toBe('outer(answer)');
+    expect(trail).toEqual(['outer in', 'inner', 'outer out']);
+  });
+
+  it('lets a step answer without running the rest', async () => {
+    const trail: string[] = [];
+    const result = await runSteps([step('hit', async () => 'early'), step('never', async (list) => (list.push('ran'), 'late'))], trail);
+    expect([result, trail]).toEqual(['early', []]);
+  });
+
+  it('fails by name when the last step calls next', async () => {
+    await expect(runSteps([step('last', (_, next) => next())], [])).rejects.toThrow('Step "last" called next, but no step follows it.');
+  });
+
+  it('names the step that must come first when a list is out of order', () => {
+    expect(() => setByStep(undefined, 'config')).toThrow('The "config" step must run before this one.');
+    expect(setByStep(0, 'config')).toBe(0);
+  });
+});
