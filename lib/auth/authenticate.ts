@@ -1,5 +1,6 @@
 import { GatewayError, unauthorized } from '../core/errors';
 import { LoadingCache } from '../store/loading-cache';
+import { isWorkspaceActive } from './workspaces';
 import { findApiKeyByHash, hashApiKey, maxApiKeyLength, type ApiKeyRecord, type Role } from './api-keys';
 
 /** Who is calling: the gateway key's identity. */
@@ -34,7 +35,7 @@ export async function authenticate(headers: Record<string, string>): Promise<Aut
   }
   const hash = hashApiKey(secret);
   const auth = await cache.get(hash, validKeyTtlMs, () => lookup(hash));
-  if (!auth) throw unauthorized('Invalid x-gateway-api-key: the key is unknown or has been revoked.');
+  if (!auth) throw unauthorized('Invalid x-gateway-api-key: the key is unknown or has been revoked (or its workspace archived).');
   return auth;
 }
 
@@ -46,6 +47,7 @@ export function apiKeyCacheSizes() {
 async function lookup(hash: string): Promise<AuthContext | undefined> {
   const found = await findApiKeyByHash(hash);
   if (!found || found.record.revoked_at !== undefined) return undefined;
+  if (!(await isWorkspaceActive(found.record.workspace_id))) return undefined;
   return toAuthContext(found.record);
 }
 
@@ -53,9 +55,16 @@ function toAuthContext(record: ApiKeyRecord): AuthContext {
   return { keyId: record.id, role: record.role, organisationId: record.organisation_id, workspaceId: record.workspace_id };
 }
 
-/** 403 unless the caller's key has the admin role. */
+/** 403 unless the caller's key has the admin role (owners are admins of their workspace too). */
 export function requireAdmin(auth: AuthContext): void {
-  if (auth.role !== 'admin') {
+  if (auth.role !== 'admin' && auth.role !== 'owner') {
     throw new GatewayError(403, 'This route needs an admin gateway API key; the key used has the member role.', { code: 'admin_required' });
+  }
+}
+
+/** 403 unless the caller's key is an owner: organisation-wide changes (workspaces, owner keys, keys of other workspaces). */
+export function requireOwner(auth: AuthContext, action: string): void {
+  if (auth.role !== 'owner') {
+    throw new GatewayError(403, `Only an owner key may ${action}; the key used has the ${auth.role} role.`, { code: 'owner_required' });
   }
 }

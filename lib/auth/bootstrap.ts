@@ -1,6 +1,9 @@
 import { newId } from '../core/ids';
-import { putBootstrapMarkerIfAbsent, putOrganisation, putWorkspace, readBootstrapMarker } from '../store/organisation';
-import { generateApiKeySecret, maxApiKeyLength, putApiKey } from './api-keys';
+import { putBootstrapMarkerIfAbsent, putOrganisation, readBootstrapMarker } from '../store/organisation';
+import { promoteApiKeyToOwner } from '../store/api-keys';
+import { upgradeDefaultWorkspaceItem } from '../store/workspaces';
+import { generateApiKeySecret, hashApiKey, maxApiKeyLength, putApiKey } from './api-keys';
+import { createWorkspace } from './workspaces';
 
 export interface BootstrapResult {
   organisationId: string;
@@ -14,10 +17,11 @@ export interface BootstrapResult {
 const minAdminKeyLength = 20;
 
 /**
- * Makes sure the organisation, its default workspace and an admin key exist. The first call creates
- * them and returns the new admin key; later calls change nothing. With `adminKey`, that key is
- * installed (idempotently) instead of a generated one. Used by the local first start and by
- * `npm run bootstrap` against a deployed stack.
+ * Makes sure the organisation, its default workspace and an owner key exist. The first call creates
+ * them and returns the new key; later calls change nothing (but bring a default workspace of an
+ * older version up to date). With `adminKey`, that key is installed (idempotently) as an owner
+ * instead of a generated one. Used by the local first start and by `npm run bootstrap` against a
+ * deployed stack.
  */
 export async function ensureBootstrap(options: { adminKey?: string } = {}): Promise<BootstrapResult> {
   if (options.adminKey !== undefined && (options.adminKey.length < minAdminKeyLength || options.adminKey.length > maxApiKeyLength)) {
@@ -33,7 +37,7 @@ export async function ensureBootstrap(options: { adminKey?: string } = {}): Prom
     const workspaceId = newId('ws');
     const now = Math.floor(Date.now() / 1000);
     await putOrganisation({ id: organisationId, name: 'Default organisation', createdAt: now });
-    await putWorkspace({ id: workspaceId, organisationId, name: 'Default workspace', slug: 'default', createdAt: now });
+    await createWorkspace({ id: workspaceId, organisationId, name: 'Default workspace', slug: 'default', isDefault: true, now });
     if (await putBootstrapMarkerIfAbsent({ organisationId, workspaceId }, now)) {
       result = { organisationId, workspaceId };
       created = true;
@@ -41,11 +45,14 @@ export async function ensureBootstrap(options: { adminKey?: string } = {}): Prom
       result = (await readBootstrapMarker())!; // another process bootstrapped first
     }
   }
-  const scope = { organisation_id: result.organisationId, workspace_id: result.workspaceId, role: 'admin' as const };
+  if (!created) await upgradeDefaultWorkspaceItem(result.organisationId, result.workspaceId);
+  const scope = { organisation_id: result.organisationId, workspace_id: result.workspaceId, role: 'owner' as const };
   if (options.adminKey) {
     // Installing is idempotent and never undoes a revocation: a restart must not bring a revoked key back.
     const installed = await putApiKey(options.adminKey, { name: 'Admin key (GATEWAY_ADMIN_KEY)', ...scope }, { onlyIfAbsent: true });
     if (installed.revoked_at !== undefined) result.revokedAdminKey = { id: installed.id, revokedAt: installed.revoked_at };
+    // Installed by a version without owners: the operator's key is the organisation's owner.
+    else if (installed.role !== 'owner') await promoteApiKeyToOwner(hashApiKey(options.adminKey));
   } else if (created) {
     const secret = generateApiKeySecret();
     await putApiKey(secret, { name: 'First admin key', ...scope });

@@ -6,7 +6,11 @@ import { apiKeyKey } from './keys';
 import { queryNewestFirst, type Page } from './newest-first';
 import { tables } from './tables';
 
-export type Role = 'admin' | 'member';
+/**
+ * `owner` keys act for the whole organisation (workspaces, keys of any workspace) and as admins of
+ * their own workspace; `admin` keys manage one workspace; `member` keys use it.
+ */
+export type Role = 'owner' | 'admin' | 'member';
 
 /** A stored gateway API key. The secret itself is never stored, only its SHA-256. */
 export interface ApiKeyRecord {
@@ -71,6 +75,22 @@ export async function revokeApiKeyItem(workspaceId: string, keyId: string, now: 
     }),
   );
   return toRecord(unmarshall(result.Attributes!));
+}
+
+/** Makes a key an owner (a key installed before the owner role existed). */
+export async function promoteApiKeyToOwner(hash: string): Promise<void> {
+  await writeIfCondition(() =>
+    dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: tables.control,
+        Key: marshall(apiKeyKey.item(hash)),
+        UpdateExpression: 'SET #role = :owner',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(revoked_at)',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: marshall({ ':owner': 'owner' }),
+      }),
+    ),
+  );
 }
 
 function toRecord(item: Record<string, any>): ApiKeyRecord {

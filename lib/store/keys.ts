@@ -9,9 +9,11 @@ export const breakerKey = {
   item: (identity: string, path: string) => ({ pk: breakerKey.partition(identity), sk: path }),
 };
 
-/** Control table: the organisation, its workspaces, and the marker that says bootstrap is done. */
+/** Control table: the organisation, its workspaces (listed per organisation on gsi1), and the marker that says bootstrap is done. */
 export const organisationKey = (id: string) => ({ pk: `ORG#${id}`, sk: 'ORG' });
-export const workspaceKey = (id: string) => ({ pk: `WS#${id}`, sk: 'WS' });
+export const workspaceKey = Object.assign((id: string) => ({ pk: `WS#${id}`, sk: 'WS' }), {
+  organisationList: (organisationId: string) => `ORG#${organisationId}#WS`,
+});
 export const bootstrapMarkerKey = { pk: 'SYSTEM', sk: 'BOOTSTRAP' };
 
 /**

@@ -2,7 +2,7 @@ import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
-import { bootstrapMarkerKey, organisationKey, workspaceKey } from './keys';
+import { bootstrapMarkerKey, organisationKey } from './keys';
 import { tables } from './tables';
 
 /** What the bootstrap marker records: the organisation and its default workspace. */
@@ -30,10 +30,6 @@ export function putBootstrapMarkerIfAbsent(marker: BootstrapMarker, createdAt: S
 
 export async function putOrganisation(organisation: { id: string; name: string; createdAt: Seconds }): Promise<void> {
   await put({ ...organisationKey(organisation.id), id: organisation.id, name: organisation.name, created_at: organisation.createdAt });
-}
-
-export async function putWorkspace(workspace: { id: string; organisationId: string; name: string; slug: string; createdAt: Seconds }): Promise<void> {
-  await put({ ...workspaceKey(workspace.id), id: workspace.id, organisation_id: workspace.organisationId, name: workspace.name, slug: workspace.slug, created_at: workspace.createdAt });
 }
 
 async function put(item: Record<string, unknown>, condition?: string): Promise<void> {

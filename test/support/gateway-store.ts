@@ -54,11 +54,11 @@ export function connectToGatewayStore(): GatewayStore {
   return store;
 }
 
-/** The workspace of the shared gateway's admin key. */
+/** The workspace of the shared gateway's admin key (an owner key: GATEWAY_ADMIN_KEY installs owners). */
 export async function adminWorkspaceId(): Promise<string> {
   const response = await gatewayFetch('/api-keys?limit=100');
   const body = await response.json();
-  return body.data.find((key: any) => key.role === 'admin').workspace_id;
+  return body.data.find((key: any) => key.role === 'owner').workspace_id;
 }
 
 /**

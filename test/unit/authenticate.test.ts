@@ -20,6 +20,9 @@ vi.mock('../../lib/auth/api-keys', async (importOriginal) => {
   };
 });
 
+// Every key here belongs to an active workspace; archiving is covered by the workspaces integration test.
+vi.mock('../../lib/auth/workspaces', () => ({ isWorkspaceActive: async () => true }));
+
 const lookupsOf = (key: string) => store.lookups.get(hashApiKey(key)) ?? 0;
 const totalLookups = () => [...store.lookups.values()].reduce((sum, count) => sum + count, 0);
 

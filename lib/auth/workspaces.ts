@@ -1,0 +1,77 @@
+import { GatewayError } from '../core/errors';
+import { newId } from '../core/ids';
+import { getWorkspaceItem, listWorkspaceItems, putWorkspaceItem, updateWorkspaceItem, type WorkspaceRecord, type WorkspaceStatus } from '../store/workspaces';
+
+export type { WorkspaceRecord, WorkspaceStatus };
+
+const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/** A readable label from the name (the id is what addresses a workspace). */
+export function slugOf(name: string): string {
+  const slug = name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48)
+    .replace(/-+$/, '');
+  return slug || 'workspace';
+}
+
+export async function createWorkspace(fields: { id?: string; organisationId: string; name: string; description?: string; slug?: string; isDefault?: boolean; now?: number }): Promise<WorkspaceRecord> {
+  const now = fields.now ?? seconds(Date.now());
+  const record: WorkspaceRecord = {
+    id: fields.id ?? newId('ws'),
+    organisation_id: fields.organisationId,
+    name: fields.name,
+    slug: fields.slug ?? slugOf(fields.name),
+    description: fields.description ?? null,
+    status: 'active',
+    is_default: fields.isDefault ?? false,
+    created_at: now,
+    last_updated_at: now,
+    archived_at: null,
+  };
+  if (!(await putWorkspaceItem(record))) throw new Error(`Workspace ${record.id} exists already.`);
+  return record;
+}
+
+/** A workspace of the organisation; undefined for an unknown id or another organisation's workspace. */
+export async function findWorkspace(organisationId: string, id: string): Promise<WorkspaceRecord | undefined> {
+  const found = await getWorkspaceItem(id);
+  return found && found.organisation_id === organisationId ? found : undefined;
+}
+
+/** The organisation's workspaces with one of the statuses, newest first. */
+export async function listWorkspaces(organisationId: string, statuses: readonly WorkspaceStatus[]): Promise<WorkspaceRecord[]> {
+  return (await listWorkspaceItems(organisationId)).filter((workspace) => statuses.includes(workspace.status));
+}
+
+/**
+ * Changes a workspace's name, description or status. Archiving the default workspace is a 409: the
+ * owner keys act in it. Undefined when the organisation has no such workspace.
+ */
+export async function changeWorkspace(
+  organisationId: string,
+  id: string,
+  changes: { name?: string; description?: string | null; status?: WorkspaceStatus },
+): Promise<WorkspaceRecord | undefined> {
+  const current = await findWorkspace(organisationId, id);
+  if (!current) return undefined;
+  if (changes.status === 'archived' && current.is_default) {
+    throw new GatewayError(409, `${id} is the organisation's default workspace, where owner keys act; it cannot be archived.`, { code: 'default_workspace' });
+  }
+  const now = seconds(Date.now());
+  const statusChange =
+    changes.status === undefined || changes.status === current.status ? {} : { status: changes.status, archived_at: changes.status === 'archived' ? now : null };
+  return updateWorkspaceItem(organisationId, id, { name: changes.name, slug: changes.name === undefined ? undefined : slugOf(changes.name), description: changes.description, ...statusChange }, now);
+}
+
+/**
+ * Whether a workspace's keys may be used: false only for an archived one. A workspace the store
+ * does not hold (keys written before workspaces were stored) counts as active. Read when a key is
+ * looked up, so an archive applies within the key cache's few seconds.
+ */
+export async function isWorkspaceActive(id: string): Promise<boolean> {
+  return (await getWorkspaceItem(id))?.status !== 'archived';
+}
