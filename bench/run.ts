@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { measureBundles, type BundleResult } from './lib/bundles';
 import { hasWrk, runClient, runLoad, runNodeLoad, wrkVersion, type HttpTarget, type LoadResult } from './lib/load';
 import { busyShare, cpuSeconds, descendants, machineCpu, memory, reapedChildrenCpuSeconds, Sampler, totalCpuSeconds, type Sample } from './lib/proc';
-import { count, fixed, mark, ms, signedMs, table, type Cell } from './lib/report';
+import { count, fixed, mark, ms, signedMs, table, type Cell } from './lib/table';
 import {
   killAll,
   repoRoot,
