@@ -2,7 +2,7 @@
  * What a scenario module defines. The runner, the warm-ups, the soak and the report only ever go
  * through these fields, so a new scenario is a new module listed in ./index.ts and nothing else.
  */
-import type { Env, SystemName } from '../environment';
+import { SYSTEMS, type Env, type SystemName } from '../environment';
 import type { HttpTarget } from '../lib/load';
 import type { Service } from '../lib/services';
 
@@ -43,3 +43,11 @@ export interface Scenario {
 export function runId(scenario: Scenario, connections: number): string {
   return `${scenario.kind}-c${connections}`;
 }
+
+/** What the scenarios all three systems serve have in common: they are compared at each concurrency. */
+export const onEverySystem = {
+  systems: SYSTEMS,
+  connections: (quick: boolean) => (quick ? [1, 50] : [1, 10, 50]),
+  warmUp: 'every system',
+  upstream: (env: Env) => env.upstream.service,
+} satisfies Partial<Scenario>;

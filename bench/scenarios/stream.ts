@@ -2,15 +2,12 @@
 import { STREAM_CHUNKS, type Env, type SystemName } from '../environment';
 import type { HttpTarget } from '../lib/load';
 import { openAiTarget } from './requests';
-import type { Scenario } from './scenario';
+import { onEverySystem, type Scenario } from './scenario';
 
 export const stream: Scenario = {
   kind: 'stream',
   label: 'stream',
-  systems: ['direct', 'ours', 'peer'],
-  connections: (quick) => (quick ? [1, 50] : [1, 10, 50]),
-  warmUp: 'every system',
-  upstream: (env) => env.upstream.service,
+  ...onEverySystem,
   target: (env, system) => openAiTarget(env, system, true),
   check: ({ text }) => {
     // A relay that buffers or drops events still ends with [DONE]; count the chunks that carry text.
