@@ -1,4 +1,4 @@
-/** Plain-text tables for the benchmark's report. */
+/** Plain-text tables and cell formats for the benchmark's printed report. */
 
 export type Cell = string | number | undefined;
 

@@ -1,0 +1,68 @@
+/** The goals the benchmark reports against (✓/✗). They are informational: none changes the exit code. */
+import { STREAM_CHUNKS, type SystemName } from './environment';
+import type { BundleResult } from './lib/bundles';
+import { count, ms } from './lib/table';
+import type { Outcome } from './results';
+import type { Restart } from './runner';
+import { chat } from './scenarios/chat';
+import { runId } from './scenarios/scenario';
+import { stream } from './scenarios/stream';
+import type { SoakResult } from './soak';
+import type { TtfcResult } from './ttfc';
+
+export interface Target {
+  name: string;
+  goal: string;
+  value: string;
+  pass: boolean | undefined;
+}
+
+export interface Measured {
+  outcomes: Outcome[];
+  ttfc: TtfcResult[];
+  bundles: BundleResult[];
+  gatewayPeakMb: number | undefined;
+  soak: SoakResult | undefined;
+  restarts: Restart[];
+}
+
+export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, restarts }: Measured): Target[] {
+  const find = (id: string, system: SystemName) => outcomes.find((o) => o.scenario === id && o.system === system);
+  const targets: Target[] = [];
+  const check = (name: string, goal: string, value: number | undefined, limit: number, higherIsBetter: boolean, format: (v: number) => string) => {
+    targets.push({ name, goal, value: value === undefined ? 'n/a' : format(value), pass: value === undefined ? undefined : higherIsBetter ? value >= limit : value <= limit });
+  };
+  const chat1 = find(runId(chat, 1), 'ours');
+  check('latency added, chat c=1, p50', '≤ 0.5 ms', chat1?.addedP50, 0.5, false, (v) => `${ms(v)} ms`);
+  check('latency added, chat c=1, p99', '≤ 3 ms', chat1?.addedP99, 3, false, (v) => `${ms(v)} ms`);
+  const withChildren = (children: number | undefined) => (v: number) => `${v.toFixed(0)} µs${children !== undefined ? ` (+${children.toFixed(0)} log worker)` : ''}`;
+  const chat50 = find(runId(chat, 50), 'ours');
+  const stream50 = find(runId(stream, 50), 'ours');
+  check('gateway CPU per chat request (c=50)', '≤ 300 µs', chat50?.median.cpuUsPerReq, 300, false, withChildren(chat50?.median.childrenUsPerReq));
+  check(`gateway CPU per streamed request, ${STREAM_CHUNKS} chunks (c=50)`, '≤ 450 µs', stream50?.median.cpuUsPerReq, 450, false, withChildren(stream50?.median.childrenUsPerReq));
+  const ttfcOurs = ttfc.find((t) => t.system === 'ours');
+  check(`gateway CPU per streamed request, ${STREAM_CHUNKS} chunks paced (c=1)`, '≤ 450 µs', ttfcOurs?.cpuUsPerReq, 450, false, withChildren(ttfcOurs?.childrenUsPerReq));
+  for (const [scenario, floor, what] of [
+    [chat, 2500, 'chat'],
+    [stream, 1000, 'streamed'],
+  ] as const) {
+    const ours = find(runId(scenario, 50), 'ours');
+    const peer = find(runId(scenario, 50), 'peer');
+    check(`throughput, ${what} c=50`, `≥ ${floor.toLocaleString('en-US')} req/s`, ours?.median.rps, floor, true, (v) => `${count(v)} req/s`);
+    check(`throughput vs peer, ${what} c=50`, '≥ 2.5×', ours && peer ? ours.median.rps / peer.median.rps : undefined, 2.5, true, (v) => `${v.toFixed(2)}×`);
+  }
+  check('streaming adds to the first chunk (c=1, p50)', '≤ 1 ms', ttfcOurs?.addedFirstChunkP50, 1, false, (v) => `${ms(v)} ms`);
+  for (const bundle of bundles.filter((b) => b.inference)) {
+    check(`bundle ${bundle.name}: size`, '≤ 600 KB', bundle.bytes / 1000, 600, false, (v) => `${v.toFixed(0)} KB`);
+    check(`bundle ${bundle.name}: cold import`, '≤ 90 ms', bundle.importMs, 90, false, (v) => `${v.toFixed(1)} ms`);
+  }
+  check('gateway peak RSS under load', '≤ 150 MB', gatewayPeakMb, 150, false, (v) => `${v.toFixed(1)} MB`);
+  if (soak) {
+    check(`gateway RSS growth over the ${soak.seconds} s ${soak.kind} soak`, '≤ 10 MB (flat)', soak.growthMb, 10, false, (v) => `${v >= 0 ? '+' : ''}${v.toFixed(1)} MB`);
+    check('gateway peak RSS during the soak', '≤ 150 MB', soak.maxRssMb, 150, false, (v) => `${v.toFixed(1)} MB`);
+  }
+  // Exits during the load runs are counted per outcome; the TTFC stage and the soak have none.
+  const exits = outcomes.reduce((sum, o) => sum + (o.system === 'ours' ? o.exits : 0), 0) + restarts.filter((r) => r.system === 'ours' && (r.scenario === 'ttfc' || r.scenario === 'soak')).length;
+  targets.push({ name: 'gateway stayed up (clients disconnecting at the end of each run)', goal: '0 exits', value: `${exits} exits`, pass: exits === 0 });
+  return targets;
+}
