@@ -10,6 +10,8 @@ export interface GatewayRequest {
   query: Record<string, string>;
   /** Header names lower-cased; a repeated header keeps its last value, as in API Gateway's `headers`. */
   headers: Record<string, string>;
+  /** The API Gateway resource the request matched, as serverless.yml names it, e.g. `/v1/api-keys/{keyId}`. */
+  resource: string;
   pathParameters: Record<string, string>;
   body: Buffer;
   /** API Gateway's request id. */

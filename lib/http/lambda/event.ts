@@ -32,6 +32,7 @@ export function toGatewayRequest(event: APIGatewayProxyEvent): GatewayRequest {
     rawQuery: encodeQuery(event.multiValueQueryStringParameters),
     query,
     headers,
+    resource: event.resource,
     pathParameters: (event.pathParameters as Record<string, string> | null) ?? {},
     body,
     requestId: event.requestContext?.requestId ?? '',
