@@ -1,8 +1,7 @@
+import { object, string } from 'zod/mini';
 import { notFound } from '../core/errors';
-import { listEnvelope, readPageQuery } from '../http/pagination';
-import type { RouteContext } from '../http/pipeline';
-import { jsonResponse } from '../http/responses';
-import type { GatewayResponse } from '../http/types';
+import { controlRoutes, defineRoute } from '../http/define-route';
+import { listEnvelope, pageQuery } from '../http/pagination';
 import type { RequestLogRecord } from '../observability/request-log';
 import { findLogsByTrace, listLogs } from '../store/request-logs';
 
@@ -14,16 +13,29 @@ const tracePageLimit = 100;
  * trace), both paged newest first. Path parameters arrive decoded (API Gateway decodes them), so
  * the trace id is used as it comes: decoding it again would misread a `%` in the id.
  */
-export async function logsRoute({ request, auth }: RouteContext): Promise<GatewayResponse> {
-  const traceId = request.pathParameters.traceId;
-  if (traceId) {
-    const query = readPageQuery(request.query, tracePageLimit);
-    const page = await findLogsByTrace<RequestLogRecord>(auth.workspaceId, traceId, query);
-    // Past the last page a trace has nothing more, which is not the same as an unknown trace.
-    if (page.data.length === 0 && !query.after) throw notFound(`No logs for trace id ${traceId} in this workspace (logs appear a moment after the request completes).`, 'log_not_found');
-    const { object, ...cursor } = listEnvelope(page.data, page.has_more);
-    return jsonResponse(200, { object, trace_id: traceId, ...cursor });
-  }
-  const page = await listLogs<RequestLogRecord>(auth.workspaceId, readPageQuery(request.query));
-  return jsonResponse(200, listEnvelope(page.data, page.has_more));
-}
+export const logsRoute = controlRoutes(
+  defineRoute({
+    method: 'GET',
+    path: '/v1/logs',
+    role: 'member',
+    query: pageQuery(),
+    async handler({ query }, { auth }) {
+      const page = await listLogs<RequestLogRecord>(auth.workspaceId, query);
+      return listEnvelope(page.data, page.has_more);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/logs/{traceId}',
+    role: 'member',
+    params: object({ traceId: string() }),
+    query: pageQuery(tracePageLimit),
+    async handler({ params: { traceId }, query }, { auth }) {
+      const page = await findLogsByTrace<RequestLogRecord>(auth.workspaceId, traceId, query);
+      // Past the last page a trace has nothing more, which is not the same as an unknown trace.
+      if (page.data.length === 0 && !query.after) throw notFound(`No logs for trace id ${traceId} in this workspace (logs appear a moment after the request completes).`, 'log_not_found');
+      const { object: list, ...cursor } = listEnvelope(page.data, page.has_more);
+      return { object: list, trace_id: traceId, ...cursor };
+    },
+  }),
+);
