@@ -1,4 +1,4 @@
-import { requireAdmin } from '../auth/authenticate';
+import { maxLength, minLength, object, optional, pipe, refine, string, transform, unknown } from 'zod/mini';
 import {
   createSavedConfig,
   deleteSavedConfig,
@@ -15,12 +15,50 @@ import {
 } from '../config/saved-configs';
 import { configError, parseConfig } from '../config/schema';
 import type { GatewayConfig } from '../config/types';
-import { badRequest, GatewayError, notFound } from '../core/errors';
-import { readJsonObject } from '../http/json-body';
-import { listEnvelope, readPageQuery } from '../http/pagination';
-import type { RouteContext } from '../http/pipeline';
-import { jsonResponse } from '../http/responses';
-import type { GatewayResponse } from '../http/types';
+import { GatewayError, notFound } from '../core/errors';
+import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
+import { listEnvelope, pageQuery } from '../http/pagination';
+
+const configNotFound = (configId: string) => notFound(`No saved config ${configId.slice(0, 100)} in this workspace.`, 'config_not_found');
+
+/**
+ * `{configId}` as a reference (`cfg_…` or `cfg_…@<version>`); one that cannot name a config is a
+ * 404 without a lookup. A write names the config itself (`method`), never a version: versions are
+ * immutable.
+ */
+function configIdParam(method?: 'PUT' | 'DELETE') {
+  return pipe(
+    object({ configId: string() }),
+    transform(({ configId }, context) => {
+      const ref = parseConfigRef(configId);
+      if (!ref) throw configNotFound(configId);
+      if (method && ref.version !== undefined) {
+        const message = `${method} takes the config id without a version (${ref.id}); versions are immutable.`;
+        context.issues.push({ code: 'custom', message, input: configId, path: ['configId'], params: { code: 'invalid_config_id' } });
+      }
+      return { configId, ref };
+    }),
+  );
+}
+
+/** Largest config accepted, as JSON: the encrypted item must stay well below DynamoDB's 400 KB. */
+const maxConfigBytes = 200 * 1024;
+const invalidName = 'name must be a string of 1 to 255 characters.';
+
+const configBody = knownFields(
+  {
+    name: optional(string(invalidName).check(minLength(1, invalidName), maxLength(255, invalidName))),
+    config: unknown().check(
+      refine((config) => config !== undefined, 'config is required: the config object to save.'),
+      refine((config) => config === undefined || Buffer.byteLength(JSON.stringify(config)) <= maxConfigBytes, {
+        error: `config is larger than ${maxConfigBytes / 1024} KB of JSON; split it or move large parts elsewhere.`,
+        params: { code: 'config_too_large' },
+      }),
+    ),
+    ...answerFields(['object', 'id', 'version', 'versions', 'created_at', 'updated_at', 'version_created_at']),
+  },
+  (field) => `Unknown field "${field}"; a saved config takes name and config.`,
+);
 
 /**
  * `/v1/configs`: saved configs, used as `x-gateway-config: cfg_…` (latest) or `cfg_…@<version>`.
@@ -36,35 +74,50 @@ import type { GatewayResponse } from '../http/types';
  * Answers mask every `api_key`, `cloudA_secret_access_key`, `cloudA_session_token` and
  * `cloudB_service_account_json` in the tree.
  */
-export async function configsRoute({ request, auth }: RouteContext): Promise<GatewayResponse> {
-  const configId = request.pathParameters.configId;
-  if (request.method === 'POST' && configId === undefined) {
-    requireAdmin(auth);
-    const input = readConfigBody(readJsonObject(request), { requireName: false });
-    const unresolved = maskedSecretPaths(input.config);
-    if (unresolved.length > 0) throw maskedPlaceholderError(unresolved);
-    const created = await createSavedConfig(auth.workspaceId, { name: input.name ?? 'Unnamed config', config: validate(input.config) });
-    return jsonResponse(200, present(created));
-  }
-  if (request.method === 'GET' && configId === undefined) {
-    const page = await listSavedConfigs(auth.workspaceId, readPageQuery(request.query));
-    return jsonResponse(200, listEnvelope(page.data.map(presentSummary), page.has_more));
-  }
-  if (configId !== undefined && ['GET', 'PUT', 'DELETE'].includes(request.method)) {
-    const ref = parseConfigRef(configId);
-    if (request.method === 'GET') {
-      const found = ref ? await getSavedConfig(auth.workspaceId, ref) : undefined;
+export const configsRoute = controlRoutes(
+  defineRoute({
+    method: 'POST',
+    path: '/v1/configs',
+    role: 'admin',
+    body: configBody,
+    invalidCode: 'invalid_config_body',
+    async handler({ body }, { auth }) {
+      const unresolved = maskedSecretPaths(body.config);
+      if (unresolved.length > 0) throw maskedPlaceholderError(unresolved);
+      const created = await createSavedConfig(auth.workspaceId, { name: body.name ?? 'Unnamed config', config: validate(body.config) });
+      return present(created);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/configs',
+    role: 'member',
+    query: pageQuery(),
+    async handler({ query }, { auth }) {
+      const page = await listSavedConfigs(auth.workspaceId, query);
+      return listEnvelope(page.data.map(presentSummary), page.has_more);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/configs/{configId}',
+    role: 'member',
+    params: configIdParam(),
+    async handler({ params: { configId, ref } }, { auth }) {
+      const found = await getSavedConfig(auth.workspaceId, ref);
       if (!found) throw configNotFound(configId);
-      return jsonResponse(200, present(found));
-    }
-    requireAdmin(auth);
-    if (!ref) throw configNotFound(configId);
-    if (ref.version !== undefined) {
-      throw badRequest(`${request.method} takes the config id without a version (${ref.id}); versions are immutable.`, 'configId', 'invalid_config_id');
-    }
-    if (request.method === 'PUT') {
-      const input = readConfigBody(readJsonObject(request), { requireName: false });
-      let config = input.config;
+      return present(found);
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/v1/configs/{configId}',
+    role: 'admin',
+    params: configIdParam('PUT'),
+    body: configBody,
+    invalidCode: 'invalid_config_body',
+    async handler({ params: { configId, ref }, body }, { auth }) {
+      let config = body.config;
       let expectedVersion: number | undefined;
       if (maskedSecretPaths(config).length > 0) {
         // Fill placeholders from the latest version, and store only if it is still the latest.
@@ -76,21 +129,26 @@ export async function configsRoute({ request, auth }: RouteContext): Promise<Gat
         expectedVersion = latest.version;
       }
       const valid = validate(config);
-      const result = await updateSavedConfig(auth.workspaceId, ref.id, { name: input.name, config: valid }, { expectedVersion });
+      const result = await updateSavedConfig(auth.workspaceId, ref.id, { name: body.name, config: valid }, { expectedVersion });
       if (result === 'not_found') throw configNotFound(configId);
       if (result === 'conflict') {
         throw new GatewayError(409, `Config ${ref.id} got a new version while this one was being stored; read it again and retry.`, { code: 'config_conflict' });
       }
-      return jsonResponse(200, present(result));
-    }
-    const deleted = await deleteSavedConfig(auth.workspaceId, ref.id);
-    if (!deleted) throw configNotFound(configId);
-    return jsonResponse(200, { id: deleted.id, object: 'config', deleted: true });
-  }
-  throw notFound(`No route for ${request.method} ${request.path}.`, 'route_not_found');
-}
-
-const configNotFound = (configId: string) => notFound(`No saved config ${configId.slice(0, 100)} in this workspace.`, 'config_not_found');
+      return present(result);
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/v1/configs/{configId}',
+    role: 'admin',
+    params: configIdParam('DELETE'),
+    async handler({ params: { configId, ref } }, { auth }) {
+      const deleted = await deleteSavedConfig(auth.workspaceId, ref.id);
+      if (!deleted) throw configNotFound(configId);
+      return { id: deleted.id, object: 'config', deleted: true };
+    },
+  }),
+);
 
 function present(saved: SavedConfig) {
   return {
@@ -108,31 +166,6 @@ function present(saved: SavedConfig) {
 
 function presentSummary(summary: SavedConfigSummary) {
   return { object: 'config', ...summary };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Input
-
-/** Largest config accepted, as JSON: the encrypted item must stay well below DynamoDB's 400 KB. */
-const maxConfigBytes = 200 * 1024;
-/** Fields of an answer that may come back in an edited body; ignored. */
-const readOnlyFields = new Set(['object', 'id', 'version', 'versions', 'created_at', 'updated_at', 'version_created_at']);
-
-function readConfigBody(body: Record<string, unknown>, options: { requireName: boolean }): { name?: string; config: unknown } {
-  for (const field of Object.keys(body)) {
-    if (field !== 'name' && field !== 'config' && !readOnlyFields.has(field)) {
-      throw badRequest(`Unknown field "${field}"; a saved config takes name and config.`, field, 'invalid_config_body');
-    }
-  }
-  const name = body.name;
-  if ((name !== undefined || options.requireName) && (typeof name !== 'string' || name.length === 0 || name.length > 255)) {
-    throw badRequest('name must be a string of 1 to 255 characters.', 'name', 'invalid_config_body');
-  }
-  if (body.config === undefined) throw badRequest('config is required: the config object to save.', 'config', 'invalid_config_body');
-  if (Buffer.byteLength(JSON.stringify(body.config)) > maxConfigBytes) {
-    throw badRequest(`config is larger than ${maxConfigBytes / 1024} KB of JSON; split it or move large parts elsewhere.`, 'config', 'config_too_large');
-  }
-  return { name: name as string | undefined, config: body.config };
 }
 
 function validate(input: unknown): GatewayConfig {
