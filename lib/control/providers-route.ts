@@ -1,4 +1,4 @@
-import { requireAdmin } from '../auth/authenticate';
+import { array, boolean, custom, maxLength, minLength, nullish, object, optional, pipe, refine, regex, string, transform, unknown, type core, type ZodMiniType } from 'zod/mini';
 import {
   createProviderIntegration,
   deleteProviderIntegration,
@@ -14,15 +14,135 @@ import {
   type ProviderSettings,
   type SettingField,
 } from '../catalog/providers';
+import { isPlainObject } from '../core/plain-object';
 import { parseCustomHost } from '../inference/target';
 import { secretCredentialFields, settingFields } from '../providers/provider-fields';
 import { badRequest, GatewayError, notFound } from '../core/errors';
-import { readJsonObject } from '../http/json-body';
-import { listEnvelope, readPageQuery } from '../http/pagination';
-import type { RouteContext } from '../http/pipeline';
-import { jsonResponse } from '../http/responses';
-import type { GatewayResponse } from '../http/types';
+import { answerFields, controlRoutes, defineRoute, eachField, knownFields, paramOf } from '../http/define-route';
+import { listEnvelope, pageQuery } from '../http/pagination';
 import { findProvider, providerNames } from '../providers/registry';
+
+const maxSecretLength = 16 * 1024;
+const maxSettingLength = 1024;
+const nameRule = 'name must be a string of 1 to 255 characters.';
+const providerRule = `provider is required: one of ${providerNames.join(', ')}.`;
+const slugRule = 'slug is required: 1 to 64 lowercase letters, digits or hyphens (it is used as @slug in x-gateway-provider).';
+const customHostRule = 'custom_host must be a string: the provider base URL, e.g. https://models.example.com/v1.';
+const deploymentsRule = 'deployments must be an array of at most 100 {deployment_id, alias, api_version, is_default} objects.';
+
+/** The provider's canonical name (the registry's, lower-case). */
+const providerName = pipe(
+  string(providerRule).check(minLength(1, providerRule)),
+  transform((name, context) => {
+    const provider = findProvider(name);
+    if (!provider) {
+      const message = `Unknown provider "${name.slice(0, 100)}"; use one of ${providerNames.join(', ')}.`;
+      context.issues.push({ code: 'custom', message, input: name, params: { code: 'unknown_provider' } });
+    }
+    return provider?.name ?? name;
+  }),
+);
+
+/** The base URL as parseCustomHost normalises it. */
+const customHost = pipe(
+  custom<string>((value) => typeof value === 'string', { error: customHostRule, params: { code: 'invalid_custom_host' } }),
+  transform((host, context) => {
+    try {
+      return parseCustomHost(host);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      const message = `custom_host is not a usable provider base URL: ${error.message}`;
+      context.issues.push({ code: 'custom', message, input: host, params: { code: 'invalid_custom_host' } });
+      return host;
+    }
+  }),
+);
+
+const deploymentTextRule = { error: (issue: { path?: PropertyKey[] }) => `${paramOf(issue.path ?? [])} is required: a non-empty string.` };
+const deploymentText = string(deploymentTextRule).check(minLength(1, deploymentTextRule), maxLength(maxSettingLength, deploymentTextRule));
+const deployment = knownFields(
+  {
+    deployment_id: deploymentText,
+    alias: deploymentText,
+    api_version: deploymentText,
+    is_default: optional(boolean({ error: (issue) => `${paramOf(issue.path ?? [])} must be a boolean.` })),
+  },
+  (field, at) => `Unknown field "${field}" in ${at}; a deployment takes deployment_id, alias, api_version and is_default.`,
+);
+// The length is checked before the items, so a huge array is refused without a check per item.
+const deployments = pipe(array(unknown(), deploymentsRule).check(maxLength(100, deploymentsRule)), array(deployment));
+
+function setting(field: SettingField) {
+  if (field === 'deployments') return deployments;
+  const rule = `${field} must be a non-empty string of at most ${maxSettingLength} characters.`;
+  const text = string(rule).check(minLength(1, rule), maxLength(maxSettingLength, rule));
+  if (field !== 'cloudC_deployment_type') return text;
+  return text.check(refine((type) => type === 'serverless' || type === 'managed', 'cloudC_deployment_type must be "serverless" or "managed".'));
+}
+
+function credential(field: CredentialField) {
+  if (field === 'cloudB_service_account_json') {
+    return custom<Record<string, unknown>>(isPlainObject, `${field} must be the service account key file as a JSON object.`).check(
+      refine((account) => JSON.stringify(account).length <= maxSecretLength, `${field} must be at most ${maxSecretLength} bytes of JSON.`),
+    );
+  }
+  const rule = `${field} must be a non-empty string of at most ${maxSecretLength} characters (or null to remove it).`;
+  return string(rule).check(
+    minLength(1, rule),
+    maxLength(maxSecretLength, rule),
+    // What an answer shows in place of the secret; sending it back would store the placeholder.
+    refine(
+      (secret) => secret !== 'set' && !secret.includes('…'),
+      `${field} looks like the masked value an answer shows; send the real credential, or leave the field out to keep the stored one.`,
+    ),
+  );
+}
+
+/** An integration's fields; `null` is the same as leaving a field out. */
+const integrationBody = <Slug extends ZodMiniType>(slug: Slug) =>
+  knownFields(
+    {
+      slug,
+      provider: providerName,
+      name: nullish(string(nameRule).check(minLength(1, nameRule), maxLength(255, nameRule))),
+      ...eachField(settingFields, (field) => nullish(setting(field))),
+      custom_host: nullish(customHost),
+      ...eachField(secretCredentialFields, (field) => nullish(credential(field))),
+      ...answerFields(['object', 'id', 'workspace_id', 'credentials', 'created_at', 'updated_at']),
+    },
+    (field) =>
+      `Unknown field "${field}". A provider integration takes slug, provider, name, custom_host, credentials (${secretCredentialFields.join(', ')}) and settings (${settingFields.join(', ')}).`,
+  );
+
+const newIntegration = integrationBody(string(slugRule).check(regex(slugPattern, slugRule)));
+/** The path names the integration; a slug in the body may only repeat it. */
+const changedIntegration = integrationBody(optional(unknown()));
+
+interface IntegrationInput {
+  slug: string;
+  provider: string;
+  name: string;
+  custom_host?: string;
+  settings: ProviderSettings;
+  /** Undefined when the body has no credential field at all. */
+  credentials?: ProviderCredentials;
+}
+
+function integrationInput(body: core.output<typeof changedIntegration>, slug: string): IntegrationInput {
+  const input: IntegrationInput = { slug, provider: body.provider, name: body.name ?? slug, settings: setFields(body, settingFields) as ProviderSettings };
+  if (body.custom_host != null) input.custom_host = body.custom_host;
+  // A body that names any credential field, if only as null, replaces the whole credential set.
+  if (secretCredentialFields.some((field) => field in body)) input.credentials = setFields(body, secretCredentialFields) as ProviderCredentials;
+  return input;
+}
+
+function setFields(body: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const set: Record<string, unknown> = {};
+  for (const field of fields) if (body[field] != null) set[field] = body[field];
+  return set;
+}
+
+const slugParam = object({ slug: string() });
 
 /**
  * `/v1/providers`: the workspace's provider catalog.
@@ -38,47 +158,78 @@ import { findProvider, providerNames } from '../providers/registry';
  * Answers never contain credential values: `credentials` maps each credential that is set to
  * `"set"` or a masked hint.
  */
-export async function providersRoute({ request, auth }: RouteContext): Promise<GatewayResponse> {
-  const slug = request.pathParameters.slug;
-  if (request.method === 'POST' && slug === undefined) {
-    requireAdmin(auth);
-    const input = readIntegration(readJsonObject(request), { slugFromPath: undefined });
-    try {
-      const created = await createProviderIntegration(auth.workspaceId, { ...input, credentials: input.credentials ?? {} });
-      return jsonResponse(200, present(created));
-    } catch (error) {
-      if (error instanceof ProviderSlugTakenError) {
-        throw new GatewayError(409, `${error.message} Choose another slug, or change that integration with PUT /v1/providers/${input.slug}.`, {
-          param: 'slug',
-          code: 'provider_slug_taken',
-        });
+export const providersRoute = controlRoutes(
+  defineRoute({
+    method: 'POST',
+    path: '/v1/providers',
+    role: 'admin',
+    body: newIntegration,
+    invalidCode: 'invalid_provider_integration',
+    async handler({ body }, { auth }) {
+      const input = integrationInput(body, body.slug);
+      try {
+        return present(await createProviderIntegration(auth.workspaceId, { ...input, credentials: input.credentials ?? {} }));
+      } catch (error) {
+        if (error instanceof ProviderSlugTakenError) {
+          throw new GatewayError(409, `${error.message} Choose another slug, or change that integration with PUT /v1/providers/${input.slug}.`, {
+            param: 'slug',
+            code: 'provider_slug_taken',
+          });
+        }
+        throw error;
       }
-      throw error;
-    }
-  }
-  if (request.method === 'GET' && slug === undefined) {
-    const page = await listProviderIntegrations(auth.workspaceId, readPageQuery(request.query));
-    return jsonResponse(200, listEnvelope(page.data.map(present), page.has_more));
-  }
-  if (slug !== undefined && ['GET', 'PUT', 'DELETE'].includes(request.method)) {
-    if (request.method === 'GET') {
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/providers',
+    role: 'member',
+    query: pageQuery(),
+    async handler({ query }, { auth }) {
+      const page = await listProviderIntegrations(auth.workspaceId, query);
+      return listEnvelope(page.data.map(present), page.has_more);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/providers/{slug}',
+    role: 'member',
+    params: slugParam,
+    async handler({ params: { slug } }, { auth }) {
       const found = await getProviderIntegration(auth.workspaceId, slug);
       if (!found) throw integrationNotFound(slug);
-      return jsonResponse(200, present(found));
-    }
-    requireAdmin(auth);
-    if (request.method === 'PUT') {
-      const input = readIntegration(readJsonObject(request), { slugFromPath: slug });
+      return present(found);
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/v1/providers/{slug}',
+    role: 'admin',
+    params: slugParam,
+    body: changedIntegration,
+    invalidCode: 'invalid_provider_integration',
+    async handler({ params: { slug }, body }, { auth }) {
+      if (body.slug !== undefined && body.slug !== slug) {
+        throw badRequest(`slug cannot be changed (the path names "${slug.slice(0, 100)}"); create a new integration instead.`, 'slug', 'invalid_provider_integration');
+      }
+      const input = integrationInput(body, slug);
       const updated = slugPattern.test(slug) ? await updateProviderIntegration(auth.workspaceId, slug, input).catch(credentialsRequired) : undefined;
       if (!updated) throw integrationNotFound(slug);
-      return jsonResponse(200, present(updated));
-    }
-    const deleted = slugPattern.test(slug) ? await deleteProviderIntegration(auth.workspaceId, slug) : undefined;
-    if (!deleted) throw integrationNotFound(slug);
-    return jsonResponse(200, { id: deleted.id, slug: deleted.slug, object: 'provider', deleted: true });
-  }
-  throw notFound(`No route for ${request.method} ${request.path}.`, 'route_not_found');
-}
+      return present(updated);
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/v1/providers/{slug}',
+    role: 'admin',
+    params: slugParam,
+    async handler({ params: { slug } }, { auth }) {
+      const deleted = slugPattern.test(slug) ? await deleteProviderIntegration(auth.workspaceId, slug) : undefined;
+      if (!deleted) throw integrationNotFound(slug);
+      return { id: deleted.id, slug: deleted.slug, object: 'provider', deleted: true };
+    },
+  }),
+);
 
 function credentialsRequired(error: unknown): never {
   if (error instanceof ProviderDestinationChangeError) {
@@ -109,156 +260,3 @@ function present(summary: ProviderIntegrationSummary) {
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Input
-
-/** Fields of an answer that a request may carry back (edit-and-PUT) and that are ignored. */
-const readOnlyFields = new Set(['object', 'id', 'workspace_id', 'credentials', 'created_at', 'updated_at']);
-const maxSecretLength = 16 * 1024;
-const maxSettingLength = 1024;
-
-interface IntegrationInput {
-  slug: string;
-  provider: string;
-  name: string;
-  custom_host?: string;
-  settings: ProviderSettings;
-  /** Undefined when the body has no credential field at all. */
-  credentials?: ProviderCredentials;
-}
-
-function readIntegration(body: Record<string, unknown>, options: { slugFromPath: string | undefined }): IntegrationInput {
-  const known = new Set<string>(['slug', 'provider', 'name', 'custom_host', ...settingFields, ...secretCredentialFields]);
-  for (const field of Object.keys(body)) {
-    if (!known.has(field) && !readOnlyFields.has(field)) {
-      throw badRequest(
-        `Unknown field "${field}". A provider integration takes slug, provider, name, custom_host, credentials (${secretCredentialFields.join(', ')}) and settings (${settingFields.join(', ')}).`,
-        field,
-        'invalid_provider_integration',
-      );
-    }
-  }
-
-  let slug: string;
-  if (options.slugFromPath === undefined) {
-    if (typeof body.slug !== 'string' || !slugPattern.test(body.slug)) {
-      throw badRequest('slug is required: 1 to 64 lowercase letters, digits or hyphens (it is used as @slug in x-gateway-provider).', 'slug', 'invalid_provider_integration');
-    }
-    slug = body.slug;
-  } else {
-    slug = options.slugFromPath;
-    if (body.slug !== undefined && body.slug !== slug) {
-      throw badRequest(`slug cannot be changed (the path names "${slug.slice(0, 100)}"); create a new integration instead.`, 'slug', 'invalid_provider_integration');
-    }
-  }
-
-  if (typeof body.provider !== 'string' || body.provider.length === 0) {
-    throw badRequest(`provider is required: one of ${providerNames.join(', ')}.`, 'provider', 'invalid_provider_integration');
-  }
-  const provider = findProvider(body.provider);
-  if (!provider) {
-    throw badRequest(`Unknown provider "${body.provider.slice(0, 100)}"; use one of ${providerNames.join(', ')}.`, 'provider', 'unknown_provider');
-  }
-
-  const name = body.name ?? slug;
-  if (typeof name !== 'string' || name.length === 0 || name.length > 255) {
-    throw badRequest('name must be a string of 1 to 255 characters.', 'name', 'invalid_provider_integration');
-  }
-
-  const input: IntegrationInput = { slug, provider: provider.name, name, settings: readSettings(body) };
-  if (body.custom_host !== undefined && body.custom_host !== null) {
-    if (typeof body.custom_host !== 'string') throw badRequest('custom_host must be a string: the provider base URL, e.g. https://models.example.com/v1.', 'custom_host', 'invalid_custom_host');
-    try {
-      input.custom_host = parseCustomHost(body.custom_host);
-    } catch (error) {
-      if (error instanceof GatewayError) throw badRequest(`custom_host is not a usable provider base URL: ${error.message}`, 'custom_host', 'invalid_custom_host');
-      throw error;
-    }
-  }
-  const credentials = readCredentials(body);
-  if (credentials) input.credentials = credentials;
-  return input;
-}
-
-function readSettings(body: Record<string, unknown>): ProviderSettings {
-  const settings: Record<string, unknown> = {};
-  for (const field of settingFields) {
-    const value = body[field];
-    if (value === undefined || value === null) continue;
-    settings[field] = field === 'deployments' ? readDeployments(value) : readSettingString(field, value);
-  }
-  return settings as ProviderSettings;
-}
-
-function readSettingString(field: SettingField, value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > maxSettingLength) {
-    throw badRequest(`${field} must be a non-empty string of at most ${maxSettingLength} characters.`, field, 'invalid_provider_integration');
-  }
-  if (field === 'cloudC_deployment_type' && value !== 'serverless' && value !== 'managed') {
-    throw badRequest('cloudC_deployment_type must be "serverless" or "managed".', field, 'invalid_provider_integration');
-  }
-  return value;
-}
-
-function readDeployments(value: unknown): ProviderSettings['deployments'] {
-  if (!Array.isArray(value) || value.length > 100) {
-    throw badRequest('deployments must be an array of at most 100 {deployment_id, alias, api_version, is_default} objects.', 'deployments', 'invalid_provider_integration');
-  }
-  return value.map((item, index) => {
-    const param = `deployments[${index}]`;
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) throw badRequest(`${param} must be an object.`, param, 'invalid_provider_integration');
-    const entry = item as Record<string, unknown>;
-    for (const key of Object.keys(entry)) {
-      if (!['deployment_id', 'alias', 'api_version', 'is_default'].includes(key)) {
-        throw badRequest(`Unknown field "${key}" in ${param}; a deployment takes deployment_id, alias, api_version and is_default.`, `${param}.${key}`, 'invalid_provider_integration');
-      }
-    }
-    for (const key of ['deployment_id', 'alias', 'api_version']) {
-      const field = entry[key];
-      if (typeof field !== 'string' || field.length === 0 || field.length > maxSettingLength) {
-        throw badRequest(`${param}.${key} is required: a non-empty string.`, `${param}.${key}`, 'invalid_provider_integration');
-      }
-    }
-    if (entry.is_default !== undefined && typeof entry.is_default !== 'boolean') {
-      throw badRequest(`${param}.is_default must be a boolean.`, `${param}.is_default`, 'invalid_provider_integration');
-    }
-    return {
-      deployment_id: entry.deployment_id as string,
-      alias: entry.alias as string,
-      api_version: entry.api_version as string,
-      ...(entry.is_default !== undefined ? { is_default: entry.is_default as boolean } : {}),
-    };
-  });
-}
-
-/** The credential set of the body, or undefined when it names no credential field at all. */
-function readCredentials(body: Record<string, unknown>): ProviderCredentials | undefined {
-  if (!secretCredentialFields.some((field) => field in body)) return undefined;
-  const credentials: Record<string, unknown> = {};
-  for (const field of secretCredentialFields) {
-    const value = body[field];
-    if (value === undefined || value === null) continue;
-    credentials[field] = readCredential(field, value);
-  }
-  return credentials as ProviderCredentials;
-}
-
-function readCredential(field: CredentialField, value: unknown): string | Record<string, unknown> {
-  if (field === 'cloudB_service_account_json') {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw badRequest('cloudB_service_account_json must be the service account key file as a JSON object.', field, 'invalid_provider_integration');
-    }
-    if (JSON.stringify(value).length > maxSecretLength) {
-      throw badRequest(`cloudB_service_account_json must be at most ${maxSecretLength} bytes of JSON.`, field, 'invalid_provider_integration');
-    }
-    return value as Record<string, unknown>;
-  }
-  if (typeof value !== 'string' || value.length === 0 || value.length > maxSecretLength) {
-    throw badRequest(`${field} must be a non-empty string of at most ${maxSecretLength} characters (or null to remove it).`, field, 'invalid_provider_integration');
-  }
-  if (value === 'set' || value.includes('…')) {
-    // What an answer shows in place of the secret; sending it back would store the placeholder.
-    throw badRequest(`${field} looks like the masked value an answer shows; send the real credential, or leave the field out to keep the stored one.`, field, 'invalid_provider_integration');
-  }
-  return value;
-}
