@@ -41,10 +41,7 @@ export const apiKeysRoute = controlRoutes(
     path: '/v1/api-keys',
     role: 'admin',
     query: pageQuery(),
-    async handler({ query }, { auth }) {
-      const page = await listApiKeys(auth.workspaceId, query);
-      return listEnvelope(page.data.map(present), page.has_more);
-    },
+    handler: async ({ query }, { auth }) => listEnvelope(await listApiKeys(auth.workspaceId, query), present),
   }),
   defineRoute({
     method: 'DELETE',

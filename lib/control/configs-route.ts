@@ -93,10 +93,7 @@ export const configsRoute = controlRoutes(
     path: '/v1/configs',
     role: 'member',
     query: pageQuery(),
-    async handler({ query }, { auth }) {
-      const page = await listSavedConfigs(auth.workspaceId, query);
-      return listEnvelope(page.data.map(presentSummary), page.has_more);
-    },
+    handler: async ({ query }, { auth }) => listEnvelope(await listSavedConfigs(auth.workspaceId, query), presentSummary),
   }),
   defineRoute({
     method: 'GET',

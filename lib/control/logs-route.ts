@@ -19,10 +19,7 @@ export const logsRoute = controlRoutes(
     path: '/v1/logs',
     role: 'member',
     query: pageQuery(),
-    async handler({ query }, { auth }) {
-      const page = await listLogs<RequestLogRecord>(auth.workspaceId, query);
-      return listEnvelope(page.data, page.has_more);
-    },
+    handler: async ({ query }, { auth }) => listEnvelope(await listLogs<RequestLogRecord>(auth.workspaceId, query)),
   }),
   defineRoute({
     method: 'GET',
@@ -34,7 +31,7 @@ export const logsRoute = controlRoutes(
       const page = await findLogsByTrace<RequestLogRecord>(auth.workspaceId, traceId, query);
       // Past the last page a trace has nothing more, which is not the same as an unknown trace.
       if (page.data.length === 0 && !query.after) throw notFound(`No logs for trace id ${traceId} in this workspace (logs appear a moment after the request completes).`, 'log_not_found');
-      const { object: list, ...cursor } = listEnvelope(page.data, page.has_more);
+      const { object: list, ...cursor } = listEnvelope(page);
       return { object: list, trace_id: traceId, ...cursor };
     },
   }),

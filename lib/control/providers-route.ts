@@ -185,10 +185,7 @@ export const providersRoute = controlRoutes(
     path: '/v1/providers',
     role: 'member',
     query: pageQuery(),
-    async handler({ query }, { auth }) {
-      const page = await listProviderIntegrations(auth.workspaceId, query);
-      return listEnvelope(page.data.map(present), page.has_more);
-    },
+    handler: async ({ query }, { auth }) => listEnvelope(await listProviderIntegrations(auth.workspaceId, query), present),
   }),
   defineRoute({
     method: 'GET',

@@ -1,10 +1,4 @@
-import { badRequest } from '../core/errors';
 import { object, optional, pipe, refine, string, transform } from 'zod/mini';
-
-export interface PageQuery {
-  limit: number;
-  after?: string;
-}
 
 // Every listed id is `<prefix>_` and 26 base32 characters; anything else would only reach DynamoDB
 // to be refused there (a key above 1,024 bytes fails the whole call).
@@ -33,22 +27,18 @@ export function pageQuery(defaultLimit = 20) {
   });
 }
 
-/** Reads `limit` (1–100, default 20) and `after` (the last id of the previous page). */
-export function readPageQuery(query: Record<string, string>, defaultLimit = 20): PageQuery {
-  let limit = defaultLimit;
-  if (query.limit !== undefined) {
-    limit = Number(query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('limit must be an integer from 1 to 100.', 'limit', 'invalid_limit');
-  }
-  const page: PageQuery = { limit };
-  if (query.after) {
-    if (!cursorPattern.test(query.after)) throw badRequest('after must be the last_id of the previous page, e.g. "log_01jd3…".', 'after', 'invalid_cursor');
-    page.after = query.after;
-  }
-  return page;
+export interface ListEnvelope<T> {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+  first_id: string | null;
+  last_id: string | null;
 }
 
-/** The list envelope: newest first, with the cursor of the next page in `last_id`. */
-export function listEnvelope<T extends { id: string }>(data: T[], hasMore: boolean) {
-  return { object: 'list', data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+/** The list envelope of a store's page, newest first, with the cursor of the next page in `last_id`. */
+export function listEnvelope<T extends { id: string }>(page: { data: T[]; has_more: boolean }): ListEnvelope<T>;
+export function listEnvelope<R, T extends { id: string }>(page: { data: R[]; has_more: boolean }, present: (item: R) => T): ListEnvelope<T>;
+export function listEnvelope(page: { data: { id: string }[]; has_more: boolean }, present = (item: { id: string }) => item): ListEnvelope<{ id: string }> {
+  const data = page.data.map(present);
+  return { object: 'list', data, has_more: page.has_more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }

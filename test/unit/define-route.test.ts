@@ -59,7 +59,7 @@ const widgets = controlRoutes(
     query: pageQuery(),
     handler: async ({ query }) => {
       seen.push(query);
-      return listEnvelope([{ object: 'widget', id: 'wdg_2' }, { object: 'widget', id: 'wdg_1' }], true);
+      return listEnvelope({ data: [{ id: 'wdg_2' }, { id: 'wdg_1' }], has_more: true }, (item) => ({ object: 'widget', ...item }));
     },
   }),
   defineRoute({
@@ -244,6 +244,6 @@ describe('pageQuery and listEnvelope', () => {
       first_id: 'wdg_2',
       last_id: 'wdg_1',
     });
-    expect(listEnvelope([], false)).toEqual({ object: 'list', data: [], has_more: false, first_id: null, last_id: null });
+    expect(listEnvelope({ data: [], has_more: false })).toEqual({ object: 'list', data: [], has_more: false, first_id: null, last_id: null });
   });
 });
