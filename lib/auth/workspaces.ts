@@ -4,6 +4,9 @@ import { getWorkspaceItem, listWorkspaceItems, putWorkspaceItem, updateWorkspace
 
 export type { WorkspaceRecord, WorkspaceStatus };
 
+/** Workspace ids are `ws_` and 26 base32 characters; anything else names no workspace and is not looked up. */
+export const workspaceIdPattern = /^ws_[0-9a-z]{1,64}$/;
+
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
 /** A readable label from the name (the id is what addresses a workspace). */

@@ -1,13 +1,16 @@
-import { _default, enum as oneOf, object, refine, string } from 'zod/mini';
+import { _default, enum as oneOf, object, optional, refine, string } from 'zod/mini';
 import { generateApiKeySecret, listApiKeys, putApiKey, revokeApiKey, type ApiKeyRecord, type Role } from '../auth/api-keys';
-import { notFound } from '../core/errors';
+import { requireOwner } from '../auth/authenticate';
+import { findWorkspace, workspaceIdPattern } from '../auth/workspaces';
+import { badRequest, GatewayError, notFound } from '../core/errors';
 import { controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import { listEnvelope, pageQuery } from '../http/pagination';
 
-const roles: readonly [Role, ...Role[]] = ['admin', 'member'];
+const roles: readonly [Role, ...Role[]] = ['owner', 'admin', 'member'];
 /** Key ids are `key_` and 26 base32 characters; anything else names no key and is not looked up. */
 const keyIdPattern = /^key_[0-9a-z]{1,64}$/;
-const bodyShape = '{"name": "<1 to 255 characters>", "role": "admin" | "member"} (role defaults to member)';
+const bodyShape =
+  '{"name": "<1 to 255 characters>", "role": "admin" | "member"} (role defaults to member; an owner key may also send "role": "owner" and "workspace_id": "<a workspace of the organisation>")';
 const invalidName = `name must be a non-blank string of at most 255 characters; send ${bodyShape}.`;
 
 /** A new key's fields: `name` is required, so every key in a listing says what it is for. */
@@ -17,6 +20,7 @@ const newKey = knownFields(
       refine((name) => name.trim().length > 0 && name.length <= 255, invalidName),
     ),
     role: _default(oneOf(roles, `role must be one of ${roles.join(', ')}.`), 'member'),
+    workspace_id: optional(string('workspace_id must be the id of a workspace, e.g. "ws_01jd3…".')),
   },
   (field) => `Unknown field "${field.slice(0, 100)}"; send ${bodyShape}.`,
 );
@@ -30,9 +34,12 @@ export const apiKeysRoute = controlRoutes(
     body: newKey,
     emptyBodyAllowed: true,
     invalidCode: 'invalid_api_key_body',
-    async handler({ body: { name, role } }, { auth }) {
+    async handler({ body: { name, role, workspace_id: workspaceId } }, { auth }) {
+      if (role === 'owner') requireOwner(auth, 'create an owner key');
+      if (workspaceId !== undefined) requireOwner(auth, 'create a key for a workspace (workspace_id)');
+      const workspace = workspaceId === undefined ? auth.workspaceId : await activeWorkspace(auth.organisationId, workspaceId);
       const secret = generateApiKeySecret();
-      const record = await putApiKey(secret, { name, role, organisation_id: auth.organisationId, workspace_id: auth.workspaceId });
+      const record = await putApiKey(secret, { name, role, organisation_id: auth.organisationId, workspace_id: workspace });
       return { ...present(record), key: secret };
     },
   }),
@@ -55,6 +62,19 @@ export const apiKeysRoute = controlRoutes(
     },
   }),
 );
+
+/** The workspace a new key goes to: one of the organisation's, and not archived (its keys would not work). */
+async function activeWorkspace(organisationId: string, workspaceId: string): Promise<string> {
+  const workspace = workspaceIdPattern.test(workspaceId) ? await findWorkspace(organisationId, workspaceId) : undefined;
+  if (!workspace) throw badRequest(`workspace_id ${workspaceId.slice(0, 100)} is not a workspace of this organisation; see GET /v1/workspaces.`, 'workspace_id', 'workspace_not_found');
+  if (workspace.status === 'archived') {
+    throw new GatewayError(409, `Workspace ${workspace.id} is archived, so its keys would not work; make it active again with PUT /v1/workspaces/${workspace.id} {"status": "active"} first.`, {
+      param: 'workspace_id',
+      code: 'workspace_archived',
+    });
+  }
+  return workspace.id;
+}
 
 function present(record: ApiKeyRecord) {
   return { object: 'api_key', ...record, revoked_at: record.revoked_at ?? null, status: record.revoked_at === undefined ? 'active' : 'revoked' };

@@ -75,7 +75,7 @@ describe('gateway authentication', () => {
   });
 
   it('validates key creation input', async () => {
-    const response = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: JSON.stringify({ name: 'bad role', role: 'owner' }) });
+    const response = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: JSON.stringify({ name: 'bad role', role: 'superuser' }) });
     expect(response.status).toBe(400);
     expect((await response.json()).error).toMatchObject({ param: 'role', code: 'invalid_api_key_body' });
     const unknown = await gatewayFetch('/api-keys/key_doesnotexist', { method: 'DELETE' });
@@ -102,7 +102,7 @@ describe('gateway authentication', () => {
   });
 
   it('gives every invalid request a 400 with a code', async () => {
-    const posts = [{ name: 5 }, { name: 'x'.repeat(256) }, { name: 'ok', role: 'owner' }, { name: 'ok', role: null }, { name: 'ok', scopes: ['read'] }, [], 'not json'];
+    const posts = [{ name: 5 }, { name: 'x'.repeat(256) }, { name: 'ok', role: 'superuser' }, { name: 'ok', role: null }, { name: 'ok', scopes: ['read'] }, [], 'not json'];
     for (const body of posts) {
       const response = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: typeof body === 'string' ? body : JSON.stringify(body) });
       expect(response.status, JSON.stringify(body)).toBe(400);

@@ -1,0 +1,128 @@
+import { enum as oneOf, nullable, object, optional, pipe, refine, string, transform } from 'zod/mini';
+import { changeWorkspace, createWorkspace, findWorkspace, listWorkspaces, workspaceIdPattern, type WorkspaceRecord, type WorkspaceStatus } from '../auth/workspaces';
+import { badRequest, GatewayError, notFound } from '../core/errors';
+import type { AuthContext } from '../auth/authenticate';
+import { controlRoutes, defineRoute, knownFields } from '../http/define-route';
+import { pageQuery } from '../http/pagination';
+
+const statuses: readonly [WorkspaceStatus, ...WorkspaceStatus[]] = ['active', 'archived'];
+const createShape = '{"name": "<1 to 255 characters>", "description": "<optional, at most 1,000 characters>"}';
+const changeShape = '{"name"?, "description"?, "status"?: "active" | "archived"}';
+
+const name = (shape: string) =>
+  string({ error: (issue) => (issue.input === undefined ? `name is required: send ${shape}.` : `name must be a string; send ${shape}.`) }).check(
+    refine((value) => value.trim().length > 0 && value.length <= 255, 'name must be a non-blank string of at most 255 characters.'),
+  );
+const description = nullable(string('description must be a string or null.').check(refine((value) => value.length <= 1000, 'description must be at most 1,000 characters.')));
+
+const newWorkspace = knownFields({ name: name(createShape), description: optional(description) }, (field) => `Unknown field "${field.slice(0, 100)}"; send ${createShape}.`);
+const workspaceChange = knownFields(
+  { name: optional(name(changeShape)), description: optional(description), status: optional(oneOf(statuses, 'status must be "active" or "archived".')) },
+  (field) => `Unknown field "${field.slice(0, 100)}"; send ${changeShape}.`,
+);
+
+/** `?status=active,archived` (default `active`): the statuses a listing includes. */
+const listQuery = object({
+  ...pageQuery().shape,
+  status: optional(
+    string().check(
+      refine((value) => value.split(',').every((status) => (statuses as readonly string[]).includes(status.trim())), 'status must be active, archived, or both separated by a comma (active,archived).'),
+    ),
+  ),
+});
+
+/** `{workspaceId}`: one that cannot name a workspace is a 404 without a lookup. */
+const workspacePath = pipe(
+  object({ workspaceId: string() }),
+  transform(({ workspaceId }) => {
+    if (!workspaceIdPattern.test(workspaceId)) throw workspaceNotFound(workspaceId);
+    return { workspaceId };
+  }),
+);
+
+/**
+ * `/v1/workspaces`: the organisation's workspaces. Owners create, change and archive them and see
+ * them all; every other key sees only its own workspace (admins may ask for archived ones too).
+ */
+export const workspacesRoute = controlRoutes(
+  defineRoute({
+    method: 'POST',
+    path: '/v1/workspaces',
+    role: 'owner',
+    body: newWorkspace,
+    invalidCode: 'invalid_workspace_body',
+    handler: async ({ body }, { auth }) => present(await createWorkspace({ organisationId: auth.organisationId, name: body.name.trim(), description: body.description ?? undefined })),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/workspaces',
+    role: 'member',
+    query: listQuery,
+    invalidCode: 'invalid_query',
+    async handler({ query }, { auth }) {
+      const wanted = query.status ? [...new Set(query.status.split(',').map((status) => status.trim() as WorkspaceStatus))] : (['active'] as WorkspaceStatus[]);
+      if (wanted.includes('archived') && auth.role === 'member') {
+        throw new GatewayError(403, 'Listing archived workspaces needs an admin or owner key.', { code: 'admin_required' });
+      }
+      const visible = auth.role === 'owner' ? await listWorkspaces(auth.organisationId, wanted) : await ownWorkspace(auth, wanted);
+      const start = query.after ? visible.findIndex((workspace) => workspace.id === query.after) + 1 : 0;
+      const data = visible.slice(start, start + query.limit).map(present);
+      return { object: 'list', data, total: visible.length, has_more: start + query.limit < visible.length, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/workspaces/{workspaceId}',
+    role: 'member',
+    params: workspacePath,
+    handler: async ({ params: { workspaceId } }, { auth }) => present(await visibleWorkspace(auth, workspaceId)),
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/v1/workspaces/{workspaceId}',
+    role: 'owner',
+    params: workspacePath,
+    body: workspaceChange,
+    invalidCode: 'invalid_workspace_body',
+    async handler({ params: { workspaceId }, body }, { auth }) {
+      if (body.name === undefined && body.description === undefined && body.status === undefined) {
+        throw badRequest(`Nothing to change; send ${changeShape}.`, null, 'invalid_workspace_body');
+      }
+      const changed = await changeWorkspace(auth.organisationId, workspaceId, { name: body.name?.trim(), description: body.description, status: body.status });
+      if (!changed) throw workspaceNotFound(workspaceId);
+      return present(changed);
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/v1/workspaces/{workspaceId}',
+    role: 'owner',
+    params: workspacePath,
+    async handler({ params: { workspaceId } }, { auth }) {
+      const archived = await changeWorkspace(auth.organisationId, workspaceId, { status: 'archived' });
+      if (!archived) throw workspaceNotFound(workspaceId);
+      return present(archived);
+    },
+  }),
+);
+
+/** The caller's own workspace, when its status is one of `wanted`. */
+async function ownWorkspace(auth: AuthContext, wanted: readonly WorkspaceStatus[]): Promise<WorkspaceRecord[]> {
+  const own = await findWorkspace(auth.organisationId, auth.workspaceId);
+  return own && wanted.includes(own.status) ? [own] : [];
+}
+
+/** Owners see every workspace of their organisation; other keys only their own, and nothing else exists for them. */
+async function visibleWorkspace(auth: AuthContext, workspaceId: string): Promise<WorkspaceRecord> {
+  const found = auth.role === 'owner' || workspaceId === auth.workspaceId ? await findWorkspace(auth.organisationId, workspaceId) : undefined;
+  if (!found) throw workspaceNotFound(workspaceId);
+  return found;
+}
+
+function workspaceNotFound(id: string): GatewayError {
+  return notFound(`No workspace with id ${id.slice(0, 100)} in this organisation.`, 'workspace_not_found');
+}
+
+function present(record: WorkspaceRecord) {
+  return { object: 'workspace', ...record };
+}
