@@ -1,5 +1,5 @@
 import type { CircuitBreakerSettings } from '../config/types';
-import { addBreakerFailure, claimBreakerProbe, deleteBreaker, openBreaker, readBreakers, type StoredBreaker } from '../store/breaker-state';
+import { dynamoBreakerStore, type BreakerStateStore, type StoredBreaker } from '../store/breaker-state';
 
 /**
  * Circuit breakers shared by every Lambda container: one item per (config identity, target path)
@@ -14,11 +14,28 @@ export type BreakerVerdict = 'closed' | 'open' | 'half-open';
 const readCacheMs = 1_000;
 const cache = new Map<string, { states: Map<string, BreakerState>; expiresAt: number }>();
 
+let store: BreakerStateStore = dynamoBreakerStore;
+
+/**
+ * Puts the breakers in another store (a test's in-memory one) until the returned function is called.
+ * A module variable rather than a parameter, so the request path passes no store around.
+ */
+export function useBreakerStateStore(next: BreakerStateStore): () => void {
+  const previous = store;
+  store = next;
+  // States read from one store must not answer for another.
+  cache.clear();
+  return () => {
+    store = previous;
+    cache.clear();
+  };
+}
+
 /** The breaker states of one config, by target path. */
 export async function loadBreakerStates(identity: string, now = Date.now()): Promise<Map<string, BreakerState>> {
   const cached = cache.get(identity);
   if (cached && cached.expiresAt > now) return cached.states;
-  const states = await readBreakers(identity);
+  const states = await store.read(identity);
   cache.set(identity, { states, expiresAt: now + readCacheMs });
   if (cache.size > 5_000) cache.delete(cache.keys().next().value!);
   return states;
@@ -34,7 +51,7 @@ export function verdict(state: BreakerState | undefined, settings: CircuitBreake
 
 /** Claims the half-open probe; false when another request claimed it first. */
 export async function claimProbe(identity: string, path: string, settings: CircuitBreakerSettings, now = Date.now()): Promise<boolean> {
-  const claimed = await claimBreakerProbe(identity, path, now, now - settings.cooldown_interval);
+  const claimed = await store.claimProbe(identity, path, now, now - settings.cooldown_interval);
   if (claimed) forget(identity);
   return claimed;
 }
@@ -47,15 +64,15 @@ export function isBreakerFailure(settings: CircuitBreakerSettings, status: numbe
 
 /** Counts a failure; opens (or re-opens, after a failed probe) once the threshold is reached. */
 export async function recordFailure(identity: string, path: string, settings: CircuitBreakerSettings, now = Date.now()): Promise<void> {
-  const state = await addBreakerFailure(identity, path, now);
+  const state = await store.addFailure(identity, path, now);
   const probeFailed = state.probeAt !== undefined;
-  if (state.failures >= settings.failure_threshold && (!state.openedAt || probeFailed)) await openBreaker(identity, path, now);
+  if (state.failures >= settings.failure_threshold && (!state.openedAt || probeFailed)) await store.open(identity, path, now);
   forget(identity);
 }
 
 /** A success closes the breaker (only written when there was something to clear). */
 export async function recordSuccess(identity: string, path: string): Promise<void> {
-  await deleteBreaker(identity, path);
+  await store.delete(identity, path);
   forget(identity);
 }
 
