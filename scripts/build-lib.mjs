@@ -100,6 +100,9 @@ async function bundleFunction(fn, root) {
     minify: !process.env.GATEWAY_BUILD_READABLE,
     treeShaking: true,
     mainFields: ['module', 'main'],
+    // Lambda gives functions their credentials in the environment; the rest of the SDK's default
+    // chain would only add weight (lib/store/lambda-credentials.ts says what and why).
+    alias: { '@aws-sdk/credential-provider-node': './lib/store/lambda-credentials.ts' },
     banner: { js: CJS_SHIM },
     legalComments: 'none',
     metafile: true,

@@ -1,8 +1,9 @@
 /**
  * The only place the gateway creates AWS SDK clients.
  *
- * On Lambda the clients use the default AWS chain (region and credentials from the function's
- * environment). Locally, `GATEWAY_DYNAMODB_ENDPOINT`, `GATEWAY_SQS_ENDPOINT` and
+ * On Lambda the clients take region and credentials from the function's environment (in the
+ * function bundles, the SDK's default credential chain is cut down to its environment link:
+ * lambda-credentials.ts). Locally, `GATEWAY_DYNAMODB_ENDPOINT`, `GATEWAY_SQS_ENDPOINT` and
  * `GATEWAY_S3_ENDPOINT` point each client at an emulator (see lib/local/emulators/emulators.ts); the region is
  * then `AWS_REGION` (or `us-east-1`) and, unless the environment carries an access key, static dummy
  * credentials are used so that no credential lookup (profile files, instance metadata) happens.

@@ -62,17 +62,29 @@ function describeFailure(step: string, error: unknown): Error {
   return new Error(`${step} failed: ${message ?? String(error)}\n--- stdout ---\n${stdout ?? ''}\n--- stderr ---\n${stderr ?? ''}`);
 }
 
-async function buildAndPackage(): Promise<CfnTemplate> {
-  const env = offlineEnv();
+async function build(): Promise<void> {
   try {
     await run(process.execPath, [path.join(PROJECT_ROOT, 'scripts', 'build.mjs')], {
       cwd: PROJECT_ROOT,
-      env,
+      env: offlineEnv(),
       maxBuffer: 16 * 1024 * 1024,
     });
   } catch (error) {
     throw describeFailure('node scripts/build.mjs', error);
   }
+}
+
+let built: Promise<void> | undefined;
+
+/** `node scripts/build.mjs`, once per process: the function bundles, their metafiles and zips. */
+export function builtFunctions(): Promise<void> {
+  built ??= build();
+  return built;
+}
+
+async function buildAndPackage(): Promise<CfnTemplate> {
+  const env = offlineEnv();
+  await builtFunctions();
 
   const outDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-sls-package-'));
   const slsBin = createRequire(path.join(PROJECT_ROOT, 'package.json')).resolve('osls/bin/serverless.js');
