@@ -61,13 +61,14 @@ export class LambdaResponseStream extends Writable {
 
   override _final(callback: (error?: Error | null) => void): void {
     clearTimeout(this.idleTimer);
+    // Uncorked before the end: from Node 22 on, ending a corked response drops what the cork held.
+    this.releaseCork();
     if (this.prelude !== undefined) {
       // A handler that never sent a prelude: API Gateway answers as for a failed integration.
       this.prelude = undefined;
       this.res.writeHead(502, { 'content-type': 'application/json' });
       this.res.end('{"message":"Internal server error"}');
     } else this.res.end();
-    this.releaseCork();
     callback();
   }
 
