@@ -3,7 +3,7 @@ import { changeWorkspace, createWorkspace, findWorkspace, listWorkspaces, worksp
 import { badRequest, GatewayError, notFound } from '../core/errors';
 import type { AuthContext } from '../auth/authenticate';
 import { controlRoutes, defineRoute, knownFields } from '../http/define-route';
-import { pageQuery } from '../http/pagination';
+import { listEnvelope, pageQuery } from '../http/pagination';
 
 const statuses: readonly [WorkspaceStatus, ...WorkspaceStatus[]] = ['active', 'archived'];
 const createShape = '{"name": "<1 to 255 characters>", "description": "<optional, at most 1,000 characters>"}';
@@ -65,9 +65,10 @@ export const workspacesRoute = controlRoutes(
         throw new GatewayError(403, 'Listing archived workspaces needs an admin or owner key.', { code: 'admin_required' });
       }
       const visible = auth.role === 'owner' ? await listWorkspaces(auth.organisationId, wanted) : await ownWorkspace(auth, wanted);
-      const start = query.after ? visible.findIndex((workspace) => workspace.id === query.after) + 1 : 0;
-      const data = visible.slice(start, start + query.limit).map(present);
-      return { object: 'list', data, total: visible.length, has_more: start + query.limit < visible.length, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+      // Newest first by time-sortable id, as every listing: a page continues below the cursor.
+      const rest = query.after ? visible.filter((workspace) => workspace.id < query.after!) : visible;
+      const page = { data: rest.slice(0, query.limit), has_more: rest.length > query.limit };
+      return { ...listEnvelope(page, present), total: visible.length };
     },
   }),
   defineRoute({

@@ -47,6 +47,9 @@ describe('workspaces', () => {
     const ids = listed.data.map((workspace: any) => workspace.id);
     expect(ids).toContain(created.id);
     expect(listed.data.filter((workspace: any) => workspace.is_default)).toHaveLength(1);
+    const first = await ok(asOwner('GET', '/workspaces?limit=1'));
+    const second = await ok(asOwner('GET', `/workspaces?limit=1&after=${first.last_id}`));
+    expect([first.has_more, first.total, [...first.data, ...second.data].map((workspace: any) => workspace.id)]).toEqual([true, listed.total, ids.slice(0, 2)]);
 
     expect(await ok(asOwner('GET', `/workspaces/${created.id}`))).toEqual(created);
     const renamed = await ok(asOwner('PUT', `/workspaces/${created.id}`, { name: 'Research', description: null }));

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { preludeDelimiter } from './lambda-globals';
 
@@ -10,8 +11,9 @@ import { preludeDelimiter } from './lambda-globals';
 export class LambdaResponseStream extends Writable {
   private prelude: Buffer | undefined = Buffer.alloc(0);
   private readonly idleTimer: NodeJS.Timeout;
-  /** Set while the response is corked until the end of this turn of the event loop. */
+  /** Set while the socket is corked until the end of this turn of the event loop. */
   private flush: NodeJS.Immediate | undefined;
+  private corked: Socket | undefined;
   /**
    * Why the prelude's status and headers could not be written as HTTP (a header value with a control
    * character, say); a 502 went out instead and the stream failed.
@@ -61,14 +63,13 @@ export class LambdaResponseStream extends Writable {
 
   override _final(callback: (error?: Error | null) => void): void {
     clearTimeout(this.idleTimer);
-    // Uncorked before the end: from Node 22 on, ending a corked response drops what the cork held.
-    this.releaseCork();
     if (this.prelude !== undefined) {
       // A handler that never sent a prelude: API Gateway answers as for a failed integration.
       this.prelude = undefined;
       this.res.writeHead(502, { 'content-type': 'application/json' });
       this.res.end('{"message":"Internal server error"}');
     } else this.res.end();
+    this.releaseCork();
     callback();
   }
 
@@ -111,11 +112,14 @@ export class LambdaResponseStream extends Writable {
   /**
    * Whatever the handler writes in this turn of the event loop goes out in one socket write at its
    * end: the headers with the body (usually all of it), a stream's last chunk with its terminator.
-   * Nothing waits longer than the turn, so a slow stream's chunks still leave as they come.
+   * Nothing waits longer than the turn, so a slow stream's chunks still leave as they come. The
+   * socket is corked, not the response: from Node 22 on, a corked ServerResponse never emits
+   * 'drain' and drops what it holds when it is ended before it is uncorked.
    */
   private corkForThisTurn(): void {
-    if (this.flush !== undefined) return;
-    this.res.cork();
+    if (this.flush !== undefined || !this.res.socket) return;
+    this.corked = this.res.socket;
+    this.corked.cork();
     this.flush = setImmediate(() => this.releaseCork());
   }
 
@@ -123,7 +127,8 @@ export class LambdaResponseStream extends Writable {
     if (this.flush === undefined) return;
     clearImmediate(this.flush);
     this.flush = undefined;
-    this.res.uncork();
+    this.corked?.uncork();
+    this.corked = undefined;
     if (!this.res.writableEnded && this.res.writableLength === 0 && !this.res.headersSent) this.res.flushHeaders();
   }
 }
