@@ -39,9 +39,9 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
       });
     }
     trace = readTraceContext(request.headers, recorder.id);
-    recorder.identifyCaller({ spanId: trace.spanId, parentSpanId: trace.parentSpanId, spanName: trace.spanName, metadata: trace.metadata });
+    recorder.traced(trace);
     const auth = await authenticate(request.headers);
-    recorder.identifyCaller({ organisationId: auth.organisationId, workspaceId: auth.workspaceId, keyId: auth.keyId });
+    recorder.authenticated(auth);
     response = await route({ request, auth, trace, recorder, waitUntil });
   } catch (error) {
     const gatewayError = toGatewayError(error);

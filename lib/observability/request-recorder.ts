@@ -1,17 +1,8 @@
+import type { AuthContext } from '../auth/authenticate';
 import type { GatewayError } from '../core/errors';
+import type { TraceContext } from '../http/trace';
 import type { TokenUsage } from '../core/usage';
 import { emitRequestLog, type RequestLogRecord } from './request-log';
-
-/** Who asked: the parts of the log record the caller's key and trace decide. */
-export interface RecordedCaller {
-  organisationId?: string;
-  workspaceId?: string;
-  keyId?: string;
-  spanId?: string;
-  parentSpanId?: string;
-  spanName?: string;
-  metadata?: Record<string, unknown>;
-}
 
 /** How the exchange ended, known once the answer's body is complete. */
 export interface RecordedEnd {
@@ -34,7 +25,8 @@ const maxErrorMessageLength = 2000;
  */
 export class RequestRecorder {
   private readonly startedAt = performance.now();
-  private caller: RecordedCaller = {};
+  private trace?: TraceContext;
+  private auth?: AuthContext;
   private provider?: string;
   private model?: string;
   private stream?: boolean;
@@ -45,8 +37,14 @@ export class RequestRecorder {
 
   constructor(readonly id: string) {}
 
-  identifyCaller(caller: RecordedCaller): void {
-    this.caller = { ...this.caller, ...caller };
+  /** The request's trace headers, once they are read. */
+  traced(trace: TraceContext): void {
+    this.trace = trace;
+  }
+
+  /** The caller's key, once it is known. */
+  authenticated(auth: AuthContext): void {
+    this.auth = auth;
   }
 
   requested(fields: { stream: boolean; model: unknown }): void {
@@ -92,18 +90,18 @@ export class RequestRecorder {
   }
 
   private record(end: RecordedEnd): RequestLogRecord {
-    const caller = this.caller;
+    const { trace, auth } = this;
     return {
       type: 'gateway.request',
       id: this.id,
       trace_id: end.traceId,
-      span_id: caller.spanId,
-      parent_span_id: caller.parentSpanId,
-      span_name: caller.spanName,
-      metadata: caller.metadata,
-      organisation_id: caller.organisationId,
-      workspace_id: caller.workspaceId,
-      api_key_id: caller.keyId,
+      span_id: trace?.spanId,
+      parent_span_id: trace?.parentSpanId,
+      span_name: trace?.spanName,
+      metadata: trace?.metadata,
+      organisation_id: auth?.organisationId,
+      workspace_id: auth?.workspaceId,
+      api_key_id: auth?.keyId,
       provider: this.provider,
       model: this.model,
       stream: this.stream,

@@ -5,11 +5,12 @@ import { targetResolver } from '../target';
 /** `config`: the strategy tree the request follows (a saved config is read here), and its targets' resolver. */
 export const resolveConfig: RequestStep = {
   name: 'config',
-  async run(context, next) {
+  run(context, next) {
     const { options, caller } = context.request;
-    const plan = await resolveRequestPlan(options.config, caller.workspaceId);
-    context.plan = plan;
-    context.targetOf = targetResolver(options.credentials, caller.workspaceId, plan.fromConfig);
-    return next();
+    return resolveRequestPlan(options.config, caller.workspaceId).then((plan) => {
+      context.plan = plan;
+      context.targetOf = targetResolver(options.credentials, caller.workspaceId, plan.fromConfig);
+      return next();
+    });
   },
 };

@@ -19,6 +19,6 @@ export const routeStrategy: RequestStep = {
       waitUntil: context.waitUntil,
       attempt: (leaf) => runSteps(steps, { inference: context, leaf }),
     });
-    return { ...routing, cacheStatus: context.cacheStatus, usage: context.usage };
+    return { outcome: routing.outcome, path: routing.path, retries: routing.retries, cacheStatus: context.cacheStatus, usage: context.usage };
   },
 };

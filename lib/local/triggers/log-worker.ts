@@ -16,7 +16,11 @@ async function main(): Promise<void> {
   const context = { functionName: 'logIngest', getRemainingTimeInMillis: () => 60_000 };
   let sequence = 0;
   let queue = Promise.resolve();
-  const reply = (message: LogWorkerReply) => process.send?.(message);
+  // A reply that cannot go out (the gateway has gone, or is stopping the worker) is dropped rather
+  // than thrown: the sink sends an unanswered batch to the next worker, and records are stored by id.
+  const reply = (message: LogWorkerReply) => {
+    if (process.connected) process.send?.(message, undefined, {}, () => undefined);
+  };
   process.on('message', (request: LogWorkerRequest) => {
     queue = queue.then(async () => {
       try {
