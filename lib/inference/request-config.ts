@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { findSavedConfig, parseConfigRef } from '../config/saved-configs';
 import { configError, parseConfigHeader } from '../config/schema';
 import type { GatewayConfig } from '../config/types';
+import { canonicalJson } from '../core/canonical-json';
 import { GatewayError } from '../core/errors';
 import { buildPlan, type PlanNode } from '../routing/plan';
 
@@ -58,16 +59,4 @@ export async function resolveRequestPlan(source: ConfigSource, workspaceId: stri
 /** SHA-256 of the config's canonical JSON (keys sorted), so equal configs share breaker state. */
 export function configHash(config: GatewayConfig): string {
   return createHash('sha256').update(canonicalJson(config)).digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
 }

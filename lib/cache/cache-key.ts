@@ -1,0 +1,41 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../core/canonical-json';
+import { secretCredentialFields } from '../providers/provider-fields';
+import type { JsonObject, Operation, ResolvedTarget } from '../providers/types';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** Body fields that change how an answer is delivered or attributed, not the answer itself. */
+const deliveryFields = new Set(['stream', 'stream_options', 'user']);
+
+/**
+ * The partition a namespace names: `x-gateway-cache-namespace` alone decides it (the spec: the
+ * namespace ignores metadata and other headers). Hashed, so the stored key says nothing of it.
+ */
+export function namespacePartition(namespace: string): string {
+  return `ns-${sha256(namespace).slice(0, 32)}`;
+}
+
+/**
+ * The partition of a request without a namespace: its metadata and the identity of the provider
+ * credential it is sent with (a SHA-256 of the secret fields, never the secrets), so callers with
+ * different metadata or different provider keys never share an answer.
+ */
+export function defaultPartition(metadata: Record<string, unknown>, target: ResolvedTarget): string {
+  const secrets: Record<string, unknown> = {};
+  for (const field of secretCredentialFields) secrets[field] = target.settings[field as keyof typeof target.settings];
+  return `md-${sha256(canonicalJson({ metadata, credential: sha256(canonicalJson(secrets)) })).slice(0, 32)}`;
+}
+
+/**
+ * The key of one request as the provider would get it: the operation, the provider, its base URL
+ * and non-secret settings (a deployment, an API version), and the body after `override_params`,
+ * in canonical form (property order does not matter) and without the fields of `deliveryFields`.
+ */
+export function requestKey(operation: Operation, target: ResolvedTarget, body: JsonObject): string {
+  const settings: Record<string, unknown> = { ...target.settings };
+  for (const field of secretCredentialFields) delete settings[field];
+  const sent: JsonObject = {};
+  for (const name in body) if (!deliveryFields.has(name)) sent[name] = body[name];
+  return sha256(canonicalJson({ operation, provider: target.provider.name, baseUrl: target.baseUrl, settings, body: sent }));
+}
