@@ -5,7 +5,7 @@ import type { Operation } from '../providers/types';
 import type { InferenceFields, InferenceRequest, PassthroughRequest, UnifiedRequest } from './inference-request';
 import { passthroughPath } from './passthrough-path';
 import { readConfigHeader } from './request-config';
-import { readForwardHeaderNames, readRequestTimeoutHeader } from './request-options';
+import { readCacheHeaders, readForwardHeaderNames, readRequestTimeoutHeader } from './request-options';
 import { readHeaderCredentials } from './target';
 import { validateInferenceBody } from './validate';
 
@@ -25,7 +25,7 @@ function unifiedFromHttp(operation: Operation, context: RouteContext): UnifiedRe
   validateInferenceBody(operation, body);
   const stream = body.stream === true;
   context.recorder.requested({ stream, model: body.model });
-  return { kind: 'unified', operation, body, clientBytes: context.request.body, stream, ...commonFields(context, { readsForwardHeaders: true }) };
+  return { kind: 'unified', operation, body, clientBytes: context.request.body, stream, ...commonFields(context, { unified: true }) };
 }
 
 function passthroughFromHttp(context: RouteContext): PassthroughRequest {
@@ -35,18 +35,22 @@ function passthroughFromHttp(context: RouteContext): PassthroughRequest {
   }
   const providerPath = passthroughPath(request.pathParameters.proxy ?? '');
   const bytes = request.method === 'GET' || request.body.length === 0 ? undefined : request.body;
-  return { kind: 'passthrough', method: request.method, providerPath, rawQuery: request.rawQuery, bytes, ...commonFields(context, { readsForwardHeaders: false }) };
+  return { kind: 'passthrough', method: request.method, providerPath, rawQuery: request.rawQuery, bytes, ...commonFields(context, { unified: false }) };
 }
 
-/** Pass-through sends every client header on, so `x-gateway-forward-headers` means nothing there and is not read. */
-function commonFields({ request, auth, trace }: RouteContext, { readsForwardHeaders }: { readsForwardHeaders: boolean }): InferenceFields {
+/**
+ * Pass-through sends every client header on and is never cached, so `x-gateway-forward-headers`
+ * and the cache headers mean nothing there and are not read.
+ */
+function commonFields({ request, auth, trace }: RouteContext, { unified }: { unified: boolean }): InferenceFields {
   const headers = request.headers;
   const config = readConfigHeader(headers);
   const timeoutMs = readRequestTimeoutHeader(headers);
-  const forwardHeaderNames = readsForwardHeaders ? readForwardHeaderNames(headers) : [];
+  const forwardHeaderNames = unified ? readForwardHeaderNames(headers) : [];
+  const cache = unified ? readCacheHeaders(headers) : { forceRefresh: false };
   return {
     caller: { organisationId: auth.organisationId, workspaceId: auth.workspaceId, keyId: auth.keyId },
-    options: { config, credentials: readHeaderCredentials(headers), timeoutMs, forwardHeaderNames },
+    options: { config, credentials: readHeaderCredentials(headers), timeoutMs, forwardHeaderNames, cache },
     metadata: trace.metadata ?? {},
     path: request.path,
     headers,

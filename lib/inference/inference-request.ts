@@ -18,6 +18,15 @@ export interface InferenceOptions {
   timeoutMs?: number;
   /** Client headers to send on to the provider as they are. */
   forwardHeaderNames: readonly string[];
+  cache: CacheOptions;
+}
+
+/** How the request wants the cache used, where a config turns it on. */
+export interface CacheOptions {
+  /** Partitions the cache by this string alone (metadata and credentials no longer split it). */
+  namespace?: string;
+  /** Skip the lookup, call the provider, and store its answer over the old one. */
+  forceRefresh: boolean;
 }
 
 export interface InferenceFields {

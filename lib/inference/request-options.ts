@@ -1,6 +1,7 @@
 import { badRequest } from '../core/errors';
 import { parseClientJson } from '../http/json-body';
 import { nameMap } from '../core/name-map';
+import type { CacheOptions } from './inference-request';
 
 /** Headers never forwarded by name: the gateway's own, and those that frame or route the request. */
 const neverForwarded = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'x-gateway-api-key']);
@@ -49,3 +50,26 @@ export function readRequestTimeoutHeader(headers: Record<string, string>): numbe
   }
   return timeout;
 }
+
+const maxNamespaceLength = 256;
+
+/** `x-gateway-cache-namespace` (at most 256 characters) and `x-gateway-cache-force-refresh` (`true`/`false`). */
+export function readCacheHeaders(headers: Record<string, string>): CacheOptions {
+  const options: CacheOptions = { forceRefresh: false };
+  const namespace = headers['x-gateway-cache-namespace']?.trim();
+  if (namespace) {
+    if (namespace.length > maxNamespaceLength) {
+      throw badRequest(`x-gateway-cache-namespace must be at most ${maxNamespaceLength} characters.`, 'x-gateway-cache-namespace', 'invalid_header');
+    }
+    options.namespace = namespace;
+  }
+  const refresh = headers['x-gateway-cache-force-refresh']?.trim().toLowerCase();
+  if (refresh !== undefined && refresh !== '') {
+    if (refresh !== 'true' && refresh !== 'false') {
+      throw badRequest('x-gateway-cache-force-refresh must be true or false.', 'x-gateway-cache-force-refresh', 'invalid_header');
+    }
+    options.forceRefresh = refresh === 'true';
+  }
+  return options;
+}
+

@@ -11,8 +11,12 @@ import { runSteps, type Step } from './steps';
 import { resolveConfig } from './steps/resolve-config';
 import { routeStrategy } from './steps/route-strategy';
 
-/** `x-gateway-cache-status` of an answer. */
-export type CacheStatus = 'DISABLED';
+/**
+ * `x-gateway-cache-status` of an answer: `DISABLED` without a cache setting; `MISS`/`HIT` for the
+ * exact cache; `REFRESH` when the client forced a provider call; the `SEMANTIC` pair for lookups by
+ * meaning.
+ */
+export type CacheStatus = 'DISABLED' | 'MISS' | 'HIT' | 'REFRESH' | 'SEMANTIC HIT' | 'SEMANTIC MISS';
 
 /** What a request came to: the answer (streamed or whole), which target gave it, and how. */
 export interface InferenceResult extends RoutingResult {

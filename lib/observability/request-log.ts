@@ -20,6 +20,10 @@ export interface RequestLogRecord {
   stream?: boolean;
   latency_ms: number;
   usage?: TokenUsage;
+  /** `x-gateway-cache-status` of the answer. */
+  cache_status?: string;
+  /** Tokens a cache hit did not spend: kept apart from `usage`, so totals and budgets never count a hit. */
+  saved_usage?: TokenUsage;
   error?: { message: string; code: string | null };
   request_id: string;
   created_at: string;

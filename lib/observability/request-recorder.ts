@@ -31,6 +31,8 @@ export class RequestRecorder {
   private model?: string;
   private stream?: boolean;
   private usage?: TokenUsage;
+  private cacheStatus?: string;
+  private savedUsage?: TokenUsage;
   private error?: { message: string; code: string | null };
   private finished = false;
   private readonly finishers: ((record: RequestLogRecord) => void)[] = [emitRequestLog];
@@ -64,6 +66,17 @@ export class RequestRecorder {
 
   usedTokens(usage: TokenUsage): void {
     this.usage = usage;
+  }
+
+  /** The answer's cache status. */
+  cached(status: string): void {
+    this.cacheStatus = status;
+  }
+
+  /** A cache hit: the tokens the stored answer cost when it was made, which this request did not spend. */
+  servedFromCache(usage: TokenUsage | undefined): void {
+    this.usage = undefined;
+    this.savedUsage = usage;
   }
 
   /** The request failed (or its stream broke) with this error; a later report replaces it. */
@@ -106,6 +119,8 @@ export class RequestRecorder {
       model: this.model,
       stream: this.stream,
       usage: this.usage,
+      cache_status: this.cacheStatus,
+      saved_usage: this.savedUsage,
       error: this.error,
       method: end.method,
       path: end.path,

@@ -19,6 +19,7 @@ export const routeStrategy: RequestStep = {
       waitUntil: context.waitUntil,
       attempt: (leaf) => runSteps(steps, { inference: context, leaf }),
     });
+    context.recorder.cached(context.cacheStatus);
     return { outcome: routing.outcome, path: routing.path, retries: routing.retries, cacheStatus: context.cacheStatus, usage: context.usage };
   },
 };
