@@ -54,3 +54,15 @@ export const savedConfigKey = {
   versionPrefix: 'V#',
   workspaceList: (workspaceId: string) => `WS#${workspaceId}#CONFIG`,
 };
+
+/**
+ * State table: a cached answer, under its workspace (so a purge is one Query), sorted by cache
+ * partition and request key (so a namespace's purge is a prefix of it). A body too large for an
+ * item is an S3 object under `cache/`, the prefix the bucket's lifecycle rule expires.
+ */
+export const cacheEntryKey = {
+  partition: (workspaceId: string) => `CACHE#${workspaceId}`,
+  item: (workspaceId: string, partition: string, key: string) => ({ pk: cacheEntryKey.partition(workspaceId), sk: `${partition}#${key}` }),
+  sortPrefix: (partition: string) => `${partition}#`,
+  bodyObject: (workspaceId: string, partition: string, key: string) => `cache/${workspaceId}/${partition}/${key}`,
+};

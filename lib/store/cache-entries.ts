@@ -1,0 +1,169 @@
+import { GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, type ObjectIdentifier } from '@aws-sdk/client-s3';
+import type { TokenUsage } from '../core/usage';
+import { writeInBatches } from './batch-write';
+import { dynamoClient, s3Client } from './clients';
+import { cacheEntryKey } from './keys';
+import { tables } from './tables';
+
+/** A cached answer, as the cache step replays it. */
+export interface CacheEntry {
+  /** The complete OpenAI-format answer JSON. */
+  body: Buffer;
+  status: number;
+  /** The few provider headers replayed with the answer; may be empty. */
+  headers: Record<string, string>;
+  usage?: TokenUsage;
+  /** Epoch ms. */
+  createdAt: number;
+  /** Epoch ms, absolute: the entry is a miss from then on, whenever TTL gets round to deleting it. */
+  expiresAt: number;
+}
+
+/** An item stops at 400 KB; this leaves room for the rest of the entry beside the body. */
+const inlineBodyLimit = 350 * 1024;
+
+/** Items per purge page: bounds what one page holds, and DeleteObjects takes at most 1,000 keys. */
+const purgePageSize = 1000;
+
+/** The object metadata naming the item a body was written with (by its expiry). */
+const expiryMetadata = 'expires-at';
+
+/** Workspace ids, partitions and keys are safe in a sort-key prefix (no `#`) and as object path segments (no `/` or `.`). */
+const keyPartPattern = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * The entry stored for a request key in a partition of a workspace: one GetItem, plus one S3 read
+ * for a large body. An expired entry is a miss, and so is one whose body object is gone.
+ */
+export async function getCacheEntry(workspaceId: string, partition: string, key: string, now = Date.now()): Promise<CacheEntry | undefined> {
+  checkKeyParts(workspaceId, partition, key);
+  const { Item: item } = await dynamoClient().send(new GetItemCommand({ TableName: tables.state, Key: itemKey(workspaceId, partition, key) }));
+  if (!item) return undefined;
+  const expiresAt = Number(item.expiresAtMs?.N);
+  // NaN (an item without the attribute) compares false, so it is a miss too.
+  if (!(expiresAt > now)) return undefined;
+  const body = item.body?.B ? asBuffer(item.body.B) : item.bodyObject?.S ? await readBodyObject(item.bodyObject.S, expiresAt) : undefined;
+  if (!body) return undefined;
+  const entry: CacheEntry = { body, status: Number(item.status?.N), headers: JSON.parse(item.headers?.S ?? '{}'), createdAt: Number(item.createdAt?.N), expiresAt };
+  if (item.usage?.S) entry.usage = JSON.parse(item.usage.S);
+  return entry;
+}
+
+/**
+ * Stores an entry, replacing any entry of the key (a forced refresh). A body above ~350 KB goes to
+ * S3 first and the item points to it, so no item ever points to a body not yet written. Only the
+ * entry's own fields are stored, one by one.
+ */
+export async function putCacheEntry(workspaceId: string, partition: string, key: string, entry: CacheEntry): Promise<void> {
+  checkKeyParts(workspaceId, partition, key);
+  const item: Record<string, AttributeValue> = {
+    ...itemKey(workspaceId, partition, key),
+    status: { N: String(entry.status) },
+    headers: { S: JSON.stringify(entry.headers) },
+    createdAt: { N: String(entry.createdAt) },
+    expiresAtMs: { N: String(entry.expiresAt) },
+    // The state table's TTL attribute is in epoch seconds; rounding up keeps TTL off live entries.
+    expiresAt: { N: String(Math.ceil(entry.expiresAt / 1000)) },
+  };
+  if (entry.usage) item.usage = { S: JSON.stringify(entry.usage) };
+  if (entry.body.length > inlineBodyLimit) {
+    const objectKey = cacheEntryKey.bodyObject(workspaceId, partition, key);
+    await s3Client().send(
+      new PutObjectCommand({ Bucket: bucket(), Key: objectKey, Body: entry.body, ContentType: 'application/json', Metadata: { [expiryMetadata]: String(entry.expiresAt) } }),
+    );
+    item.bodyObject = { S: objectKey };
+  } else {
+    item.body = { B: entry.body };
+  }
+  await dynamoClient().send(new PutItemCommand({ TableName: tables.state, Item: item }));
+}
+
+/**
+ * Deletes every entry of a workspace, or of one partition of it, with the S3 bodies they point to,
+ * a page at a time; returns how many entries it deleted (expired ones that TTL has not removed yet
+ * included). A purge cut short (a timeout) keeps what it deleted; running it again finishes it.
+ */
+export async function purgeCacheEntries(workspaceId: string, partition?: string): Promise<number> {
+  checkKeyParts(workspaceId, partition);
+  const values: Record<string, AttributeValue> = { ':pk': { S: cacheEntryKey.partition(workspaceId) } };
+  if (partition !== undefined) values[':prefix'] = { S: cacheEntryKey.sortPrefix(partition) };
+  let deleted = 0;
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await dynamoClient().send(
+      new QueryCommand({
+        TableName: tables.state,
+        KeyConditionExpression: partition === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: values,
+        ProjectionExpression: 'pk, sk, bodyObject',
+        // An entry written just before the purge is purged too.
+        ConsistentRead: true,
+        Limit: purgePageSize,
+        ExclusiveStartKey: start,
+      }),
+    );
+    const items = page.Items ?? [];
+    const objects: ObjectIdentifier[] = [];
+    for (const item of items) if (item.bodyObject?.S) objects.push({ Key: item.bodyObject.S });
+    // Bodies before items: an item whose body is gone reads as a miss, while a body left without
+    // its item would stay until the bucket's lifecycle rule removes it.
+    if (objects.length > 0) await deleteBodyObjects(objects);
+    await writeInBatches(tables.state, items.map((item) => ({ DeleteRequest: { Key: { pk: item.pk!, sk: item.sk! } } })), 'cache entries');
+    deleted += items.length;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return deleted;
+}
+
+async function readBodyObject(objectKey: string, expiresAt: number): Promise<Buffer | undefined> {
+  let object;
+  try {
+    object = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: objectKey }));
+  } catch (error) {
+    if (isMissingObject(error)) return undefined;
+    throw error;
+  }
+  const bytes = await object.Body!.transformToByteArray();
+  // A later write of the key (a forced refresh) replaces the object before its item: between the
+  // two, the object is not this item's body.
+  return object.Metadata?.[expiryMetadata] === String(expiresAt) ? asBuffer(bytes) : undefined;
+}
+
+async function deleteBodyObjects(objects: ObjectIdentifier[]): Promise<void> {
+  const result = await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: objects, Quiet: true } }));
+  const [first] = result.Errors ?? [];
+  if (first) throw new Error(`S3 did not delete ${result.Errors!.length} cached bodies (first: ${first.Key}, ${first.Code}: ${first.Message}).`);
+}
+
+/**
+ * A GetObject of an object that is not there. A role without s3:ListBucket on the bucket gets 403
+ * instead of 404 for it, and the inference roles have none: they have no use for listing the
+ * bucket. (S3 read and write rights come in one IAM statement, so a missing grant shows on writes.)
+ */
+function isMissingObject(error: unknown): boolean {
+  const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return name === 'NoSuchKey' || $metadata?.httpStatusCode === 404 || $metadata?.httpStatusCode === 403;
+}
+
+function itemKey(workspaceId: string, partition: string, key: string): Record<string, AttributeValue> {
+  const { pk, sk } = cacheEntryKey.item(workspaceId, partition, key);
+  return { pk: { S: pk }, sk: { S: sk } };
+}
+
+function checkKeyParts(...parts: Array<string | undefined>): void {
+  for (const part of parts) {
+    if (part !== undefined && !keyPartPattern.test(part)) throw new Error(`Cache key part ${JSON.stringify(part.slice(0, 100))} is not 1 to 128 letters, digits, "_" or "-".`);
+  }
+}
+
+/** A Buffer over the same bytes, without a copy. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function bucket(): string {
+  const name = process.env.GATEWAY_BUCKET;
+  if (!name) throw new Error("GATEWAY_BUCKET is not set; the gateway's functions get it from serverless.yml's provider.environment.");
+  return name;
+}
