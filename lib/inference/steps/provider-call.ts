@@ -1,8 +1,16 @@
-import type { ProviderCall } from '../../providers/types';
+import type { JsonObject, ProviderCall } from '../../providers/types';
+import type { PlanNode } from '../../routing/plan';
+import type { UnifiedRequest } from '../inference-request';
 import { attemptProvider } from '../provider-attempt';
 import { forwardedHeaders } from '../request-options';
 import type { TargetStep } from '../run-inference';
 import { setByStep } from '../steps';
+
+/** The body as this target's provider gets it: the client's, with the target's `override_params` over it. */
+export function bodyForTarget(request: UnifiedRequest, leaf: PlanNode): JsonObject {
+  const overrides = leaf.settings.override_params;
+  return overrides ? { ...request.body, ...overrides } : request.body;
+}
 
 /** `call` on the unified routes: the OpenAI-format request, with the target's overrides, through the provider's adapter. */
 export const providerCallStep: TargetStep = {
@@ -16,7 +24,7 @@ export const providerCallStep: TargetStep = {
     const forwardNames = leaf.settings.forward_headers ? [...leaf.settings.forward_headers, ...request.options.forwardHeaderNames] : request.options.forwardHeaderNames;
     const call: ProviderCall = {
       operation: request.operation,
-      body: overrides ? { ...request.body, ...overrides } : request.body,
+      body: bodyForTarget(request, leaf),
       clientBytes: overrides ? undefined : request.clientBytes,
       stream: request.stream,
       target,
