@@ -1,5 +1,6 @@
 import type { InferenceRequest } from '../inference-request';
 import type { TargetStep } from '../run-inference';
+import { cacheStep } from './cache';
 import { passthroughCallStep } from './passthrough-call';
 import { providerCallStep } from './provider-call';
 import { resolveTargetStep } from './resolve-target';
@@ -10,6 +11,6 @@ import { timeoutStep } from './timeout';
  * target (a cache lookup, provider-scoped limits) join these lists before `timeout`.
  */
 export const targetSteps: Record<InferenceRequest['kind'], readonly TargetStep[]> = {
-  unified: [resolveTargetStep, timeoutStep, providerCallStep],
+  unified: [resolveTargetStep, cacheStep, timeoutStep, providerCallStep],
   passthrough: [resolveTargetStep, timeoutStep, passthroughCallStep],
 };
