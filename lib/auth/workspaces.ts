@@ -1,8 +1,8 @@
 import { GatewayError } from '../core/errors';
 import { newId } from '../core/ids';
-import { getWorkspaceItem, listWorkspaceItems, putWorkspaceItem, updateWorkspaceItem, type WorkspaceRecord, type WorkspaceStatus } from '../store/workspaces';
+import { getWorkspaceItem, listWorkspaceItems, putWorkspaceItem, updateWorkspaceItem, type WorkspaceCacheSettings, type WorkspaceRecord, type WorkspaceStatus } from '../store/workspaces';
 
-export type { WorkspaceRecord, WorkspaceStatus };
+export type { WorkspaceCacheSettings, WorkspaceRecord, WorkspaceStatus };
 
 /** Workspace ids are `ws_` and 26 base32 characters; anything else names no workspace and is not looked up. */
 export const workspaceIdPattern = /^ws_[0-9a-z]{1,64}$/;
@@ -34,6 +34,7 @@ export async function createWorkspace(fields: { id?: string; organisationId: str
     created_at: now,
     last_updated_at: now,
     archived_at: null,
+    cache: null,
   };
   if (!(await putWorkspaceItem(record))) throw new Error(`Workspace ${record.id} exists already.`);
   return record;
@@ -57,7 +58,7 @@ export async function listWorkspaces(organisationId: string, statuses: readonly 
 export async function changeWorkspace(
   organisationId: string,
   id: string,
-  changes: { name?: string; description?: string | null; status?: WorkspaceStatus },
+  changes: { name?: string; description?: string | null; status?: WorkspaceStatus; cache?: WorkspaceCacheSettings | null },
 ): Promise<WorkspaceRecord | undefined> {
   const current = await findWorkspace(organisationId, id);
   if (!current) return undefined;
@@ -67,7 +68,7 @@ export async function changeWorkspace(
   const now = seconds(Date.now());
   const statusChange =
     changes.status === undefined || changes.status === current.status ? {} : { status: changes.status, archived_at: changes.status === 'archived' ? now : null };
-  return updateWorkspaceItem(organisationId, id, { name: changes.name, slug: changes.name === undefined ? undefined : slugOf(changes.name), description: changes.description, ...statusChange }, now);
+  return updateWorkspaceItem(organisationId, id, { name: changes.name, slug: changes.name === undefined ? undefined : slugOf(changes.name), description: changes.description, cache: changes.cache, ...statusChange }, now);
 }
 
 /**

@@ -1,4 +1,7 @@
-import { enum as oneOf, nullable, object, optional, pipe, refine, string, transform } from 'zod/mini';
+import { _default, enum as oneOf, nullable, number, object, optional, pipe, refine, string, transform } from 'zod/mini';
+import { requireOwner } from '../auth/authenticate';
+import { findProviderIntegration } from '../catalog/providers';
+import { findProvider } from '../providers/registry';
 import { changeWorkspace, createWorkspace, findWorkspace, listWorkspaces, workspaceIdPattern, type WorkspaceRecord, type WorkspaceStatus } from '../auth/workspaces';
 import { badRequest, GatewayError, notFound } from '../core/errors';
 import type { AuthContext } from '../auth/authenticate';
@@ -7,7 +10,8 @@ import { listEnvelope, pageQuery } from '../http/pagination';
 
 const statuses: readonly [WorkspaceStatus, ...WorkspaceStatus[]] = ['active', 'archived'];
 const createShape = '{"name": "<1 to 255 characters>", "description": "<optional, at most 1,000 characters>"}';
-const changeShape = '{"name"?, "description"?, "status"?: "active" | "archived"}';
+const changeShape = '{"name"?, "description"?, "status"?: "active" | "archived", "cache"?: {"embedding_provider": "@slug", "embedding_model", "similarity_threshold"?}}';
+const cacheShape = '{"embedding_provider": "@<catalog slug>", "embedding_model": "<model>", "similarity_threshold": <above 0, at most 1; default 0.95>} or null';
 
 const name = (shape: string) =>
   string({ error: (issue) => (issue.input === undefined ? `name is required: send ${shape}.` : `name must be a string; send ${shape}.`) }).check(
@@ -16,8 +20,32 @@ const name = (shape: string) =>
 const description = nullable(string('description must be a string or null.').check(refine((value) => value.length <= 1000, 'description must be at most 1,000 characters.')));
 
 const newWorkspace = knownFields({ name: name(createShape), description: optional(description) }, (field) => `Unknown field "${field.slice(0, 100)}"; send ${createShape}.`);
+/** The semantic cache's settings: which catalog provider and model embed, and how alike is alike enough. */
+const cacheSettings = nullable(
+  knownFields(
+    {
+      embedding_provider: string(`cache.embedding_provider is required: send ${cacheShape}.`).check(
+        refine((value) => /^@[a-z0-9-]{1,64}$/.test(value), 'cache.embedding_provider must be a catalog provider of this workspace, as @<slug>.'),
+      ),
+      embedding_model: string(`cache.embedding_model is required: send ${cacheShape}.`).check(
+        refine((value) => value.trim().length > 0 && value.length <= 200, 'cache.embedding_model must be a non-blank model name of at most 200 characters.'),
+      ),
+      similarity_threshold: _default(
+        number('cache.similarity_threshold must be a number above 0 and at most 1.').check(refine((value) => value > 0 && value <= 1, 'cache.similarity_threshold must be above 0 and at most 1.')),
+        0.95,
+      ),
+    },
+    (field, at) => `Unknown field "${field.slice(0, 100)}" in ${at}; send ${cacheShape}.`,
+  ),
+);
+
 const workspaceChange = knownFields(
-  { name: optional(name(changeShape)), description: optional(description), status: optional(oneOf(statuses, 'status must be "active" or "archived".')) },
+  {
+    name: optional(name(changeShape)),
+    description: optional(description),
+    status: optional(oneOf(statuses, 'status must be "active" or "archived".')),
+    cache: optional(cacheSettings),
+  },
   (field) => `Unknown field "${field.slice(0, 100)}"; send ${changeShape}.`,
 );
 
@@ -81,15 +109,20 @@ export const workspacesRoute = controlRoutes(
   defineRoute({
     method: 'PUT',
     path: '/v1/workspaces/{workspaceId}',
-    role: 'owner',
+    // Admins set their own workspace's cache settings; everything else about a workspace is the owner's.
+    role: 'admin',
     params: workspacePath,
     body: workspaceChange,
     invalidCode: 'invalid_workspace_body',
     async handler({ params: { workspaceId }, body }, { auth }) {
-      if (body.name === undefined && body.description === undefined && body.status === undefined) {
+      const { cache, ...identity } = body;
+      if (identity.name === undefined && identity.description === undefined && identity.status === undefined && cache === undefined) {
         throw badRequest(`Nothing to change; send ${changeShape}.`, null, 'invalid_workspace_body');
       }
-      const changed = await changeWorkspace(auth.organisationId, workspaceId, { name: body.name?.trim(), description: body.description, status: body.status });
+      if (identity.name !== undefined || identity.description !== undefined || identity.status !== undefined) requireOwner(auth, 'change a workspace\'s name, description or status');
+      if (auth.role !== 'owner' && workspaceId !== auth.workspaceId) throw workspaceNotFound(workspaceId);
+      if (cache) await checkEmbeddingProvider(workspaceId, cache.embedding_provider);
+      const changed = await changeWorkspace(auth.organisationId, workspaceId, { name: identity.name?.trim(), description: identity.description, status: identity.status, cache });
       if (!changed) throw workspaceNotFound(workspaceId);
       return present(changed);
     },
@@ -118,6 +151,17 @@ async function visibleWorkspace(auth: AuthContext, workspaceId: string): Promise
   const found = auth.role === 'owner' || workspaceId === auth.workspaceId ? await findWorkspace(auth.organisationId, workspaceId) : undefined;
   if (!found) throw workspaceNotFound(workspaceId);
   return found;
+}
+
+/** The embedding provider must be a catalog entry of the workspace whose provider serves embeddings. */
+async function checkEmbeddingProvider(workspaceId: string, reference: string): Promise<void> {
+  const integration = await findProviderIntegration(workspaceId, reference.slice(1));
+  if (!integration) {
+    throw badRequest(`cache.embedding_provider ${reference} is not in this workspace's provider catalog; create it with POST /v1/providers first.`, 'cache.embedding_provider', 'unknown_provider');
+  }
+  if (!findProvider(integration.provider)?.operations.includes('embeddings')) {
+    throw badRequest(`cache.embedding_provider ${reference} is a ${integration.provider} provider, which serves no embeddings.`, 'cache.embedding_provider', 'unsupported_operation');
+  }
 }
 
 function workspaceNotFound(id: string): GatewayError {

@@ -7,6 +7,15 @@ import { tables } from './tables';
 
 export type WorkspaceStatus = 'active' | 'archived';
 
+/** How the workspace's semantic cache embeds the last user message, and how alike two must be. */
+export interface WorkspaceCacheSettings {
+  /** A catalog provider of the workspace, `@slug`. */
+  embedding_provider: string;
+  embedding_model: string;
+  /** Cosine similarity at or above which a stored answer is a semantic hit. */
+  similarity_threshold: number;
+}
+
 /** A workspace: the boundary every key, config, catalog entry and log belongs to. */
 export interface WorkspaceRecord {
   id: string;
@@ -20,6 +29,8 @@ export interface WorkspaceRecord {
   created_at: number;
   last_updated_at: number;
   archived_at: number | null;
+  /** Semantic cache settings; null until an admin sets them. */
+  cache: WorkspaceCacheSettings | null;
 }
 
 /** Creates the workspace; false when one with its id exists already. */
@@ -68,7 +79,7 @@ export async function listWorkspaceItems(organisationId: string): Promise<Worksp
 export async function updateWorkspaceItem(
   organisationId: string,
   id: string,
-  changes: Partial<Pick<WorkspaceRecord, 'name' | 'slug' | 'description' | 'status' | 'archived_at'>>,
+  changes: Partial<Pick<WorkspaceRecord, 'name' | 'slug' | 'description' | 'status' | 'archived_at' | 'cache'>>,
   now: number,
 ): Promise<WorkspaceRecord | undefined> {
   const values: Record<string, unknown> = { ':org': organisationId, ':now': now };
@@ -131,5 +142,6 @@ function toRecord(item: Record<string, any>): WorkspaceRecord {
     created_at: item.created_at,
     last_updated_at: item.last_updated_at ?? item.created_at,
     archived_at: item.archived_at ?? null,
+    cache: item.cache ?? null,
   };
 }

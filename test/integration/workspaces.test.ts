@@ -169,4 +169,27 @@ describe('workspaces', () => {
     expect((await error(asOwner('GET', '/workspaces/ws_00000000000000000000000000'), 404)).code).toBe('workspace_not_found');
     expect(await error(asOwner('POST', '/api-keys', { name: 'nowhere', workspace_id: 'ws_00000000000000000000000000' }), 400)).toMatchObject({ param: 'workspace_id', code: 'workspace_not_found' });
   });
+
+  it('lets a workspace admin set its semantic cache settings, checked against its catalog', async () => {
+    const team = await newWorkspace('Semantic');
+    const admin = (await keyFor(team.id, 'admin')).key;
+    const member = (await keyFor(team.id, 'member')).key;
+    await ok(as(admin, 'POST', '/providers', { slug: 'embedder', provider: 'openai', name: 'Embeddings', api_key: 'sk-embed' }));
+    await ok(as(admin, 'POST', '/providers', { slug: 'claude', provider: 'anthropic', name: 'Chat only', api_key: 'sk-ant' }));
+
+    const set = await ok(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: '@embedder', embedding_model: 'text-embedding-3-small' } }));
+    expect(set.cache).toEqual({ embedding_provider: '@embedder', embedding_model: 'text-embedding-3-small', similarity_threshold: 0.95 });
+    expect((await ok(as(member, 'GET', `/workspaces/${team.id}`))).cache.similarity_threshold).toBe(0.95);
+
+    expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: '@nobody', embedding_model: 'm' } }), 400)).toMatchObject({ param: 'cache.embedding_provider', code: 'unknown_provider' });
+    expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: '@claude', embedding_model: 'm' } }), 400)).toMatchObject({ param: 'cache.embedding_provider', code: 'unsupported_operation' });
+    expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: '@embedder', embedding_model: 'm', similarity_threshold: 1.5 } }), 400)).toMatchObject({ param: 'cache.similarity_threshold' });
+    expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: 'embedder', embedding_model: 'm' } }), 400)).toMatchObject({ param: 'cache.embedding_provider' });
+    expect((await error(as(member, 'PUT', `/workspaces/${team.id}`, { cache: null }), 403)).code).toBe('admin_required');
+    const elsewhere = (await ok(asOwner('GET', '/workspaces'))).data.find((workspace: any) => workspace.is_default);
+    await error(as(admin, 'PUT', `/workspaces/${elsewhere.id}`, { cache: null }), 404);
+
+    expect((await ok(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: null }))).cache).toBeNull();
+  });
 });
+
