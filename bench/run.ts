@@ -23,6 +23,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { measureColdHits } from './cache-cold';
 import { processesAtEnd, startEnvironment, stopEnvironment } from './environment';
 import { measureBundles } from './lib/bundles';
 import { hasWrk, wrkVersion } from './lib/load';
@@ -118,6 +119,7 @@ async function main(): Promise<void> {
   await runner.warmUpAll();
   const outcomes = await runner.measurePlan(plan);
   const ttfc = await measureTtfcAll(runner, outcomes);
+  const coldHits = await measureColdHits(runner, settings.coldHits);
 
   // Peak RSS under load: the largest sample of any run, or VmHWM if higher (a restarted gateway's
   // earlier peak is only known from the samples).
@@ -126,7 +128,7 @@ async function main(): Promise<void> {
 
   const soakResult = soakSec > 0 ? await soak(runner, soakSec, soakScenario!) : undefined;
 
-  const measured = { outcomes, ttfc, bundles, gatewayPeakMb, soak: soakResult, restarts: runner.restarts };
+  const measured = { outcomes, ttfc, coldHits, bundles, gatewayPeakMb, soak: soakResult, restarts: runner.restarts };
   const targets = evaluateTargets(measured);
   notes.push(...resultNotes(plan, outcomes));
   const run = { ...measured, quick, startedAt, elapsed, machine, busyBeforePct, git, env, settings, processes, targets, notes };
