@@ -11,9 +11,9 @@
  *         the last byte.
  *   load  {url, headers, body, connections, durationSec}: closed-loop load, the fallback when `wrk`
  *         is not installed.
- *   bodies {url, headers, body, warmup, bodies}: `warmup` requests with `body`, then `BENCH_WARM`,
- *         then one request per entry of `bodies`, one after another on one keep-alive connection;
- *         the total time of each and how many were not answered `x-gateway-cache-status: HIT`.
+ *   bodies {url, headers, bodies, warmup}: one request per entry of `bodies`, one after another on
+ *         one keep-alive connection; the first `warmup` are not counted (then a line `BENCH_WARM`).
+ *         The total time of each, and how many were not answered `x-gateway-cache-status: HIT`.
  * Prints one line `BENCH_RESULT {...}` (times in milliseconds).
  */
 import { Agent, request } from 'node:http';
@@ -136,12 +136,14 @@ async function load(job: Job): Promise<object> {
 
 async function bodies(job: Job): Promise<object> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  for (let i = 0; i < (job.warmup ?? 0); i++) await once(agent, job);
+  const all = job.bodies ?? [];
+  const warmup = job.warmup ?? 0;
+  for (const body of all.slice(0, warmup)) await once(agent, { ...job, body });
   await new Promise<void>((resolve) => process.stdout.write('BENCH_WARM\n', () => resolve()));
   const totals: number[] = [];
   let failures = 0;
   let notHits = 0;
-  for (const body of job.bodies ?? []) {
+  for (const body of all.slice(warmup)) {
     const timing = await once(agent, { ...job, body });
     if (timing.status !== 200) failures += 1;
     else if (timing.cacheStatus !== 'HIT') notHits += 1;

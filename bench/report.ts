@@ -93,7 +93,7 @@ export function writeJsonReport(run: Run, file: string | undefined): string {
     restarts: run.restarts,
     soak: run.soak,
     targets: run.targets,
-    cacheHit: { scenarios: run.outcomes.filter((o) => o.scenario.startsWith('cache-hit')).map((o) => o.scenario), fromDynamoDb: run.coldHits },
+    cacheHit: { scenarios: run.outcomes.filter((o) => o.scenario.startsWith('cache-hit')).map((o) => o.scenario), fromDynamoDb: run.coldHits, peer: run.peerCache },
     notes: run.notes,
   };
   const jsonFile = file ? path.resolve(file) : path.join(repoRoot, '.bench', `${timestamp(run.startedAt)}.json`);

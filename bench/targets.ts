@@ -5,7 +5,7 @@ import type { BundleResult } from './lib/bundles';
 import { count, ms } from './lib/table';
 import type { Outcome } from './results';
 import type { Restart } from './runner';
-import { cacheHit } from './scenarios/cache-hit';
+import { cacheHit, type PeerCacheProbe } from './scenarios/cache-hit';
 import { cacheHitStream } from './scenarios/cache-hit-stream';
 import { chat } from './scenarios/chat';
 import { runId } from './scenarios/scenario';
@@ -24,6 +24,7 @@ export interface Measured {
   outcomes: Outcome[];
   ttfc: TtfcResult[];
   coldHits: ColdHitResult;
+  peerCache: PeerCacheProbe;
   bundles: BundleResult[];
   gatewayPeakMb: number | undefined;
   soak: SoakResult | undefined;

@@ -1,20 +1,14 @@
 /** The cache hit asked for as a stream: the gateway replays the stored answer as OpenAI events. */
-import { cachedChatTarget, hitProblem, PEER_CACHE_NOTE, primeCache } from './cache-hit';
+import { cachedScenario, hitProblem } from './cache-hit';
 import type { Scenario } from './scenario';
 import { stream } from './stream';
 
 export const cacheHitStream: Scenario = {
   kind: 'cache-hit-stream',
   label: 'cache hit stream',
-  systems: ['ours'],
-  connections: (quick) => (quick ? [1, 50] : [1, 10, 50]),
+  ...cachedScenario(true),
   baseline: stream,
-  warmUp: 'gateway',
-  upstream: (env) => env.upstream.service,
-  prime: (env, system) => primeCache(cachedChatTarget(env, system, true)),
-  target: (env, system) => cachedChatTarget(env, system, true),
   check: (response) => hitProblem(response) ?? replayProblem(response.text),
-  notes: { ours: PEER_CACHE_NOTE },
 };
 
 /** The replay must be a well-formed event stream carrying the echo answer and ending with [DONE]. */
