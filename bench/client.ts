@@ -11,12 +11,15 @@
  *         the last byte.
  *   load  {url, headers, body, connections, durationSec}: closed-loop load, the fallback when `wrk`
  *         is not installed.
+ *   bodies {url, headers, bodies, warmup}: one request per entry of `bodies`, one after another on
+ *         one keep-alive connection; the first `warmup` are not counted (then a line `BENCH_WARM`).
+ *         The total time of each, and how many were not answered `x-gateway-cache-status: HIT`.
  * Prints one line `BENCH_RESULT {...}` (times in milliseconds).
  */
 import { Agent, request } from 'node:http';
 
 interface Job {
-  mode: 'ttfc' | 'load';
+  mode: 'ttfc' | 'load' | 'bodies';
   url: string;
   headers: Record<string, string>;
   body: string;
@@ -24,6 +27,7 @@ interface Job {
   warmup?: number;
   connections?: number;
   durationSec?: number;
+  bodies?: string[];
 }
 
 interface Timing {
@@ -32,6 +36,7 @@ interface Timing {
   firstChunkMs: number;
   totalMs: number;
   bytes: number;
+  cacheStatus?: string;
 }
 
 function once(agent: Agent, job: Job): Promise<Timing> {
@@ -52,7 +57,8 @@ function once(agent: Agent, job: Job): Promise<Timing> {
         });
         res.once('end', () => {
           const ended = performance.now();
-          resolve({ status: res.statusCode ?? 0, headersMs: headersAt - started, firstChunkMs: (firstAt || ended) - started, totalMs: ended - started, bytes });
+          const cacheStatus = res.headers['x-gateway-cache-status'];
+          resolve({ status: res.statusCode ?? 0, headersMs: headersAt - started, firstChunkMs: (firstAt || ended) - started, totalMs: ended - started, bytes, cacheStatus: typeof cacheStatus === 'string' ? cacheStatus : undefined });
         });
         res.once('error', reject);
       },
@@ -128,9 +134,29 @@ async function load(job: Job): Promise<object> {
   return { requests: latencies.length, durationSec, rps: latencies.length / durationSec, p50: s.p50, p90: s.p90, p99: s.p99, max: s.max, socketErrors, badStatus };
 }
 
+async function bodies(job: Job): Promise<object> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const all = job.bodies ?? [];
+  const warmup = job.warmup ?? 0;
+  for (const body of all.slice(0, warmup)) await once(agent, { ...job, body });
+  await new Promise<void>((resolve) => process.stdout.write('BENCH_WARM\n', () => resolve()));
+  const totals: number[] = [];
+  let failures = 0;
+  let notHits = 0;
+  for (const body of all.slice(warmup)) {
+    const timing = await once(agent, { ...job, body });
+    if (timing.status !== 200) failures += 1;
+    else if (timing.cacheStatus !== 'HIT') notHits += 1;
+    else totals.push(timing.totalMs);
+  }
+  agent.destroy();
+  return { count: totals.length, failures, notHits, total: summary(totals) };
+}
+
 async function main(): Promise<void> {
   const job = JSON.parse(process.argv[2] ?? '{}') as Job;
-  const result = job.mode === 'ttfc' ? await ttfc(job) : job.mode === 'load' ? await load(job) : undefined;
+  const modes = { ttfc, load, bodies };
+  const result = Object.hasOwn(modes, job.mode) ? await modes[job.mode](job) : undefined;
   if (!result) throw new Error(`unknown mode ${JSON.stringify(job.mode)}`);
   process.stdout.write(`BENCH_RESULT ${JSON.stringify(result)}\n`);
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { STREAM_CHUNKS, type Env, type Processes } from './environment';
 import { hasWrk, wrkVersion } from './lib/load';
 import { repoRoot } from './lib/services';
-import { count, fixed } from './lib/table';
+import { count, fixed, ms } from './lib/table';
 import type { Outcome } from './results';
 import { SAMPLE_INTERVAL_MS, type Settings } from './runner';
 import type { PlannedRun } from './scenarios';
@@ -48,7 +48,6 @@ export function resultNotes(plan: PlannedRun[], outcomes: Outcome[]): string[] {
     }
   }
   notes.push('Streams in the load runs come from a fake upstream that writes each whole stream in one go (FAKE_UPSTREAM_BURST_STREAMS=1), so the upstream costs little CPU on the shared cores; the time-to-first-chunk runs use a second fake that writes one event per event-loop turn.');
-  notes.push('cache hit: n/a (caching is not implemented yet).');
   const disturbed = outcomes.filter((o) => o.runs.some((run) => (run.cpuPct.other ?? 0) > 20));
   if (disturbed.length > 0) {
     notes.push(
@@ -94,7 +93,7 @@ export function writeJsonReport(run: Run, file: string | undefined): string {
     restarts: run.restarts,
     soak: run.soak,
     targets: run.targets,
-    cacheHit: 'n/a (caching not implemented yet)',
+    cacheHit: { scenarios: run.outcomes.filter((o) => o.scenario.startsWith('cache-hit')).map((o) => o.scenario), fromDynamoDb: run.coldHits, peer: run.peerCache },
     notes: run.notes,
   };
   const jsonFile = file ? path.resolve(file) : path.join(repoRoot, '.bench', `${timestamp(run.startedAt)}.json`);
@@ -108,7 +107,8 @@ export function printReport(run: Run, jsonFile: string): void {
   log('');
   log(`Results (${run.quick ? 'quick: one run each' : `median of ${settings.rounds} runs of ${settings.durationSec} s`}; latencies in ms; +p50/+p99 = added over direct; CPU = the system's own process ÷ responses)`);
   log(mainTable(run.outcomes));
-  log('cache hit: n/a (caching not implemented yet)');
+  log('');
+  log(coldHitLine(run.coldHits));
   log('');
   log("CPU during the runs (% of one core; child = the gateway's log worker; other = processes outside the benchmark; machine busy = % of all cores)");
   log(cpuTable(run.outcomes));
@@ -138,6 +138,15 @@ export function printReport(run: Run, jsonFile: string): void {
   log('');
   log(`JSON: ${path.relative(process.cwd(), jsonFile) || jsonFile}`);
   log(`Done in ${run.elapsed().toFixed(1)} s.`);
+}
+
+function coldHitLine(cold: Run['coldHits']): string {
+  const { latencyMs: latency } = cold;
+  return (
+    `Cache hit from DynamoDB (first level cold; c=1, ${cold.count} distinct entries, one read each): p50 ${ms(latency.p50)} ms, p90 ${ms(latency.p90)} ms, p99 ${ms(latency.p99)} ms; ` +
+    `gateway CPU ${fixed(cold.cpuUsPerHit, 0)} µs/hit (log worker ${fixed(cold.childrenUsPerHit, 0)}, emulators ${fixed(cold.emulatorsUsPerHit, 0)})` +
+    (cold.failures || cold.notHits ? `; ${cold.failures} failed, ${cold.notHits} not hits` : '')
+  );
 }
 
 export function gitInfo(): { commit?: string; dirty?: boolean } {

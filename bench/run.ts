@@ -23,6 +23,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { measureColdHits } from './cache-cold';
 import { processesAtEnd, startEnvironment, stopEnvironment } from './environment';
 import { measureBundles } from './lib/bundles';
 import { hasWrk, wrkVersion } from './lib/load';
@@ -31,6 +32,7 @@ import { killAll, repoRoot, sleep } from './lib/services';
 import { gitInfo, log, printReport, resultNotes, writeJsonReport } from './report';
 import { Runner, settingsFor } from './runner';
 import { plan as planFor, soakable } from './scenarios';
+import { peerCacheNote, probePeerCache } from './scenarios/cache-hit';
 import { soak } from './soak';
 import { evaluateTargets } from './targets';
 import { measureTtfcAll } from './ttfc';
@@ -118,6 +120,8 @@ async function main(): Promise<void> {
   await runner.warmUpAll();
   const outcomes = await runner.measurePlan(plan);
   const ttfc = await measureTtfcAll(runner, outcomes);
+  const coldHits = await measureColdHits(runner, settings.coldHits);
+  const peerCache = await probePeerCache(env);
 
   // Peak RSS under load: the largest sample of any run, or VmHWM if higher (a restarted gateway's
   // earlier peak is only known from the samples).
@@ -126,9 +130,9 @@ async function main(): Promise<void> {
 
   const soakResult = soakSec > 0 ? await soak(runner, soakSec, soakScenario!) : undefined;
 
-  const measured = { outcomes, ttfc, bundles, gatewayPeakMb, soak: soakResult, restarts: runner.restarts };
+  const measured = { outcomes, ttfc, coldHits, peerCache, bundles, gatewayPeakMb, soak: soakResult, restarts: runner.restarts };
   const targets = evaluateTargets(measured);
-  notes.push(...resultNotes(plan, outcomes));
+  notes.push(...resultNotes(plan, outcomes), peerCacheNote(peerCache));
   const run = { ...measured, quick, startedAt, elapsed, machine, busyBeforePct, git, env, settings, processes, targets, notes };
   const jsonFile = writeJsonReport(run, flags.json);
   printReport(run, jsonFile);

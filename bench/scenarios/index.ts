@@ -5,12 +5,14 @@
 import type { SystemName } from '../environment';
 import { anthropic } from './anthropic';
 import { anthropicStream } from './anthropic-stream';
+import { cacheHit } from './cache-hit';
+import { cacheHitStream } from './cache-hit-stream';
 import { chat } from './chat';
 import { fallback } from './fallback';
 import { runId, type Scenario } from './scenario';
 import { stream } from './stream';
 
-export const scenarios: readonly Scenario[] = [chat, stream, fallback, anthropic, anthropicStream];
+export const scenarios: readonly Scenario[] = [chat, stream, fallback, anthropic, anthropicStream, cacheHit, cacheHitStream];
 
 /** One scenario at one connection count, on the systems it is measured on. */
 export interface PlannedRun {

@@ -34,6 +34,11 @@ export interface Scenario {
   /** The fake whose CPU is reported as the upstream's; it is also what answers `direct`. */
   upstream(env: Env): Service;
   target(env: Env, system: SystemName): HttpTarget;
+  /**
+   * Brings the system into the state the scenario measures before its first checked request (a
+   * cached answer must exist before a hit can be verified); resolves once it is there.
+   */
+  prime?(env: Env, system: SystemName): Promise<void>;
   /** Why the answer to `target` is not the one the scenario is about, or undefined when it is. */
   check(response: CheckedResponse): string | undefined;
   /** Said under the results when the scenario was measured on that system. */
