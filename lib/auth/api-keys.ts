@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { sha256Hex } from '../core/sha256';
 import { newId } from '../core/ids';
 import { getApiKeyItem, listApiKeyItems, putApiKeyItem, revokeApiKeyItem, type ApiKeyRecord, type Role } from '../store/api-keys';
 import type { Page } from '../store/newest-first';
@@ -15,7 +16,7 @@ const keyPrefix = 'gwk_';
 export const maxApiKeyLength = 256;
 
 export function hashApiKey(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return sha256Hex(secret);
 }
 
 export function generateApiKeySecret(): string {

@@ -1,9 +1,7 @@
-import { createHash } from 'node:crypto';
 import { canonicalJson } from '../core/canonical-json';
+import { sha256Hex as sha256 } from '../core/sha256';
 import { secretCredentialFields } from '../providers/provider-fields';
 import type { JsonObject, Operation, ResolvedTarget } from '../providers/types';
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** Body fields that change how an answer is delivered or attributed, not the answer itself. */
 const deliveryFields = new Set(['stream', 'stream_options', 'user']);
@@ -22,9 +20,30 @@ export function namespacePartition(namespace: string): string {
  * different metadata or different provider keys never share an answer.
  */
 export function defaultPartition(metadata: Record<string, unknown>, target: ResolvedTarget): string {
-  const secrets: Record<string, unknown> = {};
-  for (const field of secretCredentialFields) secrets[field] = target.settings[field as keyof typeof target.settings];
-  return `md-${sha256(canonicalJson({ metadata, credential: sha256(canonicalJson(secrets)) })).slice(0, 32)}`;
+  return `md-${sha256(canonicalJson({ metadata, credential: credentialIdentity(target.settings) })).slice(0, 32)}`;
+}
+
+/**
+ * The credentials' identities already computed, by their values: a client sends the same key on
+ * every request. The values are in this process's memory anyway (the request holds them); only
+ * their hash ever leaves it.
+ */
+const credentialIdentities = new Map<string, string>();
+const maxCredentialIdentities = 1000;
+
+function credentialIdentity(settings: ResolvedTarget['settings']): string {
+  const values = secretCredentialFields.map((field) => {
+    const value = settings[field as keyof typeof settings];
+    return value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+  });
+  const lookup = values.join('\u0000');
+  let identity = credentialIdentities.get(lookup);
+  if (identity === undefined) {
+    identity = sha256(JSON.stringify(values));
+    if (credentialIdentities.size >= maxCredentialIdentities) credentialIdentities.delete(credentialIdentities.keys().next().value!);
+    credentialIdentities.set(lookup, identity);
+  }
+  return identity;
 }
 
 /**

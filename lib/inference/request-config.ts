@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { findSavedConfig, parseConfigRef } from '../config/saved-configs';
 import { configError, parseConfigHeader } from '../config/schema';
 import type { GatewayConfig } from '../config/types';
 import { canonicalJson } from '../core/canonical-json';
+import { sha256Hex } from '../core/sha256';
 import { GatewayError } from '../core/errors';
 import { buildPlan, type PlanNode } from '../routing/plan';
 
@@ -15,9 +15,31 @@ export interface RequestPlan {
 }
 
 /** Which config a request names: none (its headers select the provider), an inline one, or a saved one. */
-export type ConfigSource = { kind: 'headers' } | { kind: 'inline'; config: GatewayConfig } | { kind: 'saved'; ref: string };
+export type ConfigSource = { kind: 'headers' } | { kind: 'inline'; config: GatewayConfig; plan?: RequestPlan } | { kind: 'saved'; ref: string };
 
 const headerOnlyPlan: RequestPlan = { root: buildPlan({}), identity: 'headers', fromConfig: false };
+
+/**
+ * Inline configs already read, by the header's text: clients send the same config on every request,
+ * and validating, planning and hashing it again each time is most of a cached answer's cost. Only
+ * valid configs are kept (a refused one throws before), and plans are only read once built.
+ */
+const inlineConfigs = new Map<string, { config: GatewayConfig; plan: RequestPlan }>();
+const maxInlineConfigs = 256;
+const maxRememberedHeaderLength = 16 * 1024;
+
+function readInlineConfig(value: string): ConfigSource {
+  const known = inlineConfigs.get(value);
+  if (known) return { kind: 'inline', ...known };
+  const parsed = parseConfigHeader(value);
+  if (!parsed.ok) throw configError(parsed.issues);
+  const plan: RequestPlan = { root: buildPlan(parsed.config), identity: `inline:${configHash(parsed.config)}`, fromConfig: true };
+  if (value.length <= maxRememberedHeaderLength) {
+    if (inlineConfigs.size >= maxInlineConfigs) inlineConfigs.delete(inlineConfigs.keys().next().value!);
+    inlineConfigs.set(value, { config: parsed.config, plan });
+  }
+  return { kind: 'inline', config: parsed.config, plan };
+}
 
 /**
  * Reads `x-gateway-config`: a JSON config when it starts with `{` (validated here), else the id of
@@ -27,11 +49,7 @@ const headerOnlyPlan: RequestPlan = { root: buildPlan({}), identity: 'headers', 
 export function readConfigHeader(headers: Record<string, string>): ConfigSource {
   const value = headers['x-gateway-config']?.trim();
   if (!value) return { kind: 'headers' };
-  if (value.startsWith('{')) {
-    const parsed = parseConfigHeader(value);
-    if (!parsed.ok) throw configError(parsed.issues);
-    return { kind: 'inline', config: parsed.config };
-  }
+  if (value.startsWith('{')) return readInlineConfig(value);
   if (!parseConfigRef(value)) {
     throw new GatewayError(
       400,
@@ -45,7 +63,7 @@ export function readConfigHeader(headers: Record<string, string>): ConfigSource 
 /** The strategy tree of the config a request names, a saved one read from the workspace's store. */
 export async function resolveRequestPlan(source: ConfigSource, workspaceId: string): Promise<RequestPlan> {
   if (source.kind === 'headers') return headerOnlyPlan;
-  if (source.kind === 'inline') return { root: buildPlan(source.config), identity: `inline:${configHash(source.config)}`, fromConfig: true };
+  if (source.kind === 'inline') return source.plan ?? { root: buildPlan(source.config), identity: `inline:${configHash(source.config)}`, fromConfig: true };
   const saved = await findSavedConfig(workspaceId, source.ref);
   if (!saved) {
     throw new GatewayError(400, `x-gateway-config names a saved config "${source.ref.slice(0, 100)}" that does not exist in this workspace (or not in that version). Send a config id from GET /v1/configs, or a JSON config object.`, {
@@ -58,5 +76,5 @@ export async function resolveRequestPlan(source: ConfigSource, workspaceId: stri
 
 /** SHA-256 of the config's canonical JSON (keys sorted), so equal configs share breaker state. */
 export function configHash(config: GatewayConfig): string {
-  return createHash('sha256').update(canonicalJson(config)).digest('hex');
+  return sha256Hex(canonicalJson(config));
 }
