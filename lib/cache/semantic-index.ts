@@ -6,25 +6,32 @@
  * the side of each hyperplane it falls on. Two vectors at angle θ agree on one hyperplane with
  * probability p = 1 − θ/π, on a table's signature with p^bits, and share at least one of the
  * tables' buckets with 1 − (1 − p^bits)^tables. At cosine 0.95 (θ ≈ 18.2°, p ≈ 0.899) that is
- * ≈ 0.966 for 8 tables × 10 bits; at cosine 0.96 ≈ 0.98. An unrelated vector (θ ≈ 90°) shares a
- * given table's bucket with probability 2^-10, so about 8 in 1,024 stored vectors come back as
- * false candidates, which the exact cosine inside the candidate set throws out. More bits per table
- * would cut false candidates but cost recall, and recall is bought back only with more tables,
- * each another item written per entry and another Query per lookup.
+ * ≈ 0.962 for 10 tables × 12 bits; at cosine 0.96 ≈ 0.98. An unrelated vector (θ ≈ 90°) shares a
+ * given table's bucket with probability 2^-12, so about 1 in 400 stored vectors comes back as a
+ * false candidate, which the exact cosine inside the candidate set throws out.
+ *
+ * 8 × 10 has the same recall on unrelated vectors, but real embeddings of one scope cluster (the
+ * same system prompt, one topic), and then its 1,024 buckets per table fill unevenly: with the
+ * per-bucket read limit, a scope of 4,000 entries at pairwise cosine ≈ 0.3 kept 0.89 of its
+ * near-duplicates with 8 × 10 and 0.95 with 10 × 12. Fewer bits would lose more that way; more
+ * bits cost recall that only more tables buy back, each another item written per entry and
+ * another Query per lookup.
  *
  * Pure: no I/O. Hyperplanes depend only on the dimension, the table and `lshSeed`, so every Lambda
  * computes the same signatures without sharing state; changing any of the three constants moves
  * every vector to new buckets (stored entries become unreachable until they expire).
  */
 
-export const lshTables = 8;
-export const lshBits = 10;
+export const lshTables = 10;
+export const lshBits = 12;
 export const lshSeed = 0x5eed_1a5e;
 
 /**
  * Items read per LSH bucket at most (newest first). A lookup reads at most
- * `lshTables × perBucketLimit` items (`maxCandidatesPerLookup`) however many entries a scope holds;
- * once a scope's buckets hold more than this, older entries stop being found.
+ * `lshTables × perBucketLimit` items (`maxCandidatesPerLookup`, 160) however many entries a scope
+ * holds. Once a scope's busiest buckets hold more than this, its oldest entries stop being found:
+ * for embeddings that cluster that starts at a few thousand entries per scope, the point to move
+ * the scope to a vector store.
  */
 export const defaultPerBucketLimit = 16;
 export const maxCandidatesPerLookup = lshTables * defaultPerBucketLimit;

@@ -36,8 +36,11 @@ export interface CandidateQuery {
   now?: number;
 }
 
-/** One Query returns at most 1 MB; 100 items of ~8 KB vectors stay within it. */
-const maxPerBucketLimit = 100;
+/**
+ * A Query page stops at 1 MB: 50 items of 3,072-dimension vectors (~16 KB each) stay within it, so
+ * the limit, not the page size, decides what a bucket gives.
+ */
+const maxPerBucketLimit = 50;
 
 /** Workspace ids, scopes, entry ids and answer partitions and keys are safe between the `#`s of a key. */
 const keyPartPattern = /^[A-Za-z0-9_-]{1,128}$/;
