@@ -10,10 +10,10 @@
  * given table's bucket with probability 2^-12, so about 1 in 400 stored vectors comes back as a
  * false candidate, which the exact cosine inside the candidate set throws out.
  *
- * 8 × 10 has the same recall on unrelated vectors, but real embeddings of one scope cluster (the
- * same system prompt, one topic), and then its 1,024 buckets per table fill unevenly: with the
- * per-bucket read limit, a scope of 4,000 entries at pairwise cosine ≈ 0.3 kept 0.89 of its
- * near-duplicates with 8 × 10 and 0.95 with 10 × 12. Fewer bits would lose more that way; more
+ * 8 × 10 recalls as well when vectors spread evenly over the sphere, but the embeddings of one
+ * scope cluster (one system prompt, one topic), and then its 1,024 buckets per table fill
+ * unevenly: with the per-bucket read limit, a scope of 4,000 entries at pairwise cosine ≈ 0.3 kept
+ * 0.89 of its near-duplicates with 8 × 10 and 0.95 with 10 × 12. Fewer bits would lose more that way; more
  * bits cost recall that only more tables buy back, each another item written per entry and
  * another Query per lookup.
  *
