@@ -66,3 +66,14 @@ export const cacheEntryKey = {
   sortPrefix: (partition: string) => `${partition}#`,
   bodyObject: (workspaceId: string, partition: string, key: string) => `cache/${workspaceId}/${partition}/${key}`,
 };
+
+/**
+ * State table: a semantic cache entry, once per LSH table, under the bucket its vector falls in
+ * there (so a lookup is one Query per table), sorted by the entry's time-sortable id (so a Query
+ * reads the newest first). The scope, a hash, keeps requests that differ in anything but the last
+ * user message in buckets of their own.
+ */
+export const semanticEntryKey = {
+  bucket: (workspaceId: string, scope: string, table: number, signature: string) => `SEMCACHE#${workspaceId}#${scope}#${table}#${signature}`,
+  item: (workspaceId: string, scope: string, table: number, signature: string, id: string) => ({ pk: semanticEntryKey.bucket(workspaceId, scope, table, signature), sk: id }),
+};

@@ -1,0 +1,195 @@
+/**
+ * The semantic cache's index: random-hyperplane LSH over embeddings, so a lookup reads a few
+ * DynamoDB buckets rather than every stored vector, then compares the query with each candidate.
+ *
+ * Each of `lshTables` tables draws `lshBits` random hyperplanes; a vector's signature in a table is
+ * the side of each hyperplane it falls on. Two vectors at angle θ agree on one hyperplane with
+ * probability p = 1 − θ/π, on a table's signature with p^bits, and share at least one of the
+ * tables' buckets with 1 − (1 − p^bits)^tables. At cosine 0.95 (θ ≈ 18.2°, p ≈ 0.899) that is
+ * ≈ 0.962 for 10 tables × 12 bits; at cosine 0.96 ≈ 0.98. An unrelated vector (θ ≈ 90°) shares a
+ * given table's bucket with probability 2^-12, so about 1 in 400 stored vectors comes back as a
+ * false candidate, which the exact cosine inside the candidate set throws out.
+ *
+ * 8 × 10 recalls as well when vectors spread evenly over the sphere, but the embeddings of one
+ * scope cluster (one system prompt, one topic), and then its 1,024 buckets per table fill
+ * unevenly: with the per-bucket read limit, a scope of 4,000 entries at pairwise cosine ≈ 0.3 kept
+ * 0.89 of its near-duplicates with 8 × 10 and 0.95 with 10 × 12. Fewer bits would lose more that way; more
+ * bits cost recall that only more tables buy back, each another item written per entry and
+ * another Query per lookup.
+ *
+ * Pure: no I/O. Hyperplanes depend only on the dimension, the table and `lshSeed`, so every Lambda
+ * computes the same signatures without sharing state; changing any of the three constants moves
+ * every vector to new buckets (stored entries become unreachable until they expire).
+ */
+
+export const lshTables = 10;
+export const lshBits = 12;
+export const lshSeed = 0x5eed_1a5e;
+
+/**
+ * Items read per LSH bucket at most (newest first). A lookup reads at most
+ * `lshTables × perBucketLimit` items (`maxCandidatesPerLookup`, 160) however many entries a scope
+ * holds. Once a scope's busiest buckets hold more than this, its oldest entries stop being found:
+ * for embeddings that cluster that starts at a few thousand entries per scope, the point to move
+ * the scope to a vector store.
+ */
+export const defaultPerBucketLimit = 16;
+export const maxCandidatesPerLookup = lshTables * defaultPerBucketLimit;
+
+/** Embedding models answer in at most a few thousand dimensions; a bound keeps hyperplane memory bounded too. */
+const maxDimensions = 8192;
+
+export type Vector = Float32Array | readonly number[];
+
+/** The bucket signature of `vector` in each table, table 0 first: `bits` sign bits as hex. */
+export function signatures(vector: Vector): string[] {
+  const unit = normalise(vector);
+  const planes = hyperplanes(unit.length);
+  const width = Math.ceil(lshBits / 4);
+  return planes.map((table) => {
+    let bits = 0;
+    for (let bit = 0; bit < lshBits; bit++) {
+      const offset = bit * unit.length;
+      let dot = 0;
+      for (let i = 0; i < unit.length; i++) dot += table[offset + i]! * unit[i]!;
+      // Ties (dot exactly 0) need one fixed side so that every Lambda agrees.
+      if (dot >= 0) bits |= 1 << bit;
+    }
+    return bits.toString(16).padStart(width, '0');
+  });
+}
+
+/** Cosine similarity; 0 when either vector has no length or the dimensions differ. */
+export function cosine(a: Vector, b: Vector): number {
+  if (a.length !== b.length || a.length === 0) return 0;
+  let dot = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    dot += x * y;
+    aa += x * x;
+    bb += y * y;
+  }
+  if (aa === 0 || bb === 0) return 0;
+  return dot / Math.sqrt(aa * bb);
+}
+
+/**
+ * The candidate most similar to `query` whose similarity is at least `threshold`, with that
+ * similarity; undefined when none reaches it. A candidate of another dimension (an entry embedded
+ * by another model) never matches.
+ */
+export function bestMatch<C extends { vector: Vector }>(query: Vector, candidates: readonly C[], threshold: number): { candidate: C; similarity: number } | undefined {
+  let best: { candidate: C; similarity: number } | undefined;
+  for (const candidate of candidates) {
+    if (candidate.vector.length !== query.length) continue;
+    const similarity = cosine(query, candidate.vector);
+    if (similarity >= threshold && (!best || similarity > best.similarity)) best = { candidate, similarity };
+  }
+  return best;
+}
+
+/** The vector scaled to length 1, as float32; throws for a vector no direction can be read from. */
+export function normalise(vector: Vector): Float32Array {
+  checkDimensions(vector.length);
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) {
+    const value = vector[i]!;
+    if (!Number.isFinite(value)) throw new Error(`Embedding component ${i} is ${value}, not a finite number.`);
+    sum += value * value;
+  }
+  if (sum === 0) throw new Error('An embedding of length 0 has no direction to compare.');
+  const scale = 1 / Math.sqrt(sum);
+  const unit = new Float32Array(vector.length);
+  for (let i = 0; i < vector.length; i++) unit[i] = vector[i]! * scale;
+  return unit;
+}
+
+/**
+ * The vector as base64 of its float32 components, little-endian whatever the host: 4 bytes a
+ * component (≈ 8 KB of text for 1,536 dimensions), a third of what decimal JSON takes.
+ */
+export function encodeVector(vector: Vector): string {
+  checkDimensions(vector.length);
+  const bytes = new Uint8Array(vector.length * 4);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < vector.length; i++) view.setFloat32(i * 4, vector[i]!, true);
+  return Buffer.from(bytes).toString('base64');
+}
+
+const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** The vector `encodeVector` wrote; throws for text it cannot have written. */
+export function decodeVector(text: string): Float32Array {
+  // Buffer skips characters that are not base64, so a damaged value would decode to another vector.
+  if (!base64Pattern.test(text) || text.length % 4 !== 0) throw new Error('A stored vector is not base64.');
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length % 4 !== 0) throw new Error(`A stored vector has ${bytes.length} bytes, not a whole number of float32 components.`);
+  checkDimensions(bytes.length / 4);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const vector = new Float32Array(bytes.length / 4);
+  for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(i * 4, true);
+  return vector;
+}
+
+function checkDimensions(count: number): void {
+  if (!Number.isInteger(count) || count < 1 || count > maxDimensions) throw new Error(`An embedding has ${count} dimensions; 1 to ${maxDimensions} are supported.`);
+}
+
+// Drawing 80 hyperplanes of a few thousand components takes milliseconds; a warm Lambda keeps them.
+const planesByDimension = new Map<number, Float32Array[]>();
+
+/** Per table, `lshBits` Gaussian hyperplanes of `dimensions` components, one after another. */
+function hyperplanes(dimensions: number): Float32Array[] {
+  let planes = planesByDimension.get(dimensions);
+  if (!planes) {
+    planes = [];
+    for (let table = 0; table < lshTables; table++) {
+      const random = gaussian(mix(mix(lshSeed ^ dimensions) ^ Math.imul(table + 1, 0x9e3779b9)));
+      const values = new Float32Array(lshBits * dimensions);
+      for (let i = 0; i < values.length; i++) values[i] = random();
+      planes.push(values);
+    }
+    planesByDimension.set(dimensions, planes);
+  }
+  return planes;
+}
+
+/** A 32-bit finaliser (MurmurHash3's): nearby seeds (table 1, table 2) give unrelated streams. */
+function mix(value: number): number {
+  let h = value >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/**
+ * Standard normal numbers from a seeded mulberry32 stream, by Box–Muller. Gaussian components make
+ * a hyperplane's direction uniform on the sphere, which the p = 1 − θ/π collision rate relies on;
+ * the stream is specified here, not taken from Math.random, so it cannot differ between runtimes.
+ */
+function gaussian(seed: number): () => number {
+  let state = seed >>> 0;
+  const uniform = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  let spare: number | undefined;
+  return () => {
+    if (spare !== undefined) {
+      const value = spare;
+      spare = undefined;
+      return value;
+    }
+    // 1 − u keeps the logarithm's argument in (0, 1].
+    const radius = Math.sqrt(-2 * Math.log(1 - uniform()));
+    const angle = 2 * Math.PI * uniform();
+    spare = radius * Math.sin(angle);
+    return radius * Math.cos(angle);
+  };
+}

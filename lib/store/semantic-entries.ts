@@ -1,0 +1,129 @@
+import { QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { decodeVector, defaultPerBucketLimit, encodeVector, lshTables, normalise, signatures as vectorSignatures, type Vector } from '../cache/semantic-index';
+import { writeInBatches } from './batch-write';
+import { dynamoClient } from './clients';
+import { semanticEntryKey } from './keys';
+import { tables } from './tables';
+
+/** Where a semantic entry's answer is: an exact cache entry of the same workspace. */
+export interface AnswerRef {
+  partition: string;
+  key: string;
+}
+
+export interface SemanticEntry {
+  /** Time-sortable (`newId`), so a bucket's Query reads the newest entries first. */
+  id: string;
+  /** The embedding of the request's last user message. */
+  vector: Vector;
+  answerRef: AnswerRef;
+  /** Epoch ms, absolute, as the answer's own. */
+  expiresAt: number;
+}
+
+/** A stored entry that shares at least one bucket with a query; its vector is unit length. */
+export interface SemanticCandidate {
+  id: string;
+  vector: Float32Array;
+  answerRef: AnswerRef;
+  expiresAt: number;
+}
+
+export interface CandidateQuery {
+  /** Items read per bucket at most, newest first; `defaultPerBucketLimit` unless given. */
+  perBucketLimit?: number;
+  /** Epoch ms that expiry is judged at. */
+  now?: number;
+}
+
+/**
+ * A Query page stops at 1 MB: 50 items of 3,072-dimension vectors (~16 KB each) stay within it, so
+ * the limit, not the page size, decides what a bucket gives.
+ */
+const maxPerBucketLimit = 50;
+
+/** Workspace ids, scopes, entry ids and answer partitions and keys are safe between the `#`s of a key. */
+const keyPartPattern = /^[A-Za-z0-9_-]{1,128}$/;
+const signaturePattern = /^[0-9a-f]{1,8}$/;
+
+/**
+ * Stores an entry in its bucket of every LSH table: `lshTables` items, written in one batch.
+ * Each item holds the whole (normalised) vector, so a lookup needs no second read to compare.
+ */
+export async function putSemanticEntry(workspaceId: string, scope: string, entry: SemanticEntry): Promise<void> {
+  checkKeyParts(workspaceId, scope, entry.id, entry.answerRef.partition, entry.answerRef.key);
+  if (!Number.isFinite(entry.expiresAt)) throw new Error(`A semantic entry's expiry must be epoch ms, not ${entry.expiresAt}.`);
+  const unit = normalise(entry.vector);
+  const attributes: Record<string, AttributeValue> = {
+    vector: { S: encodeVector(unit) },
+    answerPartition: { S: entry.answerRef.partition },
+    answerKey: { S: entry.answerRef.key },
+    expiresAtMs: { N: String(entry.expiresAt) },
+    // The state table's TTL attribute is in epoch seconds; rounding up keeps TTL off live entries.
+    expiresAt: { N: String(Math.ceil(entry.expiresAt / 1000)) },
+  };
+  const requests = vectorSignatures(unit).map((signature, table) => {
+    const { pk, sk } = semanticEntryKey.item(workspaceId, scope, table, signature, entry.id);
+    return { PutRequest: { Item: { pk: { S: pk }, sk: { S: sk }, ...attributes } } };
+  });
+  await writeInBatches(tables.state, requests, 'semantic cache items');
+}
+
+/**
+ * The live entries of a scope that share a bucket with a query's `signatures` (one per table, as
+ * `signatures()` gives them): one Query per table, in parallel, each reading at most
+ * `perBucketLimit` items, newest first — so at most `lshTables × perBucketLimit` items however
+ * large the cache grows. An entry found in several tables comes back once; an expired one (TTL
+ * deletes within days, not at once) and one whose vector cannot be read not at all.
+ */
+export async function findSemanticCandidates(workspaceId: string, scope: string, signatures: readonly string[], query: CandidateQuery = {}): Promise<SemanticCandidate[]> {
+  checkKeyParts(workspaceId, scope);
+  if (signatures.length !== lshTables || !signatures.every((signature) => signaturePattern.test(signature))) {
+    throw new Error(`Expected ${lshTables} LSH signatures of hex digits, got ${JSON.stringify(signatures).slice(0, 200)}.`);
+  }
+  const limit = query.perBucketLimit ?? defaultPerBucketLimit;
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxPerBucketLimit) throw new Error(`perBucketLimit must be an integer from 1 to ${maxPerBucketLimit}, not ${limit}.`);
+  const now = query.now ?? Date.now();
+  const pages = await Promise.all(
+    signatures.map((signature, table) =>
+      dynamoClient().send(
+        new QueryCommand({
+          TableName: tables.state,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': { S: semanticEntryKey.bucket(workspaceId, scope, table, signature) } },
+          ProjectionExpression: 'sk, vector, answerPartition, answerKey, expiresAtMs',
+          ScanIndexForward: false,
+          Limit: limit,
+        }),
+      ),
+    ),
+  );
+  const candidates = new Map<string, SemanticCandidate>();
+  for (const item of pages.flatMap((page) => page.Items ?? [])) {
+    const id = item.sk?.S;
+    if (!id || candidates.has(id)) continue;
+    const expiresAt = Number(item.expiresAtMs?.N);
+    // NaN (an item without the attribute) compares false, so it is dropped too.
+    if (!(expiresAt > now)) continue;
+    const vector = readVector(item.vector?.S);
+    if (!vector || !item.answerPartition?.S || !item.answerKey?.S) continue;
+    candidates.set(id, { id, vector, answerRef: { partition: item.answerPartition.S, key: item.answerKey.S }, expiresAt });
+  }
+  return [...candidates.values()];
+}
+
+/** A damaged item must not fail every lookup of its buckets until TTL removes it: it is no candidate. */
+function readVector(text: string | undefined): Float32Array | undefined {
+  if (!text) return undefined;
+  try {
+    return decodeVector(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function checkKeyParts(...parts: string[]): void {
+  for (const part of parts) {
+    if (!keyPartPattern.test(part)) throw new Error(`Semantic cache key part ${JSON.stringify(String(part).slice(0, 100))} is not 1 to 128 letters, digits, "_" or "-".`);
+  }
+}

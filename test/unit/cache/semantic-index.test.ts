@@ -1,0 +1,230 @@
+import { describe, expect, it } from 'vitest';
+import {
+  bestMatch,
+  cosine,
+  decodeVector,
+  defaultPerBucketLimit,
+  encodeVector,
+  lshBits,
+  lshTables,
+  maxCandidatesPerLookup,
+  normalise,
+  signatures,
+} from '../../../lib/cache/semantic-index';
+
+/** A seeded stream of standard normal numbers, so the measured recall is the same on every run. */
+function normals(seed: number): () => number {
+  let state = seed >>> 0;
+  const uniform = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
+}
+
+function randomUnit(dimensions: number, random: () => number): Float32Array {
+  return normalise(Array.from({ length: dimensions }, random));
+}
+
+/**
+ * A vector at cosine exactly `similarity` to the unit vector `original`: the original plus noise
+ * orthogonal to it, scaled so the angle comes out as asked.
+ */
+function nearDuplicate(original: Float32Array, similarity: number, random: () => number): Float32Array {
+  const noise = Array.from({ length: original.length }, random);
+  const along = noise.reduce((sum, value, i) => sum + value * original[i]!, 0);
+  const orthogonal = normalise(noise.map((value, i) => value - along * original[i]!));
+  const scale = Math.sqrt(1 - similarity * similarity);
+  return Float32Array.from(original, (value, i) => similarity * value + scale * orthogonal[i]!);
+}
+
+interface Measurement {
+  recall: number;
+  /** Share of the other stored vectors that come back as candidates of a query. */
+  falseCandidateRate: number;
+  meanCandidates: number;
+  largestBucket: number;
+}
+
+/**
+ * Stores `originals` in LSH buckets, oldest first, and looks each near-duplicate up: recall is the
+ * share of queries whose own original shares at least one bucket with it. With `perBucketLimit`, a
+ * lookup sees only that many of a bucket's newest entries, as the store's Query does.
+ */
+function measure(originals: Float32Array[], queries: Float32Array[], perBucketLimit = Infinity): Measurement {
+  const buckets = Array.from({ length: lshTables }, () => new Map<string, number[]>());
+  originals.forEach((vector, index) => {
+    signatures(vector).forEach((signature, table) => {
+      const bucket = buckets[table]!.get(signature) ?? [];
+      bucket.push(index);
+      buckets[table]!.set(signature, bucket);
+    });
+  });
+  let found = 0;
+  let falseCandidates = 0;
+  let candidates = 0;
+  queries.forEach((query, index) => {
+    const seen = new Set<number>();
+    signatures(query).forEach((signature, table) => {
+      const bucket = buckets[table]!.get(signature) ?? [];
+      for (const candidate of bucket.slice(Math.max(0, bucket.length - perBucketLimit))) seen.add(candidate);
+    });
+    if (seen.has(index)) found++;
+    candidates += seen.size;
+    falseCandidates += seen.size - (seen.has(index) ? 1 : 0);
+  });
+  const largestBucket = Math.max(...buckets.flatMap((table) => [...table.values()].map((bucket) => bucket.length)));
+  return {
+    recall: found / queries.length,
+    falseCandidateRate: falseCandidates / (queries.length * (originals.length - 1)),
+    meanCandidates: candidates / queries.length,
+    largestBucket,
+  };
+}
+
+function report(label: string, { recall, falseCandidateRate, meanCandidates, largestBucket }: Measurement): void {
+  console.log(
+    `${label} (${lshTables} tables × ${lshBits} bits): recall ${recall.toFixed(4)}, false candidate rate ${(falseCandidateRate * 100).toFixed(3)}%, ` +
+      `${meanCandidates.toFixed(2)} candidates per lookup on average, largest bucket ${largestBucket}`,
+  );
+}
+
+describe('semantic index: recall on a test set', () => {
+  const dimensions = 1536;
+  const count = 2000;
+  const random = normals(20_261_125);
+  const originals = Array.from({ length: count }, () => randomUnit(dimensions, random));
+
+  it('finds the original of near-duplicates at cosine 0.96–0.99 in a shared bucket', () => {
+    const queries = originals.map((original, i) => nearDuplicate(original, 0.96 + (0.03 * i) / (count - 1), random));
+    const measured = measure(originals, queries);
+    report(`${count} vectors × ${dimensions} dims, near-duplicates at cosine 0.96–0.99`, measured);
+    expect(measured.recall).toBeGreaterThanOrEqual(0.97);
+    expect(measured.falseCandidateRate).toBeLessThan(0.012);
+  });
+
+  it('finds at least 95% of them at the default threshold itself, cosine 0.95', () => {
+    const queries = originals.map((original) => nearDuplicate(original, 0.95, random));
+    const measured = measure(originals, queries);
+    report(`${count} vectors × ${dimensions} dims, near-duplicates at cosine 0.95`, measured);
+    expect(measured.recall).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('keeps finding near-duplicates in a scope whose embeddings cluster, reading a bounded number of items', () => {
+    // One topic: every vector leans towards a shared centre, so two of them are at cosine ≈ 0.3.
+    const centre = randomUnit(dimensions, random);
+    const clustered = Array.from({ length: 4000 }, () => normalise(Array.from(centre, (value) => Math.sqrt(0.3) * value + Math.sqrt(0.7 / dimensions) * random())));
+    const queries = clustered.map((original) => nearDuplicate(original, 0.95, random));
+    const measured = measure(clustered, queries, defaultPerBucketLimit);
+    report(`4000 clustered vectors (pairwise cosine ≈ 0.3) × ${dimensions} dims, near-duplicates at cosine 0.95, ${defaultPerBucketLimit} items read per bucket`, measured);
+    expect(measured.recall).toBeGreaterThanOrEqual(0.93);
+    expect(measured.meanCandidates).toBeLessThanOrEqual(maxCandidatesPerLookup);
+  });
+
+  it('rarely puts an unrelated vector in a shared bucket, and the exact cosine rejects it', () => {
+    const queries = Array.from({ length: 500 }, () => randomUnit(dimensions, random));
+    const measured = measure(originals, queries);
+    // Index i of a random query is no relative of original i; "recall" here is the chance meeting.
+    expect(measured.recall).toBeLessThan(0.02);
+    expect(measured.falseCandidateRate).toBeLessThan(0.012);
+    for (const query of queries.slice(0, 50)) expect(bestMatch(query, originals.map((vector) => ({ vector })), 0.95)).toBeUndefined();
+  });
+});
+
+describe('semantic index: signatures', () => {
+  it('gives one signature of the same width per table, the same on every call and for any scale', () => {
+    const vector = randomUnit(1536, normals(1));
+    const first = signatures(vector);
+    expect(first).toHaveLength(lshTables);
+    for (const signature of first) expect(signature).toMatch(new RegExp(`^[0-9a-f]{${Math.ceil(lshBits / 4)}}$`));
+    expect(signatures(Array.from(vector))).toEqual(first);
+    expect(signatures(vector.map((value) => value * 37.5))).toEqual(first);
+  });
+
+  it('keeps the hyperplanes every stored entry was bucketed with (a change would orphan them)', () => {
+    const vector = Array.from({ length: 1536 }, (_, i) => Math.sin(i + 1));
+    // Pinned from this implementation: a different value means other hyperplanes, so entries
+    // stored before the change would no longer be found.
+    expect(signatures(vector)).toMatchInlineSnapshot(`
+      [
+        "3c5",
+        "daa",
+        "7eb",
+        "17a",
+        "228",
+        "52b",
+        "102",
+        "b08",
+        "7d7",
+        "4ee",
+      ]
+    `);
+  });
+
+  it.each([256, 768, 3072])('works in %i dimensions', (dimensions) => {
+    const random = normals(dimensions);
+    const originals = Array.from({ length: 400 }, () => randomUnit(dimensions, random));
+    const queries = originals.map((original, i) => nearDuplicate(original, 0.96 + (0.03 * i) / 399, random));
+    const measured = measure(originals, queries);
+    report(`400 vectors × ${dimensions} dims, near-duplicates at cosine 0.96–0.99`, measured);
+    expect(measured.recall).toBeGreaterThanOrEqual(0.95);
+    expect(bestMatch(queries[7]!, originals.map((vector, id) => ({ id, vector })), 0.95)?.candidate.id).toBe(7);
+  });
+
+  it('refuses vectors no direction can be read from', () => {
+    expect(() => signatures([])).toThrow(/dimensions/);
+    expect(() => signatures([0, 0, 0])).toThrow(/length 0/);
+    expect(() => signatures([1, Number.NaN])).toThrow(/finite/);
+    expect(() => signatures(new Float32Array(9000).fill(1))).toThrow(/dimensions/);
+  });
+});
+
+describe('semantic index: similarity and storage', () => {
+  it('computes cosine similarity whatever the vectors’ lengths', () => {
+    expect(cosine([1, 0], [0, 1])).toBe(0);
+    expect(cosine([2, 0], [5, 0])).toBeCloseTo(1, 12);
+    expect(cosine([1, 1], [-1, -1])).toBeCloseTo(-1, 12);
+    expect(cosine([1, 2], [1, 2, 3])).toBe(0);
+    expect(cosine([0, 0], [1, 0])).toBe(0);
+  });
+
+  it('picks the most similar candidate at or above the threshold, and none below it', () => {
+    const random = normals(7);
+    const query = randomUnit(256, random);
+    const candidates = [
+      { id: 'far', vector: randomUnit(256, random) },
+      { id: 'close', vector: nearDuplicate(query, 0.96, random) },
+      { id: 'closer', vector: nearDuplicate(query, 0.98, random) },
+      { id: 'other model', vector: randomUnit(128, random) },
+    ];
+    const match = bestMatch(query, candidates, 0.95);
+    expect(match?.candidate.id).toBe('closer');
+    expect(match?.similarity).toBeCloseTo(0.98, 5);
+    expect(bestMatch(query, candidates, 0.99)).toBeUndefined();
+    expect(bestMatch(query, [], 0.5)).toBeUndefined();
+    const exact = bestMatch(query, [{ vector: nearDuplicate(query, 0.95, random) }], 0.95 - 1e-6);
+    expect(exact).toBeDefined();
+  });
+
+  it('round-trips a vector through base64 of little-endian float32, 4 bytes a component', () => {
+    const vector = randomUnit(1536, normals(3));
+    const text = encodeVector(vector);
+    expect(Buffer.from(text, 'base64')).toHaveLength(1536 * 4);
+    expect(decodeVector(text)).toEqual(vector);
+    expect(encodeVector([1])).toBe(Buffer.from([0, 0, 0x80, 0x3f]).toString('base64'));
+    expect(Array.from(decodeVector(encodeVector([0.1, -2.5])))).toEqual([Math.fround(0.1), -2.5]);
+  });
+
+  it('refuses stored text it cannot have written', () => {
+    expect(() => decodeVector('')).toThrow(/dimensions/);
+    expect(() => decodeVector('not base64!')).toThrow(/base64/);
+    expect(() => decodeVector(Buffer.from([1, 2, 3]).toString('base64'))).toThrow(/float32/);
+  });
+
+  it('bounds the items a lookup reads', () => {
+    expect(maxCandidatesPerLookup).toBe(lshTables * defaultPerBucketLimit);
+  });
+});
