@@ -9,7 +9,8 @@
  * function bundles: the emulator endpoint and its static credentials locally, else
  * `https://dynamodb.<region>.amazonaws.com` with the role credentials Lambda puts in the
  * environment. Where those are missing (a deployer's profile, say) it hands the read to the SDK
- * client, whose credential chain can find them.
+ * client, whose credential chain can find them; so it does when the outbound address guard refuses
+ * the endpoint.
  *
  * Not for every read: there is no retry ladder (one more attempt only when the connection fails
  * before an answer), since a cache read that fails is a miss anyway.
@@ -100,11 +101,9 @@ function signingFor(endpoint: string | undefined, region: string | undefined, ac
  * the SDK's GetItem gives them. Throws for an error answer, naming DynamoDB's error type.
  */
 export async function getItemFast(table: string, key: Record<string, AttributeValue>, options: GetItemOptions = {}): Promise<Record<string, AttributeValue> | undefined> {
-  const { signing } = currentDestination();
-  if (!signing) {
-    const { Item } = await dynamoClient().send(new GetItemCommand({ TableName: table, Key: key, ConsistentRead: options.consistent }));
-    return Item;
-  }
+  const current = currentDestination();
+  const { signing } = current;
+  if (!signing) return sdkGetItem(table, key, options);
   const body = JSON.stringify({ TableName: table, Key: key, ...(options.consistent ? { ConsistentRead: true } : {}) }, bytesAsBase64);
   const { url, port, signer } = signing;
   const signed = await signer.sign({
@@ -117,13 +116,27 @@ export async function getItemFast(table: string, key: Record<string, AttributeVa
     headers: { host: url.host, 'content-type': contentType, 'x-amz-target': target },
     body,
   });
-  const response = await send(url, signed.headers as Record<string, string>, body);
+  let response: OutboundResponse;
+  try {
+    response = await send(url, signed.headers as Record<string, string>, body);
+  } catch (error) {
+    if (!(error instanceof GatewayError) || error.code !== 'custom_host_not_allowed') throw error;
+    // The address guard refuses the endpoint (a VPC endpoint's private address, say): the SDK's
+    // own connections are not guarded, so it reads from here on, until the endpoint or keys change.
+    current.signing = undefined;
+    return sdkGetItem(table, key, options);
+  }
   const text = await readText(response.body);
   if (response.status !== 200) throw errorAnswer(table, response.status, text);
   const { Item: item } = JSON.parse(text) as { Item?: Record<string, AttributeValue> };
   if (!item) return undefined;
   for (const name in item) decodeBinary(item[name]!);
   return item;
+}
+
+async function sdkGetItem(table: string, key: Record<string, AttributeValue>, options: GetItemOptions): Promise<Record<string, AttributeValue> | undefined> {
+  const { Item } = await dynamoClient().send(new GetItemCommand({ TableName: table, Key: key, ConsistentRead: options.consistent }));
+  return Item;
 }
 
 /**

@@ -68,4 +68,22 @@ describe('getItemFast', () => {
   it('throws for a key the table does not have', async () => {
     await expect(getItemFast(stateTable, { id: { S: 'x' } })).rejects.toThrow(/ValidationException/);
   });
+
+  it('hands the read to the SDK when the address guard refuses the endpoint', async () => {
+    const key = newKey();
+    await dynamoClient().send(new PutItemCommand({ TableName: stateTable, Item: { ...key, text: { S: 'guarded' } } }));
+    // Outside local mode the guard refuses loopback, where the emulator listens.
+    process.env.GATEWAY_MODE = 'lambda';
+    try {
+      expect(await getItemFast(stateTable, key, { consistent: true })).toEqual(await sdkGet(key));
+      const table = `no-such-table-${randomBytes(4).toString('hex')}`;
+      const failure = getItemFast(table, newKey());
+      await expect(failure).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+      await expect(failure).rejects.not.toThrow(/GetItem on/);
+    } finally {
+      process.env.GATEWAY_MODE = 'local';
+    }
+    // Back in local mode the environment is the same, so the SDK keeps the reads: only a change of endpoint or keys starts over.
+    expect(await getItemFast(stateTable, key, { consistent: true })).toEqual(await sdkGet(key));
+  });
 });
