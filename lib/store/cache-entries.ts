@@ -1,8 +1,9 @@
-import { GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, type ObjectIdentifier } from '@aws-sdk/client-s3';
 import type { TokenUsage } from '../core/usage';
 import { writeInBatches } from './batch-write';
 import { dynamoClient, s3Client } from './clients';
+import { getItemFast } from './dynamo-get';
 import { cacheEntryKey } from './keys';
 import { tables } from './tables';
 
@@ -34,11 +35,12 @@ const keyPartPattern = /^[A-Za-z0-9_-]{1,128}$/;
 
 /**
  * The entry stored for a request key in a partition of a workspace: one GetItem, plus one S3 read
- * for a large body. An expired entry is a miss, and so is one whose body object is gone.
+ * for a large body. An expired entry is a miss, and so is one whose body object is gone. The read
+ * is on every first-level miss, so it skips the SDK (dynamo-get.ts).
  */
 export async function getCacheEntry(workspaceId: string, partition: string, key: string, now = Date.now()): Promise<CacheEntry | undefined> {
   checkKeyParts(workspaceId, partition, key);
-  const { Item: item } = await dynamoClient().send(new GetItemCommand({ TableName: tables.state, Key: itemKey(workspaceId, partition, key) }));
+  const item = await getItemFast(tables.state, itemKey(workspaceId, partition, key));
   if (!item) return undefined;
   const expiresAt = Number(item.expiresAtMs?.N);
   // NaN (an item without the attribute) compares false, so it is a miss too.

@@ -52,8 +52,11 @@ function withoutSdkLogging<T extends { middlewareStack: { remove(name: string): 
   return client;
 }
 
-/** Settings shared by all clients in local mode, or undefined when the endpoint is not set. */
-function localSettings(variable: string) {
+/**
+ * Settings shared by all clients in local mode, or undefined when the endpoint is not set. The lean
+ * GetItem (dynamo-get.ts) reads them too, so it signs for and talks to the same place as the client.
+ */
+export function localSettings(variable: string) {
   const endpoint = process.env[variable];
   if (!endpoint) return undefined;
   const hasEnvCredentials = Boolean(process.env.AWS_ACCESS_KEY_ID && process.env.AWS_SECRET_ACCESS_KEY);

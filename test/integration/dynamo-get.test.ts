@@ -1,0 +1,89 @@
+/**
+ * The lean GetItem of the cache's hot path against the DynamoDB emulator: it must read what the
+ * SDK's GetItem reads, attribute types and all, and fail the way the cache can tell.
+ */
+import { randomBytes } from 'node:crypto';
+import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { dynamoClient } from '../../lib/store/clients';
+import { getItemFast } from '../../lib/store/dynamo-get';
+import { connectToGatewayStore, stateTable } from '../support/gateway-store';
+
+connectToGatewayStore();
+
+const newKey = (): Record<string, AttributeValue> => ({ pk: { S: `FASTGET#${randomBytes(6).toString('hex')}` }, sk: { S: 'item' } });
+
+async function sdkGet(key: Record<string, AttributeValue>): Promise<Record<string, AttributeValue> | undefined> {
+  const { Item } = await dynamoClient().send(new GetItemCommand({ TableName: stateTable, Key: key, ConsistentRead: true }));
+  return Item;
+}
+
+describe('getItemFast', () => {
+  it('reads every attribute type as the SDK reads it', async () => {
+    const key = newKey();
+    // Bytes of every value, in sizes that need base64 padding and none, and a body-sized one.
+    const bytes = [randomBytes(1), randomBytes(2), randomBytes(3), randomBytes(64 * 1024)];
+    const item: Record<string, AttributeValue> = {
+      ...key,
+      text: { S: 'ünïcødé ✓ "quoted" \\ back' },
+      number: { N: '1764106000123' },
+      fraction: { N: '-0.125' },
+      body: { B: bytes[3]! },
+      small: { B: bytes[0]! },
+      yes: { BOOL: true },
+      no: { BOOL: false },
+      nothing: { NULL: true },
+      map: { M: { inner: { S: 'x' }, bytes: { B: bytes[1]! }, deeper: { M: { list: { L: [{ B: bytes[2]! }, { N: '7' }] } } } } },
+      list: { L: [{ S: 'a' }, { N: '1' }, { BOOL: false }, { NULL: true }, { B: bytes[0]! }, { M: {} }, { L: [] }] },
+      strings: { SS: ['a', 'b'] },
+      numbers: { NS: ['1', '2.5'] },
+      binaries: { BS: [bytes[0]!, bytes[1]!] },
+    };
+    await dynamoClient().send(new PutItemCommand({ TableName: stateTable, Item: item }));
+
+    const fast = await getItemFast(stateTable, key, { consistent: true });
+    const sdk = await sdkGet(key);
+    expect(sdk).toBeDefined();
+    expect(fast).toEqual(sdk);
+    expect(fast!.body!.B).toBeInstanceOf(Uint8Array);
+    expect(Buffer.from(fast!.body!.B!).equals(bytes[3]!)).toBe(true);
+    // Without ConsistentRead the emulator answers the same; on AWS the read is eventually consistent.
+    expect(await getItemFast(stateTable, key)).toEqual(sdk);
+  });
+
+  it('answers undefined for a missing item, as the SDK does', async () => {
+    const key = newKey();
+    expect(await sdkGet(key)).toBeUndefined();
+    expect(await getItemFast(stateTable, key, { consistent: true })).toBeUndefined();
+  });
+
+  it('throws with DynamoDB error type for an error answer', async () => {
+    const table = `no-such-table-${randomBytes(4).toString('hex')}`;
+    const failure = getItemFast(table, newKey());
+    // The message is this module's own (the SDK's would not name the table): the read did not go through the SDK.
+    await expect(failure).rejects.toThrow(new RegExp(`GetItem on ${table} failed with ResourceNotFoundException`));
+    await expect(failure).rejects.toMatchObject({ name: 'ResourceNotFoundException', $metadata: { httpStatusCode: 400 } });
+  });
+
+  it('throws for a key the table does not have', async () => {
+    await expect(getItemFast(stateTable, { id: { S: 'x' } })).rejects.toThrow(/ValidationException/);
+  });
+
+  it('hands the read to the SDK when the address guard refuses the endpoint', async () => {
+    const key = newKey();
+    await dynamoClient().send(new PutItemCommand({ TableName: stateTable, Item: { ...key, text: { S: 'guarded' } } }));
+    // Outside local mode the guard refuses loopback, where the emulator listens.
+    process.env.GATEWAY_MODE = 'lambda';
+    try {
+      expect(await getItemFast(stateTable, key, { consistent: true })).toEqual(await sdkGet(key));
+      const table = `no-such-table-${randomBytes(4).toString('hex')}`;
+      const failure = getItemFast(table, newKey());
+      await expect(failure).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+      await expect(failure).rejects.not.toThrow(/GetItem on/);
+    } finally {
+      process.env.GATEWAY_MODE = 'local';
+    }
+    // Back in local mode the environment is the same, so the SDK keeps the reads: only a change of endpoint or keys starts over.
+    expect(await getItemFast(stateTable, key, { consistent: true })).toEqual(await sdkGet(key));
+  });
+});
