@@ -165,20 +165,25 @@ function mix(value: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/**
- * Standard normal numbers from a seeded mulberry32 stream, by Box–Muller. Gaussian components make
- * a hyperplane's direction uniform on the sphere, which the p = 1 − θ/π collision rate relies on;
- * the stream is specified here, not taken from Math.random, so it cannot differ between runtimes.
- */
-function gaussian(seed: number): () => number {
+/** A seeded mulberry32 stream of uniform numbers in [0, 1): the same on every runtime. */
+export function seededUniform(seed: number): () => number {
   let state = seed >>> 0;
-  const uniform = () => {
+  return () => {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/**
+ * Standard normal numbers from a seeded mulberry32 stream, by Box–Muller. Gaussian components make
+ * a hyperplane's direction uniform on the sphere, which the p = 1 − θ/π collision rate relies on;
+ * the stream is specified here, not taken from Math.random, so it cannot differ between runtimes.
+ */
+function gaussian(seed: number): () => number {
+  const uniform = seededUniform(seed);
   let spare: number | undefined;
   return () => {
     if (spare !== undefined) {

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../core/errors';
-import { readBody } from '../http/read-body';
+import { readBody } from '../core/read-body';
 import type { OutboundCall } from '../outbound/http-client';
 import { streamIdleLimitMs, watchStreamIdle } from './stream-idle';
 

@@ -16,11 +16,11 @@
  * before an answer), since a cache read that fails is a miss anyway.
  */
 import { GetItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { Readable } from 'node:stream';
 import { GatewayError } from '../core/errors';
+import { readBody } from '../core/read-body';
 import { openOutbound, type OutboundResponse } from '../outbound/http-client';
+import { Sha256, type AwsCredentials } from '../outbound/sigv4';
 import { dynamoClient, endpointEnv, localSettings } from './clients';
 
 export interface GetItemOptions {
@@ -31,18 +31,9 @@ export interface GetItemOptions {
 const service = 'dynamodb';
 const target = 'DynamoDB_20120810.GetItem';
 const contentType = 'application/x-amz-json-1.0';
+/** An item is at most 400 KB; its JSON (binary as base64) stays well under this. */
+const maxAnswerBytes = 4 * 1024 * 1024;
 
-class Sha256 extends Hash {
-  constructor(secret?: ConstructorParameters<typeof Hash>[1]) {
-    super('sha256', secret);
-  }
-}
-
-interface Credentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken?: string;
-}
 
 /** Where reads go and how they are signed, with the environment values it was built from. */
 interface Destination {
@@ -87,7 +78,7 @@ function currentDestination(): Destination {
 
 function signingFor(endpoint: string | undefined, region: string | undefined, accessKeyId?: string, secretAccessKey?: string, sessionToken?: string): Destination['signing'] {
   const local = endpoint ? localSettings(endpointEnv.dynamodb) : undefined;
-  const fromEnv: Credentials | undefined = accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined;
+  const fromEnv: AwsCredentials | undefined = accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined;
   const credentials = local?.credentials ?? fromEnv;
   const signingRegion = local?.region ?? region;
   if (!credentials || !signingRegion) return undefined;
@@ -126,7 +117,7 @@ export async function getItemFast(table: string, key: Record<string, AttributeVa
     current.signing = undefined;
     return sdkGetItem(table, key, options);
   }
-  const text = await readText(response.body);
+  const text = (await readBody(response.body, maxAnswerBytes, 'The DynamoDB answer')).toString('utf8');
   if (response.status !== 200) throw errorAnswer(table, response.status, text);
   const { Item: item } = JSON.parse(text) as { Item?: Record<string, AttributeValue> };
   if (!item) return undefined;
@@ -151,15 +142,6 @@ async function send(url: URL, headers: Record<string, string>, body: string): Pr
     if (!(error instanceof GatewayError) || error.status !== 502) throw error;
     return openOutbound(request).response;
   }
-}
-
-function readText(body: Readable): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    body.on('data', (chunk: Buffer) => chunks.push(chunk));
-    body.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-    body.once('error', reject);
-  });
 }
 
 /** DynamoDB's error answer: `{"__type": "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException", "message": …}`. */

@@ -11,6 +11,7 @@ import { newId } from '../../lib/core/ids';
 import { dynamoClient, resetClients } from '../../lib/store/clients';
 import { findSemanticCandidates, putSemanticEntry, type SemanticEntry } from '../../lib/store/semantic-entries';
 import { connectToGatewayStore, stateTable } from '../support/gateway-store';
+import { seededNormals } from '../support/seeded-normals';
 
 const day = 86_400_000;
 const dimensions = 1536;
@@ -25,20 +26,8 @@ const unique = () => randomBytes(6).toString('hex');
 const newWorkspaceId = () => `ws_sem${unique()}`;
 const newScope = () => randomBytes(16).toString('hex');
 
-/** Seeded standard normals: LSH is probabilistic, and these vectors are known to behave. */
-function normals(seed: number): () => number {
-  let state = seed >>> 0;
-  const uniform = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
-}
 
-const random = normals(4242);
+const random = seededNormals(4242);
 const randomUnit = () => normalise(Array.from({ length: dimensions }, random));
 
 /** A vector at cosine `similarity` to the unit vector `original`. */

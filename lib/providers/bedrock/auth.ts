@@ -1,5 +1,5 @@
-import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256, type AwsCredentials } from '../../outbound/sigv4';
 import { badRequest } from '../../core/errors';
 import type { ProviderSettings, RawRequest } from '../types';
 
@@ -35,18 +35,6 @@ export function bedrockBaseUrl(settings: ProviderSettings): string {
   return `https://bedrock-runtime.${regionOf(settings)}.amazonaws.com`;
 }
 
-/** `@smithy/hash-node`'s Hash fixed to SHA-256, in the constructor shape the signer wants. */
-class Sha256 extends Hash {
-  constructor(secret?: ConstructorParameters<typeof Hash>[1]) {
-    super('sha256', secret);
-  }
-}
-
-export interface AwsCredentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken?: string;
-}
 
 /**
  * SigV4 headers (`authorization`, `x-amz-date`, and `x-amz-security-token` for temporary

@@ -1,5 +1,5 @@
 import { badRequest, GatewayError } from '../../core/errors';
-import { readBody } from '../../http/read-body';
+import { readBody } from '../../core/read-body';
 import { sendOutbound } from '../../outbound/http-client';
 import { parseDataUrl } from '../openai-format/request-helpers';
 import type { FilePart } from '../openai-format/types';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { GatewayError } from '../../core/errors';
-import { readBody } from '../../http/read-body';
+import { readBody } from '../../core/read-body';
 import { sendOutbound } from '../../outbound/http-client';
 import { readServiceAccount, signAssertion, type ServiceAccount } from './service-account';
 

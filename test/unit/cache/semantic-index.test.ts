@@ -11,19 +11,8 @@ import {
   normalise,
   signatures,
 } from '../../../lib/cache/semantic-index';
+import { seededNormals } from '../../support/seeded-normals';
 
-/** A seeded stream of standard normal numbers, so the measured recall is the same on every run. */
-function normals(seed: number): () => number {
-  let state = seed >>> 0;
-  const uniform = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
-}
 
 function randomUnit(dimensions: number, random: () => number): Float32Array {
   return normalise(Array.from({ length: dimensions }, random));
@@ -95,7 +84,7 @@ function report(label: string, { recall, falseCandidateRate, meanCandidates, lar
 describe('semantic index: recall on a test set', () => {
   const dimensions = 1536;
   const count = 2000;
-  const random = normals(20_261_125);
+  const random = seededNormals(20_261_125);
   const originals = Array.from({ length: count }, () => randomUnit(dimensions, random));
 
   it('finds the original of near-duplicates at cosine 0.96–0.99 in a shared bucket', () => {
@@ -136,7 +125,7 @@ describe('semantic index: recall on a test set', () => {
 
 describe('semantic index: signatures', () => {
   it('gives one signature of the same width per table, the same on every call and for any scale', () => {
-    const vector = randomUnit(1536, normals(1));
+    const vector = randomUnit(1536, seededNormals(1));
     const first = signatures(vector);
     expect(first).toHaveLength(lshTables);
     for (const signature of first) expect(signature).toMatch(new RegExp(`^[0-9a-f]{${Math.ceil(lshBits / 4)}}$`));
@@ -165,7 +154,7 @@ describe('semantic index: signatures', () => {
   });
 
   it.each([256, 768, 3072])('works in %i dimensions', (dimensions) => {
-    const random = normals(dimensions);
+    const random = seededNormals(dimensions);
     const originals = Array.from({ length: 400 }, () => randomUnit(dimensions, random));
     const queries = originals.map((original, i) => nearDuplicate(original, 0.96 + (0.03 * i) / 399, random));
     const measured = measure(originals, queries);
@@ -192,7 +181,7 @@ describe('semantic index: similarity and storage', () => {
   });
 
   it('picks the most similar candidate at or above the threshold, and none below it', () => {
-    const random = normals(7);
+    const random = seededNormals(7);
     const query = randomUnit(256, random);
     const candidates = [
       { id: 'far', vector: randomUnit(256, random) },
@@ -210,7 +199,7 @@ describe('semantic index: similarity and storage', () => {
   });
 
   it('round-trips a vector through base64 of little-endian float32, 4 bytes a component', () => {
-    const vector = randomUnit(1536, normals(3));
+    const vector = randomUnit(1536, seededNormals(3));
     const text = encodeVector(vector);
     expect(Buffer.from(text, 'base64')).toHaveLength(1536 * 4);
     expect(decodeVector(text)).toEqual(vector);
