@@ -52,9 +52,57 @@ function credentialIdentity(settings: ResolvedTarget['settings']): string {
  * in canonical form (property order does not matter) and without the fields of `deliveryFields`.
  */
 export function requestKey(operation: Operation, target: ResolvedTarget, body: JsonObject): string {
+  return sha256(canonicalJson(keyMaterial(operation, target, body)));
+}
+
+/** What the semantic cache compares of a chat request: its last user message by meaning, the rest exactly. */
+export interface SemanticQuery {
+  /** The text of the last user message: the one part that is embedded. */
+  text: string;
+  /**
+   * Everything else, hashed: the partition, the embedding model, and the request's key material
+   * with that message's content left out, so the system prompt, every other turn (before and
+   * after it), the model and every parameter must match for two requests to share an answer.
+   */
+  scope: string;
+}
+
+/**
+ * The semantic query of a chat request, or undefined when it has none to embed: no user message,
+ * or a last user message with more than text in it (an image is not compared by a text embedding).
+ */
+export function semanticQuery(target: ResolvedTarget, body: JsonObject, partition: string, embedding: { provider: string; model: string }): SemanticQuery | undefined {
+  const messages = body.messages;
+  if (!Array.isArray(messages)) return undefined;
+  let last = messages.length - 1;
+  while (last >= 0 && (messages[last] as JsonObject | null)?.role !== 'user') last--;
+  if (last < 0) return undefined;
+  const message = messages[last] as JsonObject;
+  const text = textOf(message.content);
+  if (!text) return undefined;
+  const others = messages.slice();
+  others[last] = { ...message, content: null };
+  const material = keyMaterial('chat', target, { ...body, messages: others });
+  return { text, scope: `sc-${sha256(canonicalJson({ material, partition, embedding })).slice(0, 32)}` };
+}
+
+/** A message's text: a string, or text parts joined by newlines; undefined when any part is not text. */
+function textOf(content: unknown): string | undefined {
+  if (typeof content === 'string') return content.trim() ? content : undefined;
+  if (!Array.isArray(content) || content.length === 0) return undefined;
+  const texts: string[] = [];
+  for (const part of content as Array<JsonObject | null>) {
+    if (part?.type !== 'text' || typeof part.text !== 'string') return undefined;
+    texts.push(part.text);
+  }
+  const text = texts.join('\n');
+  return text.trim() ? text : undefined;
+}
+
+function keyMaterial(operation: Operation, target: ResolvedTarget, body: JsonObject) {
   const settings: Record<string, unknown> = { ...target.settings };
   for (const field of secretCredentialFields) delete settings[field];
   const sent: JsonObject = {};
   for (const name in body) if (!deliveryFields.has(name)) sent[name] = body[name];
-  return sha256(canonicalJson({ operation, provider: target.provider.name, baseUrl: target.baseUrl, settings, body: sent }));
+  return { operation, provider: target.provider.name, baseUrl: target.baseUrl, settings, body: sent };
 }

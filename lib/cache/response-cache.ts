@@ -1,5 +1,6 @@
 import type { TokenUsage } from '../core/usage';
 import { getCacheEntry, putCacheEntry, type CacheEntry } from '../store/cache-entries';
+import { deleteSemanticItems, type SemanticRef } from '../store/semantic-entries';
 import { FirstLevelCache } from './first-level';
 
 /** Without `max_age`, an answer is kept a week (the config allows 1 s to 90 days). */
@@ -36,13 +37,28 @@ export async function findCachedAnswer(slot: CacheSlot, now = Date.now()): Promi
   }
 }
 
-/** Keeps a complete, successful answer for `maxAgeSeconds`. A store that fails is reported, never thrown. */
-export async function rememberAnswer(slot: CacheSlot, answer: { body: Buffer; usage?: TokenUsage }, maxAgeSeconds: number, now = Date.now()): Promise<void> {
-  const entry: CacheEntry = { body: answer.body, status: 200, headers: {}, usage: answer.usage, createdAt: now, expiresAt: now + maxAgeSeconds * 1000 };
+export interface AnswerToKeep {
+  body: Buffer;
+  usage?: TokenUsage;
+  /** The semantic entry about to be stored for this answer. */
+  semanticRef?: SemanticRef;
+}
+
+/**
+ * Keeps a complete, successful answer until `expiresAt` (epoch ms), and deletes the semantic entry
+ * of an answer it replaces. Answers whether it was stored; a store that fails is reported, never
+ * thrown.
+ */
+export async function rememberAnswer(slot: CacheSlot, answer: AnswerToKeep, expiresAt: number, now = Date.now()): Promise<boolean> {
+  const entry: CacheEntry = { body: answer.body, status: 200, headers: {}, usage: answer.usage, createdAt: now, expiresAt, semanticRef: answer.semanticRef };
   firstLevel.set(slotId(slot), entry, now);
+  let replaced: SemanticRef | undefined;
   try {
-    await putCacheEntry(slot.workspaceId, slot.partition, slot.key, entry);
+    replaced = await putCacheEntry(slot.workspaceId, slot.partition, slot.key, entry);
   } catch (error) {
     console.error('An answer could not be stored in the response cache', error);
+    return false;
   }
+  if (replaced) await deleteSemanticItems(slot.workspaceId, [replaced]).catch((error) => console.error('A replaced semantic cache entry could not be deleted; TTL will remove it', error));
+  return true;
 }

@@ -77,18 +77,22 @@ export function cosine(a: Vector, b: Vector): number {
 }
 
 /**
- * The candidate most similar to `query` whose similarity is at least `threshold`, with that
- * similarity; undefined when none reaches it. A candidate of another dimension (an entry embedded
- * by another model) never matches.
+ * The candidates whose similarity to `query` is at least `threshold`, most similar first. A
+ * candidate of another dimension (an entry embedded by another model) never matches.
  */
-export function bestMatch<C extends { vector: Vector }>(query: Vector, candidates: readonly C[], threshold: number): { candidate: C; similarity: number } | undefined {
-  let best: { candidate: C; similarity: number } | undefined;
+export function matchesAbove<C extends { vector: Vector }>(query: Vector, candidates: readonly C[], threshold: number): Array<{ candidate: C; similarity: number }> {
+  const matches: Array<{ candidate: C; similarity: number }> = [];
   for (const candidate of candidates) {
     if (candidate.vector.length !== query.length) continue;
     const similarity = cosine(query, candidate.vector);
-    if (similarity >= threshold && (!best || similarity > best.similarity)) best = { candidate, similarity };
+    if (similarity >= threshold) matches.push({ candidate, similarity });
   }
-  return best;
+  return matches.sort((a, b) => b.similarity - a.similarity);
+}
+
+/** The candidate most similar to `query` at or above `threshold`, with that similarity; undefined when none reaches it. */
+export function bestMatch<C extends { vector: Vector }>(query: Vector, candidates: readonly C[], threshold: number): { candidate: C; similarity: number } | undefined {
+  return matchesAbove(query, candidates, threshold)[0];
 }
 
 /** The vector scaled to length 1, as float32; throws for a vector no direction can be read from. */

@@ -24,6 +24,8 @@ export interface RequestLogRecord {
   cache_status?: string;
   /** Tokens a cache hit did not spend: kept apart from `usage`, so totals and budgets never count a hit. */
   saved_usage?: TokenUsage;
+  /** Tokens the semantic cache spent embedding the last user message (a lookup's cost, spent even on a semantic hit). */
+  cache_embedding_usage?: TokenUsage;
   error?: { message: string; code: string | null };
   request_id: string;
   created_at: string;

@@ -33,6 +33,7 @@ export class RequestRecorder {
   private usage?: TokenUsage;
   private cacheStatus?: string;
   private savedUsage?: TokenUsage;
+  private cacheEmbeddingUsage?: TokenUsage;
   private error?: { message: string; code: string | null };
   private finished = false;
   private readonly finishers: ((record: RequestLogRecord) => void)[] = [emitRequestLog];
@@ -79,6 +80,11 @@ export class RequestRecorder {
     this.savedUsage = usage;
   }
 
+  /** Tokens the semantic cache spent embedding the request's last user message: spend, like `usage`. */
+  embeddedForCache(usage: TokenUsage | undefined): void {
+    this.cacheEmbeddingUsage = usage;
+  }
+
   /** The request failed (or its stream broke) with this error; a later report replaces it. */
   failed(error: Pick<GatewayError, 'message' | 'code'>): void {
     this.error = { message: String(error.message).slice(0, maxErrorMessageLength), code: error.code };
@@ -121,6 +127,7 @@ export class RequestRecorder {
       usage: this.usage,
       cache_status: this.cacheStatus,
       saved_usage: this.savedUsage,
+      cache_embedding_usage: this.cacheEmbeddingUsage,
       error: this.error,
       method: end.method,
       path: end.path,

@@ -5,6 +5,7 @@ import { writeInBatches } from './batch-write';
 import { dynamoClient, s3Client } from './clients';
 import { getItemFast } from './dynamo-get';
 import { cacheEntryKey } from './keys';
+import { deleteSemanticItems, isSemanticRef, type SemanticRef } from './semantic-entries';
 import { tables } from './tables';
 
 /** A cached answer, as the cache step replays it. */
@@ -19,6 +20,8 @@ export interface CacheEntry {
   createdAt: number;
   /** Epoch ms, absolute: the entry is a miss from then on, whenever TTL gets round to deleting it. */
   expiresAt: number;
+  /** The semantic entry that answers with this one, if one was stored (read by the purge, not by hits). */
+  semanticRef?: SemanticRef;
 }
 
 /** An item stops at 400 KB; this leaves room for the rest of the entry beside the body. */
@@ -53,11 +56,13 @@ export async function getCacheEntry(workspaceId: string, partition: string, key:
 }
 
 /**
- * Stores an entry, replacing any entry of the key (a forced refresh). A body above ~350 KB goes to
- * S3 first and the item points to it, so no item ever points to a body not yet written. Only the
- * entry's own fields are stored, one by one.
+ * Stores an entry, replacing any entry of the key (a forced refresh, an expired one). A body above
+ * ~350 KB goes to S3 first and the item points to it, so no item ever points to a body not yet
+ * written. Only the entry's own fields are stored, one by one. Answers with the semantic entry of
+ * the entry it replaced, when that is not the new entry's own: nothing else points to it any more,
+ * so the caller deletes it.
  */
-export async function putCacheEntry(workspaceId: string, partition: string, key: string, entry: CacheEntry): Promise<void> {
+export async function putCacheEntry(workspaceId: string, partition: string, key: string, entry: CacheEntry): Promise<SemanticRef | undefined> {
   checkKeyParts(workspaceId, partition, key);
   const item: Record<string, AttributeValue> = {
     ...itemKey(workspaceId, partition, key),
@@ -69,6 +74,7 @@ export async function putCacheEntry(workspaceId: string, partition: string, key:
     expiresAt: { N: String(Math.ceil(entry.expiresAt / 1000)) },
   };
   if (entry.usage) item.usage = { S: JSON.stringify(entry.usage) };
+  if (entry.semanticRef) item.semanticRef = { S: JSON.stringify(entry.semanticRef) };
   if (entry.body.length > inlineBodyLimit) {
     const objectKey = cacheEntryKey.bodyObject(workspaceId, partition, key);
     await s3Client().send(
@@ -78,7 +84,9 @@ export async function putCacheEntry(workspaceId: string, partition: string, key:
   } else {
     item.body = { B: entry.body };
   }
-  await dynamoClient().send(new PutItemCommand({ TableName: tables.state, Item: item }));
+  const { Attributes: replaced } = await dynamoClient().send(new PutItemCommand({ TableName: tables.state, Item: item, ReturnValues: 'ALL_OLD' }));
+  const replacedRef = readSemanticRef(replaced?.semanticRef?.S);
+  return replacedRef && replacedRef.id !== entry.semanticRef?.id ? replacedRef : undefined;
 }
 
 /**
@@ -98,7 +106,7 @@ export async function purgeCacheEntries(workspaceId: string, partition?: string)
         TableName: tables.state,
         KeyConditionExpression: partition === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: values,
-        ProjectionExpression: 'pk, sk, bodyObject',
+        ProjectionExpression: 'pk, sk, bodyObject, semanticRef',
         // An entry written just before the purge is purged too.
         ConsistentRead: true,
         Limit: purgePageSize,
@@ -107,9 +115,15 @@ export async function purgeCacheEntries(workspaceId: string, partition?: string)
     );
     const items = page.Items ?? [];
     const objects: ObjectIdentifier[] = [];
-    for (const item of items) if (item.bodyObject?.S) objects.push({ Key: item.bodyObject.S });
-    // Bodies before items: an item whose body is gone reads as a miss, while a body left without
-    // its item would stay until the bucket's lifecycle rule removes it.
+    const semanticRefs: SemanticRef[] = [];
+    for (const item of items) {
+      if (item.bodyObject?.S) objects.push({ Key: item.bodyObject.S });
+      const ref = readSemanticRef(item.semanticRef?.S);
+      if (ref) semanticRefs.push(ref);
+    }
+    // What an item points to goes before the item: an item whose body or semantic entry is gone
+    // reads as a miss, while a body or vector left without its item could not be found to delete.
+    await deleteSemanticItems(workspaceId, semanticRefs);
     if (objects.length > 0) await deleteBodyObjects(objects);
     await writeInBatches(tables.state, items.map((item) => ({ DeleteRequest: { Key: { pk: item.pk!, sk: item.sk! } } })), 'cache entries');
     deleted += items.length;
@@ -146,6 +160,17 @@ async function deleteBodyObjects(objects: ObjectIdentifier[]): Promise<void> {
 function isMissingObject(error: unknown): boolean {
   const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
   return name === 'NoSuchKey' || $metadata?.httpStatusCode === 404 || $metadata?.httpStatusCode === 403;
+}
+
+/** A stored ref, or undefined for one that cannot be read (its items then wait for TTL). */
+function readSemanticRef(text: string | undefined): SemanticRef | undefined {
+  if (!text) return undefined;
+  try {
+    const ref: unknown = JSON.parse(text);
+    return isSemanticRef(ref) ? ref : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function itemKey(workspaceId: string, partition: string, key: string): Record<string, AttributeValue> {

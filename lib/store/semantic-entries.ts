@@ -21,6 +21,16 @@ export interface SemanticEntry {
   expiresAt: number;
 }
 
+/**
+ * Where an entry's items are: its scope, id and bucket signatures. The exact cache entry it
+ * answers with keeps this, so purging or replacing that entry can delete them without a scan.
+ */
+export interface SemanticRef {
+  scope: string;
+  id: string;
+  signatures: string[];
+}
+
 /** A stored entry that shares at least one bucket with a query; its vector is unit length. */
 export interface SemanticCandidate {
   id: string;
@@ -69,6 +79,33 @@ export async function putSemanticEntry(workspaceId: string, scope: string, entry
   await writeInBatches(tables.state, requests, 'semantic cache items');
 }
 
+/** The ref of an entry about to be stored: its buckets are the signatures of its vector. */
+export function semanticRefOf(scope: string, id: string, vector: Vector): SemanticRef {
+  return { scope, id, signatures: vectorSignatures(normalise(vector)) };
+}
+
+/** Whether a value read back from the store is a ref this module could have written. */
+export function isSemanticRef(value: unknown): value is SemanticRef {
+  const ref = value as SemanticRef | null;
+  return (
+    typeof ref === 'object' && ref !== null && typeof ref.scope === 'string' && keyPartPattern.test(ref.scope) && typeof ref.id === 'string' && keyPartPattern.test(ref.id) &&
+    Array.isArray(ref.signatures) && ref.signatures.length === lshTables && ref.signatures.every((signature) => typeof signature === 'string' && signaturePattern.test(signature))
+  );
+}
+
+/** Deletes the items of the entries `refs` name; a ref that is not there (any more) costs nothing. */
+export async function deleteSemanticItems(workspaceId: string, refs: readonly SemanticRef[]): Promise<void> {
+  const requests = refs.flatMap((ref) => {
+    checkKeyParts(workspaceId, ref.scope, ref.id);
+    checkSignatures(ref.signatures);
+    return ref.signatures.map((signature, table) => {
+      const { pk, sk } = semanticEntryKey.item(workspaceId, ref.scope, table, signature, ref.id);
+      return { DeleteRequest: { Key: { pk: { S: pk }, sk: { S: sk } } } };
+    });
+  });
+  await writeInBatches(tables.state, requests, 'semantic cache items');
+}
+
 /**
  * The live entries of a scope that share a bucket with a query's `signatures` (one per table, as
  * `signatures()` gives them): one Query per table, in parallel, each reading at most
@@ -78,9 +115,7 @@ export async function putSemanticEntry(workspaceId: string, scope: string, entry
  */
 export async function findSemanticCandidates(workspaceId: string, scope: string, signatures: readonly string[], query: CandidateQuery = {}): Promise<SemanticCandidate[]> {
   checkKeyParts(workspaceId, scope);
-  if (signatures.length !== lshTables || !signatures.every((signature) => signaturePattern.test(signature))) {
-    throw new Error(`Expected ${lshTables} LSH signatures of hex digits, got ${JSON.stringify(signatures).slice(0, 200)}.`);
-  }
+  checkSignatures(signatures);
   const limit = query.perBucketLimit ?? defaultPerBucketLimit;
   if (!Number.isInteger(limit) || limit < 1 || limit > maxPerBucketLimit) throw new Error(`perBucketLimit must be an integer from 1 to ${maxPerBucketLimit}, not ${limit}.`);
   const now = query.now ?? Date.now();
@@ -119,6 +154,12 @@ function readVector(text: string | undefined): Float32Array | undefined {
     return decodeVector(text);
   } catch {
     return undefined;
+  }
+}
+
+function checkSignatures(signatures: readonly string[]): void {
+  if (signatures.length !== lshTables || !signatures.every((signature) => signaturePattern.test(signature))) {
+    throw new Error(`Expected ${lshTables} LSH signatures of hex digits, got ${JSON.stringify(signatures).slice(0, 200)}.`);
   }
 }
 

@@ -9,7 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bestMatch, lshTables, normalise, signatures } from '../../lib/cache/semantic-index';
 import { newId } from '../../lib/core/ids';
 import { dynamoClient, resetClients } from '../../lib/store/clients';
-import { findSemanticCandidates, putSemanticEntry, type SemanticEntry } from '../../lib/store/semantic-entries';
+import { putCacheEntry } from '../../lib/store/cache-entries';
+import { deleteSemanticItems, findSemanticCandidates, isSemanticRef, putSemanticEntry, semanticRefOf, type SemanticEntry } from '../../lib/store/semantic-entries';
 import { connectToGatewayStore, stateTable } from '../support/gateway-store';
 import { seededNormals } from '../support/seeded-normals';
 
@@ -126,5 +127,26 @@ describe('semantic cache entries', () => {
     await expect(putSemanticEntry(newWorkspaceId(), 'scope#0', stored)).rejects.toThrow(/key part/);
     await expect(findSemanticCandidates(newWorkspaceId(), newScope(), ['abc'])).rejects.toThrow(/signatures/);
     await expect(findSemanticCandidates(newWorkspaceId(), newScope(), signatures(stored.vector), { perBucketLimit: 0 })).rejects.toThrow(/perBucketLimit/);
+  });
+
+  it('deletes an entry by the ref its answer keeps, and names the ref an overwritten answer had', async () => {
+    const [workspaceId, scope] = [newWorkspaceId(), newScope()];
+    const [kept] = await fill(workspaceId, scope, 1);
+    const stored = entry(randomUnit());
+    const ref = semanticRefOf(scope, stored.id, stored.vector);
+    expect(isSemanticRef(ref)).toBe(true);
+    expect(isSemanticRef({ ...ref, signatures: ref.signatures.slice(1) })).toBe(false);
+    expect(isSemanticRef({ ...ref, scope: 'a#b' })).toBe(false);
+    await putSemanticEntry(workspaceId, scope, stored);
+    expect((await findSemanticCandidates(workspaceId, scope, ref.signatures)).map(({ id }) => id)).toEqual([stored.id]);
+
+    const answer = (text: string, semanticRef?: typeof ref) => ({ body: Buffer.from(text), status: 200, headers: {}, createdAt: Date.now(), expiresAt: Date.now() + day, semanticRef });
+    expect(await putCacheEntry(workspaceId, 'p', 'k', answer('first', ref))).toBeUndefined();
+    expect(await putCacheEntry(workspaceId, 'p', 'k', answer('same ref again', ref))).toBeUndefined();
+    expect(await putCacheEntry(workspaceId, 'p', 'k', answer('no ref'))).toEqual(ref);
+
+    await deleteSemanticItems(workspaceId, [ref]);
+    expect(await findSemanticCandidates(workspaceId, scope, ref.signatures)).toEqual([]);
+    expect((await findSemanticCandidates(workspaceId, scope, signatures(kept!.vector))).map(({ id }) => id)).toEqual([kept!.id]);
   });
 });

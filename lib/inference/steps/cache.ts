@@ -1,12 +1,16 @@
-import { defaultPartition, namespacePartition, requestKey } from '../../cache/cache-key';
-import { findCachedAnswer, rememberAnswer, defaultMaxAgeSeconds, type CacheSlot } from '../../cache/response-cache';
+import { defaultPartition, namespacePartition, requestKey, semanticQuery, type SemanticQuery } from '../../cache/cache-key';
+import { embedForCache } from '../../cache/embed-for-cache';
+import { findCachedAnswer, rememberAnswer, defaultMaxAgeSeconds, type AnswerToKeep, type CacheSlot } from '../../cache/response-cache';
+import { findSemanticAnswer, rememberSemanticAnswer, semanticSettingsOf } from '../../cache/semantic-cache';
 import { replayAsSse } from '../../cache/sse-replay';
 import { captureStream } from '../../cache/stream-capture';
 import { isReadable } from '../../core/readable';
 import type { TokenUsage } from '../../core/usage';
+import type { JsonObject, ResolvedTarget } from '../../providers/types';
 import type { AttemptOutcome } from '../../routing/attempt-outcome';
+import type { WorkspaceCacheSettings } from '../../store/workspaces';
 import type { UnifiedRequest } from '../inference-request';
-import type { InferenceContext, TargetStep } from '../run-inference';
+import type { CacheStatus, InferenceContext, TargetStep } from '../run-inference';
 import { setByStep } from '../steps';
 import { bodyForTarget } from './provider-call';
 
@@ -15,7 +19,8 @@ import { bodyForTarget } from './provider-call';
  * answered before from the stored answer, without calling the provider; otherwise calls it and
  * keeps a complete, successful answer for the next identical request. The lookup is keyed on the
  * request exactly as this target's provider would get it, so a fallback to another target looks up
- * that target's answer.
+ * that target's answer. In semantic mode, a chat request the exact cache misses is looked up by
+ * the meaning of its last user message among requests that match it in everything else.
  */
 export const cacheStep: TargetStep = {
   name: 'cache',
@@ -32,22 +37,75 @@ export const cacheStep: TargetStep = {
       partition: namespace !== undefined ? namespacePartition(namespace) : defaultPartition(request.metadata, target),
       key: requestKey(request.operation, target, body),
     };
+    const serve = (status: CacheStatus, stored: { body: Buffer; usage?: TokenUsage }) => {
+      inference.cacheStatus = status;
+      inference.recorder.sentModel(body.model);
+      inference.recorder.servedFromCache(stored.usage);
+      return answerFromCache(request, stored.body, target.provider.name);
+    };
 
     if (!forceRefresh) {
       const stored = await findCachedAnswer(slot);
-      if (stored) {
-        inference.cacheStatus = 'HIT';
-        inference.recorder.sentModel(body.model);
-        inference.recorder.servedFromCache(stored.usage);
-        return answerFromCache(request, stored.body, target.provider.name);
+      if (stored) return serve('HIT', stored);
+    }
+    const semantic = settings.mode === 'semantic' && request.operation === 'chat' ? await semanticLookup(request, target, body, slot.partition) : undefined;
+    let vector: Promise<number[] | undefined> | undefined;
+    if (semantic) {
+      vector = embed(inference, semantic);
+      if (!forceRefresh) {
+        const found = await vector;
+        const match = found && (await findSemanticAnswer(slot.workspaceId, semantic.query.scope, found, semantic.settings.similarity_threshold));
+        if (match) return serve('SEMANTIC HIT', match.entry);
       }
     }
-    inference.cacheStatus = forceRefresh ? 'REFRESH' : 'MISS';
+    inference.cacheStatus = forceRefresh ? 'REFRESH' : semantic ? 'SEMANTIC MISS' : 'MISS';
     const outcome = await next();
-    if (outcome.ok && outcome.status >= 200 && outcome.status < 300) keepAnswer(inference, outcome, slot, settings.max_age ?? defaultMaxAgeSeconds);
+    if (outcome.ok && outcome.status >= 200 && outcome.status < 300) {
+      const expiresAt = Date.now() + (settings.max_age ?? defaultMaxAgeSeconds) * 1000;
+      keepAnswer(inference, outcome, async (answer) => {
+        const found = await vector;
+        if (semantic && found) await rememberSemanticAnswer(slot, answer, expiresAt, { scope: semantic.query.scope, vector: found });
+        else await rememberAnswer(slot, answer, expiresAt);
+      });
+    }
     return outcome;
   },
 };
+
+interface SemanticLookup {
+  settings: WorkspaceCacheSettings;
+  query: SemanticQuery;
+}
+
+/**
+ * What a semantic lookup needs, or undefined when the request has none: the workspace has no
+ * embedding settings (semantic mode then behaves as simple), or the request no text to embed.
+ */
+async function semanticLookup(request: UnifiedRequest, target: ResolvedTarget, body: JsonObject, partition: string): Promise<SemanticLookup | undefined> {
+  const settings = await semanticSettingsOf(request.caller.workspaceId);
+  if (!settings) return undefined;
+  const query = semanticQuery(target, body, partition, { provider: settings.embedding_provider, model: settings.embedding_model });
+  return query && { settings, query };
+}
+
+/** Embeddings a request has asked for, by text: a retry or a fallback to another target embeds nothing twice. */
+const embeddingsOf = new WeakMap<InferenceContext, Map<string, Promise<number[] | undefined>>>();
+
+/** The embedding of the last user message, its tokens reported as the request's spend; undefined when it failed. */
+function embed(inference: InferenceContext, semantic: SemanticLookup): Promise<number[] | undefined> {
+  let embeddings = embeddingsOf.get(inference);
+  if (!embeddings) embeddingsOf.set(inference, (embeddings = new Map()));
+  const key = `${semantic.settings.embedding_provider}\n${semantic.settings.embedding_model}\n${semantic.query.text}`;
+  let vector = embeddings.get(key);
+  if (!vector) {
+    vector = embedForCache(inference.request.caller.workspaceId, semantic.settings, semantic.query.text).then((embedding) => {
+      if (embedding?.usage) inference.recorder.embeddedForCache(embedding.usage);
+      return embedding?.vector;
+    });
+    embeddings.set(key, vector);
+  }
+  return vector;
+}
 
 /** The stored answer as this request wants it: the JSON body, or replayed as a stream. */
 function answerFromCache(request: UnifiedRequest, stored: Buffer, provider: string): AttemptOutcome {
@@ -67,11 +125,11 @@ function answerFromCache(request: UnifiedRequest, stored: Buffer, provider: stri
  * (an error event or a broken stream is never kept). The write happens after the client has its
  * answer, through `waitUntil`.
  */
-function keepAnswer(inference: InferenceContext, outcome: Extract<AttemptOutcome, { ok: true }>, slot: CacheSlot, maxAgeSeconds: number): void {
+function keepAnswer(inference: InferenceContext, outcome: Extract<AttemptOutcome, { ok: true }>, store: (answer: AnswerToKeep) => Promise<void>): void {
   const request = inference.request as UnifiedRequest;
   if (!isReadable(outcome.body)) {
     const body = Buffer.isBuffer(outcome.body) ? outcome.body : Buffer.from(outcome.body);
-    inference.waitUntil(rememberAnswer(slot, { body, usage: inference.usage }, maxAgeSeconds));
+    inference.waitUntil(store({ body, usage: inference.usage }));
     return;
   }
   if (request.operation === 'embeddings') return;
@@ -84,7 +142,7 @@ function keepAnswer(inference: InferenceContext, outcome: Extract<AttemptOutcome
       // a later non-streamed hit must carry it like any non-streamed answer.
       const usage = (answer.usage as TokenUsage | null | undefined) ?? inference.usage;
       if (usage) answer.usage = usage;
-      return rememberAnswer(slot, { body: Buffer.from(JSON.stringify(answer)), usage }, maxAgeSeconds);
+      return store({ body: Buffer.from(JSON.stringify(answer)), usage });
     }),
   );
 }
