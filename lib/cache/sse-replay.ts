@@ -35,6 +35,13 @@ export function replayAsSse(answer: Json, operation: StreamedOperation, options:
   });
 }
 
+/** The whole replay as SSE text, for an answer small enough to hold it (a cache keeps it for the next hit). */
+export function replayAsSseText(answer: Json, operation: StreamedOperation, options: ReplayOptions): string {
+  let text = '';
+  for (const event of replayEvents(answer, operation, options)) text += event;
+  return text;
+}
+
 /** The SSE text of each event of the replay, in order, ending with `[DONE]`. */
 function* replayEvents(answer: Json, operation: StreamedOperation, options: ReplayOptions): Generator<string> {
   const frame = chunkFrame(answer, operation);

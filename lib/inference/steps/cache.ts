@@ -1,8 +1,9 @@
+import type { Readable } from 'node:stream';
 import { defaultPartition, namespacePartition, requestKey, semanticQuery, type SemanticQuery } from '../../cache/cache-key';
 import { embedForCache } from '../../cache/embed-for-cache';
 import { findCachedAnswer, rememberAnswer, defaultMaxAgeSeconds, type AnswerToKeep, type CacheSlot } from '../../cache/response-cache';
 import { findSemanticAnswer, rememberSemanticAnswer, semanticSettingsOf } from '../../cache/semantic-cache';
-import { replayAsSse } from '../../cache/sse-replay';
+import { replayAsSse, replayAsSseText } from '../../cache/sse-replay';
 import { captureStream } from '../../cache/stream-capture';
 import { isReadable } from '../../core/readable';
 import type { TokenUsage } from '../../core/usage';
@@ -116,8 +117,25 @@ function answerFromCache(request: UnifiedRequest, stored: Buffer, provider: stri
     ok: true,
     status: 200,
     headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
-    body: replayAsSse(JSON.parse(stored.toString('utf8')), request.operation, { includeUsage }),
+    body: replayOf(stored, request.operation, includeUsage),
   };
+}
+
+/**
+ * Replays of small answers, kept beside the stored body they were made from (the first level
+ * holds that body while the entry is hot, and the replay goes with it): a streamed hit is then one
+ * ready buffer, with no JSON parse or event building. A long answer is replayed as it is read.
+ */
+const replays = new WeakMap<Buffer, { plain?: Buffer; withUsage?: Buffer }>();
+const maxKeptReplayBytes = 64 * 1024;
+
+function replayOf(stored: Buffer, operation: 'chat' | 'completions', includeUsage: boolean): Buffer | Readable {
+  const answer = () => JSON.parse(stored.toString('utf8'));
+  if (stored.length > maxKeptReplayBytes) return replayAsSse(answer(), operation, { includeUsage });
+  let kept = replays.get(stored);
+  if (!kept) replays.set(stored, (kept = {}));
+  const variant = includeUsage ? 'withUsage' : 'plain';
+  return (kept[variant] ??= Buffer.from(replayAsSseText(answer(), operation, { includeUsage })));
 }
 
 /**

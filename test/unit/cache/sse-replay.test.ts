@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { replayAsSse, textPieces } from '../../../lib/cache/sse-replay';
+import { replayAsSse, replayAsSseText, textPieces } from '../../../lib/cache/sse-replay';
 import { ChatChunkEmitter } from '../../../lib/providers/openai-format/chunk-emitter';
 import { parseSse } from '../../support/sse';
 
@@ -45,6 +45,13 @@ const chatAnswer = (message: Json, extra: Json = {}): Json => ({
 const deltas = (chunks: Json[], index = 0) => chunks.flatMap((chunk) => chunk.choices.filter((choice: Json) => choice.index === index).map((choice: Json) => choice.delta));
 
 describe('replayAsSse for chat', () => {
+  it('gives the same text whole as pushed event by event', async () => {
+    for (const includeUsage of [false, true]) {
+      const answer = chatAnswer({ role: 'assistant', content: longText, refusal: null });
+      expect(replayAsSseText(answer, 'chat', { includeUsage })).toBe((await pushes(replayAsSse(answer, 'chat', { includeUsage }))).join(''));
+    }
+  });
+
   it('streams a text answer as role, content runs, finish reason, usage and [DONE]', async () => {
     const { chunks, done } = await replayed(chatAnswer({ role: 'assistant', content: longText, refusal: null }), 'chat');
     expect(done).toBe(true);
