@@ -30,11 +30,13 @@
  *   `forward_headers` items are valid HTTP header names (RFC 9110 tokens).
  * - `provider`, `virtual_key`, `prompt_id`, `name`, hook and check ids, and guardrail id strings must
  *   not be empty; other strings (e.g. `api_key`) may be.
- * - Hooks: `id` is required; `checks` items need `id` and `parameters`; `on_fail`/`on_success` hold
- *   `feedback` ({value, weight, metadata}); before-request hooks additionally accept `deny` in them;
- *   `async` is accepted on after-request hooks only (the spec's text).
- * - Guardrails: a non-empty string or an object with `id`, `deny`, `async`, `on_fail`, `on_success`;
- *   `deny` inside `on_fail`/`on_success` only for output guardrails (the spec's text).
+ * - Hooks: `id` is required; `type` is guardrail (the default) or mutator; `checks` items need `id`
+ *   and `parameters`; `on_fail`/`on_success` hold `feedback` ({value, weight, metadata}) and `deny`.
+ *   `deny` is also accepted at the hook's top level, where users write it (the one field beyond the
+ *   spec's table; both places mean the same), and `async` on hooks of both sides.
+ * - Guardrails: a non-empty string (a saved guardrail's id) or an object with `id`, `deny`, `async`,
+ *   `on_fail`, `on_success` and, as extra properties, the checks it runs (`"<check id>": {parameters}`).
+ * - Check ids must name a built-in check, and their parameters must suit it (`schema-rules.ts`).
  * - A structure nested too deeply for the stack to walk is reported as one issue, never a crash.
  */
 import { array, boolean, catchall, enum as oneOf, gte, int, lte, number, optional, record, refine, strictObject, string, union, unknown, minLength } from 'zod/mini';
@@ -131,33 +133,40 @@ const feedbackSchema = strict(
   'an object with optional `value`, `weight` (numbers) and `metadata` (object)',
 );
 
-const outcome = (withDeny: boolean) =>
-  optional(
-    withDeny
-      ? strict({ feedback: optional(feedbackSchema), deny: flag() }, 'an object with optional `feedback` and `deny`')
-      : strict({ feedback: optional(feedbackSchema) }, 'an object with optional `feedback`'),
-  );
+const outcome = optional(strict({ feedback: optional(feedbackSchema), deny: flag() }, 'an object with optional `feedback` and `deny`'));
 
 const checkSchema = strict({ id: name(), parameters: anyObject() }, 'an object with `id` and `parameters`');
 
-const hookShape = { id: name(), type: text(), checks: optional(array(checkSchema, allowed('an array of {"id", "parameters"} objects'))) };
 const hookText = 'a hook object with an `id`';
-const hooksText = 'an array of hook objects';
-const beforeRequestHooks = optional(array(strict({ ...hookShape, on_fail: outcome(true), on_success: outcome(true) }, hookText), allowed(hooksText)));
-const afterRequestHooks = optional(array(strict({ ...hookShape, async: flag(), on_fail: outcome(false), on_success: outcome(false) }, hookText), allowed(hooksText)));
+const hooks = optional(
+  array(
+    strict(
+      {
+        id: name(),
+        type: optional(oneOf(['guardrail', 'mutator'], allowed('"guardrail" or "mutator"'))),
+        checks: optional(array(checkSchema, allowed('an array of {"id", "parameters"} objects'))),
+        deny: flag(),
+        async: flag(),
+        on_fail: outcome,
+        on_success: outcome,
+      },
+      hookText,
+    ),
+    allowed('an array of hook objects'),
+  ),
+);
 
 /** Marks the issue of a guardrail's extra property whose value is not an object (see `fromZod`). */
 const guardrailExtraText = 'an object (the parameters of the check this property names)';
 const guardrailKnown = ['id', 'deny', 'async', 'on_fail', 'on_success'];
 
-const guardrails = (output: boolean) =>
-  optional(
+const guardrails = optional(
     array(
       union(
         [
           name('a non-empty string (a guardrail id)'),
           catchall(
-            strictObject({ id: text(), deny: flag(), async: flag(), on_fail: outcome(output), on_success: outcome(output) }),
+            strictObject({ id: text(), deny: flag(), async: flag(), on_fail: outcome, on_success: outcome }),
             record(string(), unknown(), allowed(guardrailExtraText)),
           ),
         ],
@@ -212,10 +221,10 @@ const configObject = strict(
     cloudC_deployment_id: text(),
     cloudC_model_name: text(),
     cloudC_entra_scope: text(),
-    before_request_hooks: beforeRequestHooks,
-    after_request_hooks: afterRequestHooks,
-    input_guardrails: guardrails(false),
-    output_guardrails: guardrails(true),
+    before_request_hooks: hooks,
+    after_request_hooks: hooks,
+    input_guardrails: guardrails,
+    output_guardrails: guardrails,
   },
   'a JSON object (a config)',
   true,

@@ -47,17 +47,25 @@ export interface HookCheck {
   parameters: Record<string, unknown>;
 }
 
-/** A before- or after-request hook. `async` is for after-request hooks only; `deny` inside `on_fail`/`on_success` for before-request hooks only. */
-export interface Hook {
-  id: string;
-  type?: string;
-  async?: boolean;
-  checks?: HookCheck[];
-  on_fail?: { feedback?: Feedback; deny?: boolean };
-  on_success?: { feedback?: Feedback; deny?: boolean };
+/** What a hook does when its checks fail or pass: feedback for the log, and whether to deny. */
+export interface HookOutcome {
+  feedback?: Feedback;
+  deny?: boolean;
 }
 
-export type Guardrail = string | ({ id?: string; deny?: boolean; async?: boolean; on_fail?: { feedback?: Feedback; deny?: boolean }; on_success?: { feedback?: Feedback; deny?: boolean } } & Record<string, unknown>);
+/** A before- or after-request hook. `deny` may stand at the top level or in `on_fail`/`on_success`; both mean the same. */
+export interface Hook {
+  id: string;
+  type?: 'guardrail' | 'mutator';
+  deny?: boolean;
+  async?: boolean;
+  checks?: HookCheck[];
+  on_fail?: HookOutcome;
+  on_success?: HookOutcome;
+}
+
+/** A saved guardrail's id, or an inline guardrail whose extra properties are its checks (`"<check id>": {parameters}`). */
+export type Guardrail = string | ({ id?: string; deny?: boolean; async?: boolean; on_fail?: HookOutcome; on_success?: HookOutcome } & Record<string, unknown>);
 
 export interface Deployment {
   deployment_id: string;

@@ -81,6 +81,10 @@ describe('parseConfig: accepted configs', () => {
     ['compat organization and project', { ...base, compat_organization: 'org', compat_project: 'proj' }],
     ['before hook with deny in on_fail', { before_request_hooks: [{ id: 'h', type: 'guardrail', checks: [{ id: 'default.contains', parameters: { words: ['x'] } }], on_fail: { deny: true, feedback: { value: -1, weight: 1, metadata: { k: 'v' } } }, on_success: { deny: false } }] }],
     ['after hook with async', { after_request_hooks: [{ id: 'h', async: true, on_success: { feedback: { value: 1 } } }] }],
+    // `deny` and `async` on both sides, and `deny` at a hook's top level as well as in on_fail.
+    ['before hook with async and top-level deny', { before_request_hooks: [{ id: 'h', async: true, deny: true }] }],
+    ['after hook with deny in on_fail', { after_request_hooks: [{ id: 'h', type: 'mutator', on_fail: { deny: true } }] }],
+    ['input guardrail with deny in on_fail', { input_guardrails: [{ id: 'g', on_fail: { deny: true } }] }],
     ['guardrail object with check properties', { input_guardrails: [{ id: 'g', deny: true, async: false, 'default.contains': { operator: 'any', words: ['a'] }, on_fail: { feedback: { value: 0 } } }] }],
     ['output guardrail with deny in on_fail', { output_guardrails: ['g1', { on_fail: { deny: true }, on_success: { deny: false, feedback: { weight: 2 } } }] }],
     ['name and prompt_id', { ...base, name: 'primary', prompt_id: 'p' }],
@@ -244,15 +248,13 @@ describe('parseConfig: each rule rejects with the exact path', () => {
     ['hook check without id', { after_request_hooks: [{ id: 'h', checks: [{ parameters: {} }] }] }, 'config.after_request_hooks[0].checks[0].id', 'is required; must be a non-empty string'],
     ['hook feedback value not a number', { before_request_hooks: [{ id: 'h', on_fail: { feedback: { value: 'bad' } } }] }, 'config.before_request_hooks[0].on_fail.feedback.value', 'must be a number; got "bad"'],
     ['hook feedback metadata not an object', { after_request_hooks: [{ id: 'h', on_success: { feedback: { metadata: 'm' } } }] }, 'config.after_request_hooks[0].on_success.feedback.metadata', 'must be an object; got "m"'],
-    ['async on a before-request hook', { before_request_hooks: [{ id: 'h', async: true }] }, 'config.before_request_hooks[0].async', 'unknown property "async"; allowed here: id, type, checks, on_fail, on_success'],
-    ['deny in an after-request hook on_fail', { after_request_hooks: [{ id: 'h', on_fail: { deny: true } }] }, 'config.after_request_hooks[0].on_fail.deny', 'unknown property "deny"; allowed here: feedback'],
+    ['hook type not guardrail or mutator', { before_request_hooks: [{ id: 'h', type: 'filter' }] }, 'config.before_request_hooks[0].type', 'must be "guardrail" or "mutator"; got "filter"'],
     ['hooks not an array', { before_request_hooks: { id: 'h' } }, 'config.before_request_hooks', 'must be an array of hook objects; got an object'],
     ['guardrail empty string', { input_guardrails: [''] }, 'config.input_guardrails[0]', 'must be a non-empty string (a guardrail id); got an empty string'],
     ['guardrail a number', { input_guardrails: [5] }, 'config.input_guardrails[0]', 'must be a guardrail id (a non-empty string) or a guardrail object; got 5'],
     ['guardrail extra property not an object', { output_guardrails: [{ id: 'g', 'default.contains': ['a'] }] }, 'config.output_guardrails[0]["default.contains"]', 'must be an object (the parameters of the check this property names); got an array'],
     ['guardrail misspelled deny', { input_guardrails: [{ id: 'g', dney: true }] }, 'config.input_guardrails[0].dney', 'must be an object (the parameters of the check this property names); got true; did you mean "deny"?'],
     ['guardrail id not a string', { output_guardrails: [{ id: 7 }] }, 'config.output_guardrails[0].id', 'must be a string; got 7'],
-    ['deny in an input guardrail on_fail', { input_guardrails: [{ id: 'g', on_fail: { deny: true } }] }, 'config.input_guardrails[0].on_fail.deny', 'unknown property "deny"; allowed here: feedback'],
   ];
 
   it.each(rejected)('%s → %s', (_, input, param, message) => {
@@ -363,19 +365,16 @@ const freeObject = fc.dictionary(fc.stringMatching(/^[a-z_]{1,8}$/), fc.jsonValu
 const statusCodes = fc.array(fc.integer({ min: 100, max: 599 }), { maxLength: 4 });
 const opt = { noNullPrototype: true } as const;
 const feedback = fc.record({ value: fc.double({ noNaN: true, noDefaultInfinity: true }), weight: fc.double({ noNaN: true, noDefaultInfinity: true }), metadata: freeObject }, { requiredKeys: [], ...opt });
-const outcome = (deny: boolean): fc.Arbitrary<Record<string, unknown>> =>
-  deny ? fc.record({ feedback, deny: fc.boolean() }, { requiredKeys: [], ...opt }) : fc.record({ feedback }, { requiredKeys: [], ...opt });
+const outcome: fc.Arbitrary<Record<string, unknown>> = fc.record({ feedback, deny: fc.boolean() }, { requiredKeys: [], ...opt });
 const check = fc.record({ id: word, parameters: freeObject }, opt);
-const hook = (before: boolean) =>
-  fc.record(
-    { id: word, type: fc.string(), checks: fc.array(check, { maxLength: 2 }), on_fail: outcome(before), on_success: outcome(before), ...(before ? {} : { async: fc.boolean() }) },
-    { requiredKeys: ['id'], ...opt },
-  );
-const guardrail = (output: boolean) =>
-  fc.oneof(
-    word,
-    fc.record({ id: fc.string(), deny: fc.boolean(), async: fc.boolean(), on_fail: outcome(output), on_success: outcome(output), 'default.contains': freeObject }, { requiredKeys: [], ...opt }),
-  );
+const hook = fc.record(
+  { id: word, type: fc.constantFrom('guardrail', 'mutator'), checks: fc.array(check, { maxLength: 2 }), deny: fc.boolean(), async: fc.boolean(), on_fail: outcome, on_success: outcome },
+  { requiredKeys: ['id'], ...opt },
+);
+const guardrail = fc.oneof(
+  word,
+  fc.record({ id: fc.string(), deny: fc.boolean(), async: fc.boolean(), on_fail: outcome, on_success: outcome, 'default.contains': freeObject }, { requiredKeys: [], ...opt }),
+);
 
 const leafSettings = {
   provider: fc.constantFrom('openai', 'anthropic', '@openai-prod', 'bedrock'),
@@ -398,10 +397,10 @@ const leafSettings = {
   cloudB_service_account_json: freeObject,
   cloudC_deployment_type: fc.constantFrom('serverless', 'managed'),
   cloudC_entra_scope: fc.string(),
-  before_request_hooks: fc.array(hook(true), { maxLength: 2 }),
-  after_request_hooks: fc.array(hook(false), { maxLength: 2 }),
-  input_guardrails: fc.array(guardrail(false), { maxLength: 2 }),
-  output_guardrails: fc.array(guardrail(true), { maxLength: 2 }),
+  before_request_hooks: fc.array(hook, { maxLength: 2 }),
+  after_request_hooks: fc.array(hook, { maxLength: 2 }),
+  input_guardrails: fc.array(guardrail, { maxLength: 2 }),
+  output_guardrails: fc.array(guardrail, { maxLength: 2 }),
 };
 const leaf = fc.record(leafSettings, { requiredKeys: ['provider'], ...opt });
 
