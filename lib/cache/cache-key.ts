@@ -1,5 +1,6 @@
 import { canonicalJson } from '../core/canonical-json';
 import { sha256Hex as sha256 } from '../core/sha256';
+import { contentText, lastUserMessageIndex } from '../providers/openai-format/message-text';
 import { secretCredentialFields } from '../providers/provider-fields';
 import type { JsonObject, Operation, ResolvedTarget } from '../providers/types';
 
@@ -72,31 +73,16 @@ export interface SemanticQuery {
  * or a last user message with more than text in it (an image is not compared by a text embedding).
  */
 export function semanticQuery(target: ResolvedTarget, body: JsonObject, partition: string, embedding: { provider: string; model: string }): SemanticQuery | undefined {
-  const messages = body.messages;
-  if (!Array.isArray(messages)) return undefined;
-  let last = messages.length - 1;
-  while (last >= 0 && (messages[last] as JsonObject | null)?.role !== 'user') last--;
+  const last = lastUserMessageIndex(body.messages);
   if (last < 0) return undefined;
-  const message = messages[last] as JsonObject;
-  const text = textOf(message.content);
-  if (!text) return undefined;
+  const messages = body.messages as JsonObject[];
+  const message = messages[last]!;
+  const text = contentText(message.content, { textOnly: true });
+  if (!text?.trim()) return undefined;
   const others = messages.slice();
   others[last] = { ...message, content: null };
   const material = keyMaterial('chat', target, { ...body, messages: others });
   return { text, scope: `sc-${sha256(canonicalJson({ material, partition, embedding })).slice(0, 32)}` };
-}
-
-/** A message's text: a string, or text parts joined by newlines; undefined when any part is not text. */
-function textOf(content: unknown): string | undefined {
-  if (typeof content === 'string') return content.trim() ? content : undefined;
-  if (!Array.isArray(content) || content.length === 0) return undefined;
-  const texts: string[] = [];
-  for (const part of content as Array<JsonObject | null>) {
-    if (part?.type !== 'text' || typeof part.text !== 'string') return undefined;
-    texts.push(part.text);
-  }
-  const text = texts.join('\n');
-  return text.trim() ? text : undefined;
 }
 
 function keyMaterial(operation: Operation, target: ResolvedTarget, body: JsonObject) {

@@ -1,3 +1,4 @@
+import type { HookResults } from '../guardrails/run-hooks';
 import type { TokenUsage } from '../core/usage';
 
 /** The record every request leaves behind, written as one JSON line once the response is complete. */
@@ -26,6 +27,8 @@ export interface RequestLogRecord {
   saved_usage?: TokenUsage;
   /** Tokens the semantic cache spent embedding the last user message (a lookup's cost, spent even on a semantic hit). */
   cache_embedding_usage?: TokenUsage;
+  /** Every hook that ran, with its checks' verdicts and data, and the feedback of its outcome. */
+  hook_results?: HookResults;
   error?: { message: string; code: string | null };
   request_id: string;
   created_at: string;

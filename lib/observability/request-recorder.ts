@@ -2,6 +2,7 @@ import type { AuthContext } from '../auth/authenticate';
 import type { GatewayError } from '../core/errors';
 import type { TraceContext } from '../http/trace';
 import type { TokenUsage } from '../core/usage';
+import type { HookResult, HookResults } from '../guardrails/run-hooks';
 import { emitRequestLog, type RequestLogRecord } from './request-log';
 
 /** How the exchange ended, known once the answer's body is complete. */
@@ -35,6 +36,10 @@ export class RequestRecorder {
   private savedUsage?: TokenUsage;
   private cacheEmbeddingUsage?: TokenUsage;
   private error?: { message: string; code: string | null };
+  private hookResults?: HookResults;
+  /** Work whose results belong in the log line (async hooks) and has not settled yet. */
+  private awaited = 0;
+  private end?: { fields: RecordedEnd; at: number };
   private finished = false;
   private readonly finishers: ((record: RequestLogRecord) => void)[] = [emitRequestLog];
 
@@ -85,6 +90,31 @@ export class RequestRecorder {
     this.cacheEmbeddingUsage = usage;
   }
 
+  /** Results of hooks on either side: the log keeps every hook that ran, async ones included. */
+  hooksRan(side: keyof HookResults, results: readonly HookResult[]): void {
+    if (results.length === 0) return;
+    this.hookResults ??= { before_request_hooks: [], after_request_hooks: [] };
+    this.hookResults[side].push(...results);
+  }
+
+  /**
+   * Holds the log line until `work` has settled (async hooks finish after the answer): the answer
+   * is never delayed, and the line still carries their results. The promise answered settles once
+   * the line is written, if it is due; hand it to `waitUntil`.
+   */
+  waitFor(work: Promise<unknown>): Promise<void> {
+    this.awaited++;
+    return work.then(
+      () => this.settle(),
+      () => this.settle(),
+    );
+  }
+
+  private settle(): void {
+    this.awaited--;
+    if (this.awaited === 0 && this.end) this.write();
+  }
+
   /** The request failed (or its stream broke) with this error; a later report replaces it. */
   failed(error: Pick<GatewayError, 'message' | 'code'>): void {
     this.error = { message: String(error.message).slice(0, maxErrorMessageLength), code: error.code };
@@ -100,15 +130,24 @@ export class RequestRecorder {
     this.finishers.push(work);
   }
 
-  /** Builds the record once and hands it to every finisher; later calls do nothing. */
+  /**
+   * Builds the record once and hands it to every finisher; later calls do nothing. With work still
+   * awaited (`waitFor`), the record is written when it settles, with this moment's latency.
+   */
   finish(end: RecordedEnd): void {
-    if (this.finished) return;
+    if (this.end) return;
+    this.end = { fields: end, at: performance.now() };
+    if (this.awaited === 0) this.write();
+  }
+
+  private write(): void {
+    if (this.finished || !this.end) return;
     this.finished = true;
-    const record = this.record(end);
+    const record = this.record(this.end.fields, this.end.at);
     for (const work of this.finishers) work(record);
   }
 
-  private record(end: RecordedEnd): RequestLogRecord {
+  private record(end: RecordedEnd, endedAt: number): RequestLogRecord {
     const { trace, auth } = this;
     return {
       type: 'gateway.request',
@@ -128,11 +167,12 @@ export class RequestRecorder {
       cache_status: this.cacheStatus,
       saved_usage: this.savedUsage,
       cache_embedding_usage: this.cacheEmbeddingUsage,
+      hook_results: this.hookResults,
       error: this.error,
       method: end.method,
       path: end.path,
       status: end.status,
-      latency_ms: Math.round((performance.now() - this.startedAt) * 1000) / 1000,
+      latency_ms: Math.round((endedAt - this.startedAt) * 1000) / 1000,
       request_id: end.requestId,
       created_at: new Date().toISOString(),
     };

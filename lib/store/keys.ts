@@ -42,6 +42,12 @@ export const providerIntegrationKey = {
   workspaceList: (workspaceId: string) => `WS#${workspaceId}#PROVIDER`,
 };
 
+/** Control table: a saved guardrail, by workspace and id; listed per workspace on gsi1. */
+export const guardrailKey = {
+  item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#GUARDRAIL#${id}`, sk: 'GUARDRAIL' }),
+  workspaceList: (workspaceId: string) => `WS#${workspaceId}#GUARDRAIL`,
+};
+
 /**
  * Control table: a saved config's head (the latest version in it) and one item per version, under
  * one partition; heads are listed per workspace on gsi1.

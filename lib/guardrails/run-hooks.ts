@@ -1,0 +1,127 @@
+import type { Feedback, HookCheck } from '../config/types';
+import { GatewayError } from '../core/errors';
+import type { JsonObject, Operation } from '../providers/types';
+import type { HookSide, HookSpec } from './hook-specs';
+import { answerText, requestText, withAnswerText, withRequestText } from './hook-text';
+
+/** What one check said, as `hook_results` shows it. */
+export interface CheckReport {
+  id: string;
+  verdict: boolean;
+  data: unknown;
+  error?: string;
+  /** Milliseconds. */
+  execution_time: number;
+  transformed?: boolean;
+}
+
+/** One hook's result, in the shape Portkey's gateway answers with, so tools written for it read ours. */
+export interface HookResult {
+  id: string;
+  verdict: boolean;
+  deny: boolean;
+  async: boolean;
+  type: 'guardrail' | 'mutator';
+  /** Milliseconds. */
+  execution_time: number;
+  checks: CheckReport[];
+  feedback?: Feedback;
+  transformed: boolean;
+}
+
+/** `hook_results` of an answer: each side's hooks, in the order they ran. */
+export interface HookResults {
+  before_request_hooks: HookResult[];
+  after_request_hooks: HookResult[];
+}
+
+/** What a check reads: the text of its side, and the exchange around it. */
+export interface CheckInput {
+  side: 'request' | 'response';
+  text: string;
+  operation: Operation;
+  request: JsonObject;
+  response?: JsonObject;
+  metadata: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** Runs one check; a check that throws is reported by the runner, never thrown (see the catalogue's `failOnError`). */
+export type RunCheck = (check: HookCheck, input: CheckInput) => Promise<CheckReport & { transformedText?: string }>;
+
+export interface HookExchange {
+  operation: Operation;
+  request: JsonObject;
+  response?: JsonObject;
+  metadata: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+export interface HooksOutcome {
+  results: HookResult[];
+  /** Every hook passed. */
+  passed: boolean;
+  /** A failed hook denies: the request is not sent, or the answer is withheld (446). */
+  denied: boolean;
+  /** The exchange as mutators left it (the same objects when nothing changed). */
+  request: JsonObject;
+  response?: JsonObject;
+}
+
+/**
+ * Runs one side's hooks in list order, each hook's checks at once. A hook's verdict is the AND of
+ * its checks. A check's new text (a redaction, a prefix) replaces the checked text before the next
+ * hook runs, so mutators chain; when several checks of one hook rewrite, the last in the list
+ * wins (give each its own hook to chain them). The first failed hook that denies ends the run:
+ * what it denies will not be sent, so later hooks have nothing to judge.
+ */
+export async function runHooks(hooks: readonly HookSpec[], side: HookSide, exchange: HookExchange, runCheck: RunCheck): Promise<HooksOutcome> {
+  let { request, response } = exchange;
+  const results: HookResult[] = [];
+  let passed = true;
+  for (const hook of hooks) {
+    const started = performance.now();
+    const text = side === 'input' ? requestText(exchange.operation, request) : answerText(exchange.operation, response ?? {});
+    const input: CheckInput = { side: side === 'input' ? 'request' : 'response', text, operation: exchange.operation, request, response, metadata: exchange.metadata, headers: exchange.headers };
+    const reports = await Promise.all(hook.checks.map((check) => runCheck(check, input)));
+    const verdict = reports.every((report) => report.verdict);
+    let transformed = false;
+    const rewrite = reports.findLast((report) => report.transformedText !== undefined && report.transformedText !== text)?.transformedText;
+    if (rewrite !== undefined) {
+      const changed = side === 'input' ? withRequestText(exchange.operation, request, rewrite) : withAnswerText(exchange.operation, response ?? {}, rewrite);
+      if (changed) {
+        transformed = true;
+        if (side === 'input') request = changed;
+        else response = changed;
+      }
+    }
+    const checks = reports.map(({ transformedText: _text, ...report }) => report);
+    const feedback = verdict ? hook.onSuccess : hook.onFail;
+    results.push({ id: hook.id, verdict, deny: hook.deny, async: hook.async, type: hook.type, execution_time: Math.round(performance.now() - started), checks, ...(feedback ? { feedback } : {}), transformed });
+    if (!verdict) {
+      passed = false;
+      if (hook.deny) return { results, passed, denied: true, request, response };
+    }
+  }
+  return { results, passed, denied: false, request, response };
+}
+
+/**
+ * 446: checks of a hook that denies failed. The body is the error (`type: "hooks_failed"`, which
+ * checks failed) plus `hook_results`, as far as the hooks ran.
+ */
+export class HooksFailedError extends GatewayError {
+  constructor(
+    side: HookSide,
+    readonly hookResults: HookResults,
+  ) {
+    const failed = (side === 'input' ? hookResults.before_request_hooks : hookResults.after_request_hooks).filter((result) => !result.verdict);
+    const named = failed.map((result) => `${result.id} (${result.checks.filter((check) => !check.verdict).map((check) => check.id).join(', ') || 'no checks'})`).join('; ');
+    const what = side === 'input' ? 'The request was denied by its input checks' : "The provider's answer was withheld by its output checks";
+    super(446, `${what}: ${named} failed.`, { type: 'hooks_failed', code: 'hooks_failed' });
+  }
+
+  override toBody() {
+    return { ...super.toBody(), hook_results: this.hookResults };
+  }
+}
