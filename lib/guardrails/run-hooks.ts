@@ -47,7 +47,7 @@ export interface CheckInput {
 }
 
 /** Runs one check; a check that throws is reported by the runner, never thrown (see the catalogue's `failOnError`). */
-export type RunCheck = (check: HookCheck, input: CheckInput) => Promise<CheckReport & { transformedText?: string }>;
+export type RunCheck = (check: HookCheck, input: CheckInput) => Promise<CheckReport & { transformedText?: string; transformedBody?: JsonObject }>;
 
 export interface HookExchange {
   operation: Operation;
@@ -66,19 +66,22 @@ export interface HooksOutcome {
   /** The exchange as mutators left it (the same objects when nothing changed). */
   request: JsonObject;
   response?: JsonObject;
+  /** A mutator rewrote the request or the answer. */
+  transformed: boolean;
 }
 
 /**
  * Runs one side's hooks in list order, each hook's checks at once. A hook's verdict is the AND of
  * its checks. A check's new text (a redaction, a prefix) replaces the checked text before the next
- * hook runs, so mutators chain; when several checks of one hook rewrite, the last in the list
- * wins (give each its own hook to chain them). The first failed hook that denies ends the run:
+ * hook runs, so mutators chain; a webhook may answer a whole new body instead. When several
+ * checks of one hook rewrite, the last in the list wins (give each its own hook to chain them). The first failed hook that denies ends the run:
  * what it denies will not be sent, so later hooks have nothing to judge.
  */
 export async function runHooks(hooks: readonly HookSpec[], side: HookSide, exchange: HookExchange, runCheck: RunCheck): Promise<HooksOutcome> {
   let { request, response } = exchange;
   const results: HookResult[] = [];
   let passed = true;
+  let rewritten = false;
   for (const hook of hooks) {
     const started = performance.now();
     const text = side === 'input' ? requestText(exchange.operation, request) : answerText(exchange.operation, response ?? {});
@@ -86,24 +89,26 @@ export async function runHooks(hooks: readonly HookSpec[], side: HookSide, excha
     const reports = await Promise.all(hook.checks.map((check) => runCheck(check, input)));
     const verdict = reports.every((report) => report.verdict);
     let transformed = false;
-    const rewrite = reports.findLast((report) => report.transformedText !== undefined && report.transformedText !== text)?.transformedText;
-    if (rewrite !== undefined) {
-      const changed = side === 'input' ? withRequestText(exchange.operation, request, rewrite) : withAnswerText(exchange.operation, response ?? {}, rewrite);
+    const rewrite = reports.findLast((report) => report.transformedBody !== undefined || (report.transformedText !== undefined && report.transformedText !== text));
+    if (rewrite) {
+      const changed =
+        rewrite.transformedBody ??
+        (side === 'input' ? withRequestText(exchange.operation, request, rewrite.transformedText!) : withAnswerText(exchange.operation, response ?? {}, rewrite.transformedText!));
       if (changed) {
-        transformed = true;
+        transformed = rewritten = true;
         if (side === 'input') request = changed;
         else response = changed;
       }
     }
-    const checks = reports.map(({ transformedText: _text, ...report }) => report);
+    const checks = reports.map(({ transformedText: _text, transformedBody: _body, ...report }) => report);
     const feedback = verdict ? hook.onSuccess : hook.onFail;
     results.push({ id: hook.id, verdict, deny: hook.deny, async: hook.async, type: hook.type, execution_time: Math.round(performance.now() - started), checks, ...(feedback ? { feedback } : {}), transformed });
     if (!verdict) {
       passed = false;
-      if (hook.deny) return { results, passed, denied: true, request, response };
+      if (hook.deny) return { results, passed, denied: true, request, response, transformed: rewritten };
     }
   }
-  return { results, passed, denied: false, request, response };
+  return { results, passed, denied: false, request, response, transformed: rewritten };
 }
 
 /**

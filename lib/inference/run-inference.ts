@@ -1,6 +1,7 @@
 import type { TokenUsage } from '../core/usage';
+import type { HookResults } from '../guardrails/run-hooks';
 import type { RequestRecorder } from '../observability/request-recorder';
-import type { ResolvedTarget } from '../providers/types';
+import type { JsonObject, ResolvedTarget } from '../providers/types';
 import type { RoutingResult } from '../routing/engine';
 import type { PlanNode } from '../routing/plan';
 import type { InferenceRequest } from './inference-request';
@@ -8,6 +9,7 @@ import type { AttemptOutcome } from '../routing/attempt-outcome';
 import type { AttemptTimeout } from './provider-body';
 import type { RequestPlan } from './request-config';
 import { runSteps, type Step } from './steps';
+import { requestHooksStep } from './steps/hooks';
 import { resolveConfig } from './steps/resolve-config';
 import { routeStrategy } from './steps/route-strategy';
 
@@ -41,6 +43,12 @@ export interface InferenceContext extends InferenceEnvironment {
   plan?: RequestPlan;
   /** Set by the `config` step: a target's provider, host and credentials, resolved once per request. */
   targetOf?: (leaf: PlanNode) => Promise<ResolvedTarget>;
+  /** Set by the `hooks` steps once a hook ran: what the answer's `hook_results` shows. */
+  hookResults?: HookResults;
+  /** The body after the request's own input mutators, when one rewrote it. */
+  inputBody?: JsonObject;
+  /** An input hook failed without denying: the answer goes out as 246. */
+  inputFlagged?: boolean;
 }
 
 /** One attempt at one target, on its way through the target steps. */
@@ -51,6 +59,13 @@ export interface TargetAttempt {
   target?: ResolvedTarget;
   /** Set by the `timeout` step. */
   timeout?: AttemptTimeout;
+  /** The body this target's provider gets (see `attemptBody`). */
+  body?: JsonObject;
+  /**
+   * Set by the `hooks` step when output hooks judge the answer: true once they passed. The cache
+   * keeps only an answer they passed (a flagged or withheld one never).
+   */
+  answerChecked?: Promise<boolean>;
 }
 
 export type RequestStep = Step<InferenceContext, InferenceResult>;
@@ -60,7 +75,7 @@ export type TargetStep = Step<TargetAttempt, AttemptOutcome>;
  * What every request goes through, in order. Steps that need the whole request (rate limits,
  * guardrails, accounting) join this list; steps per target attempt join `targetSteps`.
  */
-export const requestSteps: readonly RequestStep[] = [resolveConfig, routeStrategy];
+export const requestSteps: readonly RequestStep[] = [resolveConfig, requestHooksStep, routeStrategy];
 
 export function inferenceContext(request: InferenceRequest, environment: InferenceEnvironment): InferenceContext {
   return { request, recorder: environment.recorder, waitUntil: environment.waitUntil, cacheStatus: 'DISABLED' };

@@ -62,8 +62,11 @@ class Router {
     for (const candidate of candidates) {
       if (!(await this.admit(candidate))) continue;
       last = await this.run(candidate.node);
-      if (last.outcome.ok) return last;
-      if (codes && !codes.includes(last.outcome.status)) return last;
+      // A flagged answer (246, output hooks failed without denying) is a success, unless the
+      // strategy lists 246 among the statuses that fall back.
+      if (last.outcome.ok) {
+        if (!(last.outcome.status === 246 && codes?.includes(246))) return last;
+      } else if (codes && !codes.includes(last.outcome.status)) return last;
     }
     // Every half-open target was being probed by someone else: treat them as all open.
     return last ?? this.fallback(node, node.children.map((child) => ({ node: child, probe: false })));

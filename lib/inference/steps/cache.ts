@@ -13,7 +13,7 @@ import type { WorkspaceCacheSettings } from '../../store/workspaces';
 import type { UnifiedRequest } from '../inference-request';
 import type { CacheStatus, InferenceContext, TargetStep } from '../run-inference';
 import { setByStep } from '../steps';
-import { bodyForTarget } from './provider-call';
+import { attemptBody } from './provider-call';
 
 /**
  * `cache`: with a `cache` setting on the target (its own or inherited), answers a request that was
@@ -31,7 +31,7 @@ export const cacheStep: TargetStep = {
     const request = inference.request;
     if (!settings || request.kind !== 'unified') return next();
     const target = setByStep(attempt.target, 'target');
-    const body = bodyForTarget(request, attempt.leaf);
+    const body = attemptBody(attempt);
     const { namespace, forceRefresh } = request.options.cache;
     const slot: CacheSlot = {
       workspaceId: request.caller.workspaceId,
@@ -64,6 +64,8 @@ export const cacheStep: TargetStep = {
     if (outcome.ok && outcome.status >= 200 && outcome.status < 300) {
       const expiresAt = Date.now() + (settings.max_age ?? defaultMaxAgeSeconds) * 1000;
       keepAnswer(inference, outcome, async (answer) => {
+        // An answer the output hooks flagged or withheld is never kept.
+        if (attempt.answerChecked && !(await attempt.answerChecked)) return;
         const found = await vector;
         if (semantic && found) await rememberSemanticAnswer(slot, answer, expiresAt, { scope: semantic.query.scope, vector: found });
         else await rememberAnswer(slot, answer, expiresAt);

@@ -1,15 +1,20 @@
 import type { JsonObject, ProviderCall } from '../../providers/types';
-import type { PlanNode } from '../../routing/plan';
 import type { UnifiedRequest } from '../inference-request';
 import { attemptProvider } from '../provider-attempt';
 import { forwardedHeaders } from '../request-options';
-import type { TargetStep } from '../run-inference';
+import type { TargetAttempt, TargetStep } from '../run-inference';
 import { setByStep } from '../steps';
 
-/** The body as this target's provider gets it: the client's, with the target's `override_params` over it. */
-export function bodyForTarget(request: UnifiedRequest, leaf: PlanNode): JsonObject {
-  const overrides = leaf.settings.override_params;
-  return overrides ? { ...request.body, ...overrides } : request.body;
+/**
+ * The body as this target's provider gets it: the client's (as the request's input mutators left
+ * it), with the target's `override_params` over it, then as the target's own input mutators left it.
+ */
+export function attemptBody(attempt: TargetAttempt): JsonObject {
+  if (attempt.body) return attempt.body;
+  const request = attempt.inference.request as UnifiedRequest;
+  const base = attempt.inference.inputBody ?? request.body;
+  const overrides = attempt.leaf.settings.override_params;
+  return (attempt.body = overrides ? { ...base, ...overrides } : base);
 }
 
 /** `call` on the unified routes: the OpenAI-format request, with the target's overrides, through the provider's adapter. */
@@ -20,12 +25,13 @@ export const providerCallStep: TargetStep = {
     const request = inference.request;
     if (request.kind !== 'unified') throw new Error('The provider call step serves the unified routes.');
     const target = setByStep(attempt.target, 'target');
-    const overrides = leaf.settings.override_params;
+    const body = attemptBody(attempt);
     const forwardNames = leaf.settings.forward_headers ? [...leaf.settings.forward_headers, ...request.options.forwardHeaderNames] : request.options.forwardHeaderNames;
     const call: ProviderCall = {
       operation: request.operation,
-      body: bodyForTarget(request, leaf),
-      clientBytes: overrides ? undefined : request.clientBytes,
+      body,
+      // The client's bytes are sent as they are only while nothing changed the body.
+      clientBytes: body === request.body ? request.clientBytes : undefined,
       stream: request.stream,
       target,
       forwardHeaders: forwardedHeaders(request.headers, forwardNames),

@@ -1,6 +1,7 @@
 import type { InferenceRequest } from '../inference-request';
 import type { TargetStep } from '../run-inference';
 import { cacheStep } from './cache';
+import { targetHooksStep } from './hooks';
 import { passthroughCallStep } from './passthrough-call';
 import { providerCallStep } from './provider-call';
 import { resolveTargetStep } from './resolve-target';
@@ -11,6 +12,6 @@ import { timeoutStep } from './timeout';
  * target (a cache lookup, provider-scoped limits) join these lists before `timeout`.
  */
 export const targetSteps: Record<InferenceRequest['kind'], readonly TargetStep[]> = {
-  unified: [resolveTargetStep, cacheStep, timeoutStep, providerCallStep],
+  unified: [resolveTargetStep, targetHooksStep, cacheStep, timeoutStep, providerCallStep],
   passthrough: [resolveTargetStep, timeoutStep, passthroughCallStep],
 };
