@@ -32,8 +32,11 @@ import {
 } from '../store/saved-configs';
 import type { GatewayConfig } from './types';
 
-/** Config fields holding credentials: masked wherever they appear in an answer. */
-export const secretConfigFields: ReadonlySet<string> = maskedConfigFields;
+/**
+ * Config fields holding credentials: masked wherever they appear in an answer. `headers` is the
+ * parameter of the webhook and log checks, whose values are often tokens.
+ */
+export const secretConfigFields: ReadonlySet<string> = new Set([...maskedConfigFields, 'headers']);
 
 /** What answers show in place of a secret config field. */
 export const maskedSecret = '********';

@@ -1,0 +1,30 @@
+import type { HookCheck } from '../config/types';
+import { parseCheckParameters } from './check-registry';
+import { CheckParameterError, UnknownCheckError } from './check-types';
+
+/** One problem with a check of a config or saved guardrail: where (a JSON path) and what to fix. */
+export interface CheckIssue {
+  param: string;
+  message: string;
+}
+
+/**
+ * What is wrong with a check list, each problem at its path (`<where>[i].id`, or
+ * `<where>[i].parameters.<name>`): an id no built-in check has (with the nearest ids), or
+ * parameters that check cannot run with. Empty when every check can run.
+ */
+export function checkIssues(checks: readonly HookCheck[], where: (index: number) => { id: string; parameters: string }): CheckIssue[] {
+  const issues: CheckIssue[] = [];
+  checks.forEach((check, index) => {
+    const at = where(index);
+    try {
+      parseCheckParameters(check.id, check.parameters);
+    } catch (error) {
+      if (error instanceof UnknownCheckError) issues.push({ param: at.id, message: error.message });
+      else if (error instanceof CheckParameterError) issues.push({ param: `${at.parameters}.${error.parameter}`, message: error.message });
+      else throw error;
+    }
+  });
+  return issues;
+}
+
