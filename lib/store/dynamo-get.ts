@@ -28,6 +28,7 @@ const contentType = 'application/x-amz-json-1.0';
 const maxAnswerBytes = 4 * 1024 * 1024;
 
 
+// Pure: a bundle that imports this module but never calls it (the control function's) leaves it out.
 const dynamo = /* @__PURE__ */ new LeanAwsClient({ service: 'dynamodb', target: 'DynamoDB' });
 
 /**

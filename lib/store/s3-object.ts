@@ -45,6 +45,7 @@ const defaultMaxBytes = 64 * 1024 * 1024;
 const maxErrorBytes = 64 * 1024;
 const metadataPrefix = 'x-amz-meta-';
 
+// Pure: a bundle that imports this module but never calls it (the control function's) leaves it out.
 const s3 = /* @__PURE__ */ new LeanAwsClient({ service: 's3', target: 'S3', s3: true });
 
 /**
