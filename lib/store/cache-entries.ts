@@ -1,10 +1,11 @@
 import { PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { DeleteObjectsCommand, GetObjectCommand, PutObjectCommand, type ObjectIdentifier } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, type ObjectIdentifier } from '@aws-sdk/client-s3';
 import type { TokenUsage } from '../core/usage';
 import { writeInBatches } from './batch-write';
 import { dynamoClient, s3Client } from './clients';
 import { getItemFast } from './dynamo-get';
 import { cacheEntryKey } from './keys';
+import { getObject, putObject } from './s3-object';
 import { deleteSemanticItems, isSemanticRef, type SemanticRef } from './semantic-entries';
 import { tables } from './tables';
 
@@ -77,9 +78,7 @@ export async function putCacheEntry(workspaceId: string, partition: string, key:
   if (entry.semanticRef) item.semanticRef = { S: JSON.stringify(entry.semanticRef) };
   if (entry.body.length > inlineBodyLimit) {
     const objectKey = cacheEntryKey.bodyObject(workspaceId, partition, key);
-    await s3Client().send(
-      new PutObjectCommand({ Bucket: bucket(), Key: objectKey, Body: entry.body, ContentType: 'application/json', Metadata: { [expiryMetadata]: String(entry.expiresAt) } }),
-    );
+    await putObject(bucket(), objectKey, entry.body, { contentType: 'application/json', metadata: { [expiryMetadata]: String(entry.expiresAt) } });
     item.bodyObject = { S: objectKey };
   } else {
     item.body = { B: entry.body };
@@ -133,33 +132,17 @@ export async function purgeCacheEntries(workspaceId: string, partition?: string)
 }
 
 async function readBodyObject(objectKey: string, expiresAt: number): Promise<Buffer | undefined> {
-  let object;
-  try {
-    object = await s3Client().send(new GetObjectCommand({ Bucket: bucket(), Key: objectKey }));
-  } catch (error) {
-    if (isMissingObject(error)) return undefined;
-    throw error;
-  }
-  const bytes = await object.Body!.transformToByteArray();
+  const object = await getObject(bucket(), objectKey);
+  if (!object) return undefined;
   // A later write of the key (a forced refresh) replaces the object before its item: between the
   // two, the object is not this item's body.
-  return object.Metadata?.[expiryMetadata] === String(expiresAt) ? asBuffer(bytes) : undefined;
+  return object.metadata[expiryMetadata] === String(expiresAt) ? object.body : undefined;
 }
 
 async function deleteBodyObjects(objects: ObjectIdentifier[]): Promise<void> {
   const result = await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: objects, Quiet: true } }));
   const [first] = result.Errors ?? [];
   if (first) throw new Error(`S3 did not delete ${result.Errors!.length} cached bodies (first: ${first.Key}, ${first.Code}: ${first.Message}).`);
-}
-
-/**
- * A GetObject of an object that is not there. A role without s3:ListBucket on the bucket gets 403
- * instead of 404 for it, and the inference roles have none: they have no use for listing the
- * bucket. (S3 read and write rights come in one IAM statement, so a missing grant shows on writes.)
- */
-function isMissingObject(error: unknown): boolean {
-  const { name, $metadata } = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return name === 'NoSuchKey' || $metadata?.httpStatusCode === 404 || $metadata?.httpStatusCode === 403;
 }
 
 /** A stored ref, or undefined for one that cannot be read (its items then wait for TTL). */

@@ -5,118 +5,45 @@
  * protocol request over the gateway's own HTTP client, signed with SigV4, and answers with the
  * shape the SDK answers with (binary attributes as Uint8Array), so callers can switch per call.
  *
- * It talks to the place `dynamoClient()` talks to, with the credentials that client uses in the
- * function bundles: the emulator endpoint and its static credentials locally, else
- * `https://dynamodb.<region>.amazonaws.com` with the role credentials Lambda puts in the
- * environment. Where those are missing (a deployer's profile, say) it hands the read to the SDK
- * client, whose credential chain can find them; so it does when the outbound address guard refuses
- * the endpoint.
+ * The request goes where `dynamoClient()` sends its own, signed with the credentials that client
+ * uses in the function bundles (lean-aws-request.ts). Where the environment has none of its own (a
+ * deployer's profile, say), or the outbound address guard refuses the endpoint, it hands the read to
+ * the SDK client, whose credential chain can find them and whose connections are not guarded.
  *
  * Not for every read: there is no retry ladder (one more attempt only when the connection fails
  * before an answer), since a cache read that fails is a miss anyway.
  */
 import { GetItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { GatewayError } from '../core/errors';
 import { readBody } from '../core/read-body';
-import { openOutbound, type OutboundResponse } from '../outbound/http-client';
-import { Sha256, type AwsCredentials } from '../outbound/sigv4';
-import { dynamoClient, endpointEnv, localSettings } from './clients';
+import { dynamoClient } from './clients';
+import { LeanAwsClient, regionalHost } from './lean-aws-request';
 
 export interface GetItemOptions {
   consistent?: boolean;
 }
 
-/** The SigV4 signing service of DynamoDB. */
-const service = 'dynamodb';
 const target = 'DynamoDB_20120810.GetItem';
 const contentType = 'application/x-amz-json-1.0';
 /** An item is at most 400 KB; its JSON (binary as base64) stays well under this. */
 const maxAnswerBytes = 4 * 1024 * 1024;
 
 
-/** Where reads go and how they are signed, with the environment values it was built from. */
-interface Destination {
-  endpoint: string | undefined;
-  region: string | undefined;
-  accessKeyId: string | undefined;
-  secretAccessKey: string | undefined;
-  sessionToken: string | undefined;
-  /** Undefined when the environment has no credentials or region of its own: the SDK reads instead. */
-  signing?: { url: URL; port: number | undefined; signer: SignatureV4 };
-}
-
-let destination: Destination | undefined;
-
-/**
- * Built once per process and kept while the environment says the same: Lambda's role credentials
- * are fixed for a container's life, and the signer keeps its derived signing key per day. Tests
- * and the local runtime move endpoints and keys around, hence the comparison on every call (a few
- * environment reads, next to a network round trip).
- */
-function currentDestination(): Destination {
-  const env = process.env;
-  const endpoint = env[endpointEnv.dynamodb];
-  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
-  const accessKeyId = env.AWS_ACCESS_KEY_ID;
-  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
-  const sessionToken = env.AWS_SESSION_TOKEN;
-  const known = destination;
-  if (
-    known &&
-    known.endpoint === endpoint &&
-    known.region === region &&
-    known.accessKeyId === accessKeyId &&
-    known.secretAccessKey === secretAccessKey &&
-    known.sessionToken === sessionToken
-  ) {
-    return known;
-  }
-  destination = { endpoint, region, accessKeyId, secretAccessKey, sessionToken, signing: signingFor(endpoint, region, accessKeyId, secretAccessKey, sessionToken) };
-  return destination;
-}
-
-function signingFor(endpoint: string | undefined, region: string | undefined, accessKeyId?: string, secretAccessKey?: string, sessionToken?: string): Destination['signing'] {
-  const local = endpoint ? localSettings(endpointEnv.dynamodb) : undefined;
-  const fromEnv: AwsCredentials | undefined = accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined;
-  const credentials = local?.credentials ?? fromEnv;
-  const signingRegion = local?.region ?? region;
-  if (!credentials || !signingRegion) return undefined;
-  const url = new URL(local?.endpoint ?? `https://dynamodb.${signingRegion}.amazonaws.com`);
-  const signer = new SignatureV4({ credentials, region: signingRegion, service, sha256: Sha256, applyChecksum: false });
-  return { url, port: url.port ? Number(url.port) : undefined, signer };
-}
+// Pure: a bundle that imports this module but never calls it (the control function's) leaves it out.
+const dynamo = /* @__PURE__ */ new LeanAwsClient({ service: 'dynamodb', target: 'DynamoDB' });
 
 /**
  * The item stored under `key` in `table`, or undefined when there is none, with attribute values as
  * the SDK's GetItem gives them. Throws for an error answer, naming DynamoDB's error type.
  */
 export async function getItemFast(table: string, key: Record<string, AttributeValue>, options: GetItemOptions = {}): Promise<Record<string, AttributeValue> | undefined> {
-  const current = currentDestination();
-  const { signing } = current;
-  if (!signing) return sdkGetItem(table, key, options);
   const body = JSON.stringify({ TableName: table, Key: key, ...(options.consistent ? { ConsistentRead: true } : {}) }, bytesAsBase64);
-  const { url, port, signer } = signing;
-  const signed = await signer.sign({
+  const response = await dynamo.send(({ endpoint, region }) => ({
     method: 'POST',
-    protocol: url.protocol,
-    hostname: url.hostname,
-    port,
-    path: '/',
-    query: {},
-    headers: { host: url.host, 'content-type': contentType, 'x-amz-target': target },
+    url: endpoint ?? new URL(`https://${regionalHost('dynamodb', region)}/`),
+    headers: { 'content-type': contentType, 'x-amz-target': target },
     body,
-  });
-  let response: OutboundResponse;
-  try {
-    response = await send(url, signed.headers as Record<string, string>, body);
-  } catch (error) {
-    if (!(error instanceof GatewayError) || error.code !== 'custom_host_not_allowed') throw error;
-    // The address guard refuses the endpoint (a VPC endpoint's private address, say): the SDK's
-    // own connections are not guarded, so it reads from here on, until the endpoint or keys change.
-    current.signing = undefined;
-    return sdkGetItem(table, key, options);
-  }
+  }));
+  if (!response) return sdkGetItem(table, key, options);
   const text = (await readBody(response.body, maxAnswerBytes, 'The DynamoDB answer')).toString('utf8');
   if (response.status !== 200) throw errorAnswer(table, response.status, text);
   const { Item: item } = JSON.parse(text) as { Item?: Record<string, AttributeValue> };
@@ -128,20 +55,6 @@ export async function getItemFast(table: string, key: Record<string, AttributeVa
 async function sdkGetItem(table: string, key: Record<string, AttributeValue>, options: GetItemOptions): Promise<Record<string, AttributeValue> | undefined> {
   const { Item } = await dynamoClient().send(new GetItemCommand({ TableName: table, Key: key, ConsistentRead: options.consistent }));
   return Item;
-}
-
-/**
- * A read is safe to send twice, and the outbound client sends a POST once only: a pooled connection
- * that DynamoDB closed as the request went out would otherwise turn into a miss.
- */
-async function send(url: URL, headers: Record<string, string>, body: string): Promise<OutboundResponse> {
-  const request = { url, method: 'POST', headers, body, target: 'DynamoDB' };
-  try {
-    return await openOutbound(request).response;
-  } catch (error) {
-    if (!(error instanceof GatewayError) || error.status !== 502) throw error;
-    return openOutbound(request).response;
-  }
 }
 
 /** DynamoDB's error answer: `{"__type": "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException", "message": …}`. */

@@ -1,5 +1,6 @@
-import { QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoClient, resetClients } from '../../lib/store/clients';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
@@ -216,6 +217,30 @@ describe('response cache', () => {
       await second.stop();
     }
   });
+
+  it('keeps an answer above 350 KB in S3, where another gateway process reads it', async () => {
+    const h = host('large');
+    const workspace = await ownerPost('/workspaces', { name: `Cache ${counter}` });
+    const key = (await ownerPost('/api-keys', { name: 'cache test', role: 'admin', workspace_id: workspace.id })).key as string;
+    // The fake provider echoes the prompt, so the answer is as large, multi-byte characters included.
+    const body = chat(`ünïcødé ${randomBytes(150_000).toString('base64')} ✓`.repeat(2));
+    const first = await postTo(undefined, '/chat/completions', cached(h), body, { 'x-gateway-api-key': key });
+    expect(first.status).toBe('MISS');
+    expect(Buffer.byteLength(first.text)).toBeGreaterThan(350 * 1024);
+    const [item] = await storedEntries(workspace.id, 1);
+    expect(item!.bodyObject?.S).toMatch(new RegExp(`^cache/${workspace.id}/`));
+
+    const second = await spawnSharedGateway();
+    try {
+      // An empty first level: the body comes from S3.
+      const hit = await postTo(second.url, '/chat/completions', cached(h), body, { 'x-gateway-api-key': key });
+      expect(hit.status).toBe('HIT');
+      expect(hit.text).toBe(first.text);
+    } finally {
+      await second.stop();
+    }
+    expect(h.calls()).toBe(1);
+  });
 });
 
 async function ownerPost(path: string, body: unknown): Promise<any> {
@@ -230,11 +255,8 @@ async function postTo(url: string | undefined, path: string, config: unknown, bo
   return { response, status: response.headers.get('x-gateway-cache-status'), text: await response.text() };
 }
 
-/**
- * Makes every cached answer of the workspace expired, by its stored expiry (never by waiting for
- * it), once the `count` answers it should hold have been written (writes land after the answer).
- */
-async function ageEntries(workspaceId: string, count: number): Promise<void> {
+/** The workspace's stored cache items, once the `count` it should hold have been written (writes land after the answer). */
+async function storedEntries(workspaceId: string, count: number): Promise<Record<string, AttributeValue>[]> {
   const query = () => dynamoClient().send(new QueryCommand({ TableName: stateTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: marshall({ ':pk': `CACHE#${workspaceId}` }), ConsistentRead: true }));
   let found = await query();
   for (let tries = 0; (found.Items?.length ?? 0) < count && tries < 100; tries++) {
@@ -242,7 +264,12 @@ async function ageEntries(workspaceId: string, count: number): Promise<void> {
     found = await query();
   }
   expect(found.Items?.length).toBe(count);
-  for (const item of found.Items ?? []) {
+  return found.Items ?? [];
+}
+
+/** Makes every cached answer of the workspace expired, by its stored expiry (never by waiting for it). */
+async function ageEntries(workspaceId: string, count: number): Promise<void> {
+  for (const item of await storedEntries(workspaceId, count)) {
     const { pk, sk } = unmarshall(item);
     await dynamoClient().send(new UpdateItemCommand({ TableName: stateTable, Key: marshall({ pk, sk }), UpdateExpression: 'SET expiresAtMs = :past', ExpressionAttributeValues: marshall({ ':past': Date.now() - 1000 }) }));
   }

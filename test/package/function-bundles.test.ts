@@ -10,14 +10,18 @@ import { PACKAGE_TIMEOUT_MS, PROJECT_ROOT, STAGE, builtFunctions } from './packa
 
 /** Every source file esbuild read for a function's bundle, relative to the project root. */
 let bundleInputs: Map<string, string[]>;
+/** The source files with code in a function's bundle (esbuild also reads files it then shakes out). */
+let bundleContents: Map<string, string[]>;
 
 beforeAll(async () => {
   await builtFunctions();
   const config = loadServerlessConfig({ file: path.join(PROJECT_ROOT, 'serverless.yml'), stage: STAGE });
-  bundleInputs = new Map(
-    config.functions.map((fn) => {
-      const meta = JSON.parse(readFileSync(path.join(PROJECT_ROOT, '.build', 'functions', fn.name, 'meta.json'), 'utf8'));
-      return [fn.name, Object.keys(meta.inputs as Record<string, unknown>)];
+  const metas = config.functions.map((fn) => [fn.name, JSON.parse(readFileSync(path.join(PROJECT_ROOT, '.build', 'functions', fn.name, 'meta.json'), 'utf8'))] as const);
+  bundleInputs = new Map(metas.map(([name, meta]) => [name, Object.keys(meta.inputs as Record<string, unknown>)]));
+  bundleContents = new Map(
+    metas.map(([name, meta]) => {
+      const [output] = Object.values(meta.outputs as Record<string, { inputs: Record<string, { bytesInOutput: number }> }>);
+      return [name, Object.entries(output!.inputs).flatMap(([input, { bytesInOutput }]) => (bytesInOutput > 0 ? [input] : []))];
     }),
   );
 }, PACKAGE_TIMEOUT_MS);
@@ -32,5 +36,16 @@ describe('function bundles', () => {
         expect(inputs, name).toContain('lib/store/lambda-credentials.ts');
       }
     }
+  });
+
+  it('on the inference path carry no S3 client: the cache’s large bodies go through lib/store/s3-object.ts', () => {
+    // The functions bench/lib/bundles.ts holds to the size target; the control function `cache`
+    // keeps the client for the purge's DeleteObjects.
+    for (const name of ['chatCompletions', 'completions', 'embeddings', 'passthrough']) {
+      const contents = bundleContents.get(name)!;
+      expect(contents, name).toContain('lib/store/s3-object.ts');
+      expect(contents.filter((input) => /node_modules\/@aws-sdk\/(client-s3|middleware-sdk-s3|checksums)\//.test(input)), name).toEqual([]);
+    }
+    expect(bundleContents.get('cache')!.some((input) => input.includes('node_modules/@aws-sdk/client-s3/'))).toBe(true);
   });
 });

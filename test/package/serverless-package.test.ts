@@ -244,7 +244,7 @@ describe('serverless package --stage ci', () => {
     const inference = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchGetItem'];
     const tables = (...names: string[]) => names.flatMap((table) => [table, `${table}/index/*`]);
     for (const name of INFERENCE_FUNCTIONS) {
-      expectAllowed(name, 'dynamodb', Object.fromEntries(inference.map((a) => [a, tables('ControlTable', 'StateTable')])));
+      expectAllowed(name, 'dynamodb', { ...Object.fromEntries(inference.map((a) => [a, tables('ControlTable', 'StateTable')])), 'dynamodb:BatchWriteItem': ['StateTable'] });
       expectAllowed(name, 'kms', { 'kms:Decrypt': ['SecretsKey'] });
     }
     expectAllowed(
