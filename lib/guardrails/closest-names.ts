@@ -20,9 +20,9 @@ export function closestNames(name: string, known: readonly string[], count: numb
     .map((candidate) => {
       const have = candidate.toLowerCase();
       const contained = wanted.length >= 4 && (have.includes(wanted) || wanted.includes(have));
-      return { candidate, score: contained ? 0.5 : distance(wanted, have), limit: Math.max(2, Math.floor(Math.max(wanted.length, have.length) / 3)) };
+      return { candidate, contained, score: distance(wanted, have), limit: Math.max(2, Math.floor(Math.max(wanted.length, have.length) / 3)) };
     })
-    .filter(({ score, limit }) => score <= limit)
+    .filter(({ contained, score, limit }) => contained || score <= limit)
     .sort((a, b) => a.score - b.score)
     .slice(0, count)
     .map(({ candidate }) => candidate);

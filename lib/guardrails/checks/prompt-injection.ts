@@ -31,8 +31,14 @@ const signals: Signal[] = [
   },
   {
     name: 'role_play_jailbreak',
-    weight: 0.45,
-    pattern: /\b(?:DAN|do\s+anything\s+now|developer\s+mode|jailbreak(?:en|ed|ing)?|god\s+mode|you\s+are\s+no\s+longer\s+(?:an?\s+)?(?:AI|assistant|bound|restricted|ChatGPT|Claude)|(?:without|free\s+(?:of|from))\s+(?:any\s+)?(?:restrictions|filters|limitations|guidelines|censorship)|pretend\s+(?:that\s+)?you\s+(?:are|have)\s+no\s+(?:rules|restrictions|guidelines|filters)|act\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|evil|jailbroken))\b/i,
+    weight: 0.5,
+    pattern: /\b(?:DAN|do\s+anything\s+now|you\s+are\s+no\s+longer\s+(?:an?\s+)?(?:AI|assistant|bound|restricted|ChatGPT|Claude)|pretend\s+(?:that\s+)?you\s+(?:are|have)\s+no\s+(?:rules|restrictions|guidelines|filters)|act\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|evil|jailbroken)|stay\s+in\s+character\s+no\s+matter)\b/i,
+  },
+  {
+    // Words that also occur in harmless questions ("enable developer mode"): weak evidence alone.
+    name: 'jailbreak_vocabulary',
+    weight: 0.25,
+    pattern: /\b(?:developer\s+mode|jailbreak(?:en|ed|ing)?|god\s+mode|(?:without|free\s+(?:of|from))\s+(?:any\s+)?(?:restrictions|filters|limitations|guidelines|censorship))\b/i,
   },
   {
     name: 'system_prompt_exfiltration',
