@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clearJwksCache } from '../../../lib/guardrails/checks/jwt';
+
+type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 import { checkInput, run } from './check-input';
 
 describe('default.jwt (JWKS on loopback)', () => {
@@ -10,8 +12,8 @@ describe('default.jwt (JWKS on loopback)', () => {
   let jwksUri: string;
   let keys: JWK[] = [];
   let fetches = 0;
-  let signingKey: CryptoKey;
-  let otherKey: CryptoKey;
+  let signingKey: PrivateKey;
+  let otherKey: PrivateKey;
   const mode = process.env.GATEWAY_MODE;
 
   const sign = (claims: Record<string, unknown> = {}, key = signingKey, kid = 'key-1', issuedAt?: number, expiresIn: string | number = '10m') =>
@@ -21,9 +23,9 @@ describe('default.jwt (JWKS on loopback)', () => {
   beforeAll(async () => {
     process.env.GATEWAY_MODE = 'local';
     const pair = await generateKeyPair('RS256');
-    signingKey = pair.privateKey as CryptoKey;
+    signingKey = pair.privateKey;
     keys = [{ ...(await exportJWK(pair.publicKey)), kid: 'key-1', alg: 'RS256', use: 'sig' }];
-    otherKey = (await generateKeyPair('RS256')).privateKey as CryptoKey;
+    otherKey = (await generateKeyPair('RS256')).privateKey;
     server = createServer((request, response) => {
       fetches++;
       if (request.url === '/broken') {
@@ -77,7 +79,7 @@ describe('default.jwt (JWKS on loopback)', () => {
 
   it('fetches the key set again for a key it has not seen (a rotation)', async () => {
     const rotated = await generateKeyPair('RS256');
-    const token = await sign({}, rotated.privateKey as CryptoKey, 'key-2');
+    const token = await sign({}, rotated.privateKey, 'key-2');
     await run('default.jwt', { jwksUri }, withToken(await sign()));
     keys = [...keys, { ...(await exportJWK(rotated.publicKey)), kid: 'key-2', alg: 'RS256' }];
     // Within 30 s of the last fetch the cached set answers: the token's key is unknown.
