@@ -1,0 +1,94 @@
+/**
+ * The contract between the hook runner and the built-in checks. A check is pure apart from the
+ * network checks (webhook, log, jwt, validUrls), which go out only through the guarded outbound client.
+ */
+
+export type CheckSide = 'request' | 'response';
+export type CheckOperation = 'chat' | 'completions' | 'embeddings';
+
+export interface CheckInput {
+  side: CheckSide;
+  /** The text checked: the last user message's text (request side) or the first choice's content (response side) — the runner extracts it. */
+  text: string;
+  operation: CheckOperation;
+  /** The request body as the provider will get it (OpenAI format). */
+  request: Record<string, unknown>;
+  /** The answer (OpenAI format), response side only. */
+  response?: Record<string, unknown>;
+  /** `x-gateway-metadata` of the request. */
+  metadata: Record<string, unknown>;
+  /** Request headers, lower-case names. */
+  headers: Record<string, string>;
+  /** Aborted when the request is abandoned. */
+  signal?: AbortSignal;
+}
+
+export interface CheckOutcome {
+  verdict: boolean;
+  /** What the check found (matches, counts, explanation) — shown to users in hook_results[].checks[].data. */
+  data?: unknown;
+  /** For mutators: the new text that replaces `text` in what passes on (the runner writes it back). */
+  transformedText?: string;
+  /**
+   * A whole new request body (request side) or answer (response side), OpenAI format. Only the
+   * webhook check sets it, when the webhook answers with `transformedData.request.json` or
+   * `transformedData.response.json`; the runner replaces the body with it.
+   */
+  transformedBody?: Record<string, unknown>;
+}
+
+export interface CheckDefinition<P> {
+  /** Canonical id, e.g. `default.regexMatch`. */
+  id: string;
+  /** Other spellings configs use for the same check (matched case-insensitively, like the id). */
+  aliases?: readonly string[];
+  /** Rewrites text (addPrefix, regexReplace, pii with redact, webhook). */
+  mutator?: boolean;
+  /** Where it makes sense; the runner may warn about, or skip, a check placed elsewhere. */
+  sides?: readonly CheckSide[];
+  /** Whether the common `not` parameter (invert the verdict) applies. */
+  invertible: boolean;
+  /** The default of the common `failOnError` parameter (false except where failing open would let a request through unchecked). */
+  failOnErrorByDefault?: boolean;
+  /** The parameter names the check reads, besides `not` and `failOnError`; any other name is refused. */
+  parameters: readonly string[];
+  /** Validates; throws CheckParameterError naming the parameter. */
+  parse(parameters: unknown): P;
+  run(parameters: P, input: CheckInput): Promise<CheckOutcome> | CheckOutcome;
+}
+
+/** A parameter a check cannot run with; `parameter` names it and the message says what to fix. */
+export class CheckParameterError extends Error {
+  constructor(
+    readonly parameter: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CheckParameterError';
+  }
+}
+
+/** A check id that names no built-in check; the message lists the nearest ids. */
+export class UnknownCheckError extends Error {
+  constructor(
+    readonly checkId: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UnknownCheckError';
+  }
+}
+
+/** What `runCheck` reports for one check, as `hook_results[].checks[]` shows it. */
+export interface CheckResult {
+  verdict: boolean;
+  data?: unknown;
+  /** Why the check could not judge (it threw); the verdict then follows `failOnError`. */
+  error?: string;
+  /** Milliseconds the check took. */
+  execution_time: number;
+  /** True when the check rewrote the text or body. */
+  transformed: boolean;
+  transformedText?: string;
+  transformedBody?: Record<string, unknown>;
+}

@@ -1,0 +1,57 @@
+import { isPlainObject } from '../core/plain-object';
+import type { CheckDefinition, CheckInput, CheckResult } from './check-types';
+
+/**
+ * Runs one check under the gateway's failure policy (DESIGN §5): a check that throws — bad
+ * parameters, an unreachable endpoint, a text too long to scan — fails only when its `failOnError`
+ * parameter is true; otherwise it passes, and `error` says what went wrong.
+ */
+
+interface Parsed {
+  definition: CheckDefinition<unknown>;
+  parsed: unknown;
+}
+
+// Parsed parameters (compiled patterns, loaded schemas) per parameters object: a config parsed once
+// and kept by the runner never compiles a pattern twice. Weak, so configs that go away take theirs along.
+const parsedByParameters = new WeakMap<object, Parsed>();
+
+function parsedParameters<P>(definition: CheckDefinition<P>, parameters: unknown): P {
+  if (!isPlainObject(parameters)) return definition.parse(parameters);
+  const cached = parsedByParameters.get(parameters);
+  if (cached && cached.definition === definition) return cached.parsed as P;
+  const parsed = definition.parse(parameters);
+  parsedByParameters.set(parameters, { definition: definition as CheckDefinition<unknown>, parsed });
+  return parsed;
+}
+
+/** Read leniently: when the parameters fail to parse, the policy must still be known. */
+function flag(parameters: unknown, name: string, fallback: boolean): boolean {
+  const value = isPlainObject(parameters) ? parameters[name] : undefined;
+  return typeof value === 'boolean' ? value : fallback;
+}
+
+const elapsed = (start: number) => Math.round((performance.now() - start) * 1000) / 1000;
+
+export async function runCheck<P>(definition: CheckDefinition<P>, parameters: unknown, input: CheckInput): Promise<CheckResult> {
+  const start = performance.now();
+  try {
+    const parsed = parsedParameters(definition, parameters);
+    const outcome = await definition.run(parsed, input);
+    const verdict = definition.invertible && flag(parameters, 'not', false) ? !outcome.verdict : outcome.verdict;
+    const result: CheckResult = { verdict, data: outcome.data, execution_time: elapsed(start), transformed: false };
+    if (outcome.transformedText !== undefined && outcome.transformedText !== input.text) {
+      result.transformed = true;
+      result.transformedText = outcome.transformedText;
+    }
+    if (outcome.transformedBody !== undefined) {
+      result.transformed = true;
+      result.transformedBody = outcome.transformedBody;
+    }
+    return result;
+  } catch (error) {
+    const failOnError = flag(parameters, 'failOnError', definition.failOnErrorByDefault ?? false);
+    const message = error instanceof Error ? error.message : String(error);
+    return { verdict: !failOnError, error: message, data: { explanation: `The check could not run: ${message}`, failOnError }, execution_time: elapsed(start), transformed: false };
+  }
+}
