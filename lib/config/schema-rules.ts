@@ -18,7 +18,8 @@
 import { isPlainObject } from '../core/plain-object';
 import { queryFields, queryOperators } from '../routing/conditional-query';
 import { compileRegex, RegexSyntaxError } from '../routing/linear-regex';
-import type { ConfigIssue } from './types';
+import { checkIssues } from '../guardrails/validate-checks';
+import type { ConfigIssue, HookCheck } from './types';
 
 export type Path = ReadonlyArray<PropertyKey>;
 
@@ -204,9 +205,47 @@ function checkNode(node: Record<string, unknown>, path: PropertyKey[], issues: C
     }
     if (mode === 'conditional') checkConditional(strategy, items, path, issues);
   }
+  checkHookChecks(node, path, issues);
   if (Array.isArray(targets)) {
     targets.forEach((target, index) => {
       if (isPlainObject(target)) checkNode(target, [...path, 'targets', index], issues);
+    });
+  }
+}
+
+/** Properties of an inline guardrail that are not checks. */
+const guardrailFields = new Set(['id', 'deny', 'async', 'on_fail', 'on_success']);
+
+/**
+ * Every check a node's hooks and inline guardrails run must be a built-in check, with parameters
+ * it can run with: a config that names an unknown check (a typo) would otherwise pass unchecked.
+ */
+function checkHookChecks(node: Record<string, unknown>, path: PropertyKey[], issues: ConfigIssue[]): void {
+  const at = (...rest: PropertyKey[]) => formatPath([...path, ...rest]);
+  for (const field of ['before_request_hooks', 'after_request_hooks'] as const) {
+    const hooks = node[field];
+    if (!Array.isArray(hooks)) continue;
+    hooks.forEach((hook, index) => {
+      if (!isPlainObject(hook) || !Array.isArray(hook.checks)) return;
+      // Checks of the wrong shape are the schema's to report; these are the ones that can be judged.
+      const judged = hook.checks.flatMap((check, position) => (isPlainObject(check) && typeof check.id === 'string' && isPlainObject(check.parameters) ? [{ check: check as unknown as HookCheck, position }] : []));
+      issues.push(
+        ...checkIssues(
+          judged.map(({ check }) => check),
+          (n) => ({ id: at(field, index, 'checks', judged[n]!.position, 'id'), parameters: at(field, index, 'checks', judged[n]!.position, 'parameters') }),
+        ),
+      );
+    });
+  }
+  for (const field of ['input_guardrails', 'output_guardrails'] as const) {
+    const guardrails = node[field];
+    if (!Array.isArray(guardrails)) continue;
+    guardrails.forEach((guardrail, index) => {
+      if (!isPlainObject(guardrail)) return;
+      const checks = Object.entries(guardrail)
+        .filter(([id, parameters]) => !guardrailFields.has(id) && isPlainObject(parameters))
+        .map(([id, parameters]) => ({ id, parameters: parameters as Record<string, unknown> }));
+      issues.push(...checkIssues(checks, (n) => ({ id: at(field, index, checks[n]!.id), parameters: at(field, index, checks[n]!.id) })));
     });
   }
 }

@@ -1,6 +1,7 @@
 import type { Feedback, HookCheck } from '../config/types';
 import { GatewayError } from '../core/errors';
 import type { JsonObject, Operation } from '../providers/types';
+import type { CheckInput } from './check-types';
 import type { HookSide, HookSpec } from './hook-specs';
 import { answerText, requestText, withAnswerText, withRequestText } from './hook-text';
 
@@ -33,17 +34,6 @@ export interface HookResult {
 export interface HookResults {
   before_request_hooks: HookResult[];
   after_request_hooks: HookResult[];
-}
-
-/** What a check reads: the text of its side, and the exchange around it. */
-export interface CheckInput {
-  side: 'request' | 'response';
-  text: string;
-  operation: Operation;
-  request: JsonObject;
-  response?: JsonObject;
-  metadata: Record<string, unknown>;
-  headers: Record<string, string>;
 }
 
 /** Runs one check; a check that throws is reported by the runner, never thrown (see the catalogue's `failOnError`). */

@@ -1,5 +1,5 @@
 import type { HookCheck } from '../config/types';
-import { parseCheckParameters } from './check-registry';
+import { parseCheckParameters } from './registry';
 import { CheckParameterError, UnknownCheckError } from './check-types';
 
 /** One problem with a check of a config or saved guardrail: where (a JSON path) and what to fix. */

@@ -107,7 +107,7 @@ describe('parseConfig: accepted configs', () => {
       forward_headers: ['x-request-source'],
       override_params: { temperature: 0.3 },
       before_request_hooks: [{ id: 'pii-check', type: 'guardrail', checks: [{ id: 'default.regexMatch', parameters: { rule: '\\d{16}' } }], on_fail: { deny: true, feedback: { value: -10, weight: 1, metadata: { reason: 'pii' } } } }],
-      after_request_hooks: [{ id: 'json-check', async: true, checks: [{ id: 'default.isValidJson', parameters: {} }] }],
+      after_request_hooks: [{ id: 'json-check', async: true, checks: [{ id: 'default.jsonSchema', parameters: { schema: { type: 'object' } } }] }],
       input_guardrails: ['gr-input-1', { id: 'gr-words', deny: true, 'default.contains': { operator: 'none', words: ['secret'] } }],
       output_guardrails: [{ id: 'gr-out', async: false, on_fail: { deny: false, feedback: { value: 0 } } }],
       targets: [
@@ -261,6 +261,15 @@ describe('parseConfig: each rule rejects with the exact path', () => {
     expect(issuesOf(input)).toContainEqual({ param, message });
   });
 
+  it('names an unknown check, with the nearest id, and a parameter a check cannot run with', () => {
+    expect(issuesOf({ before_request_hooks: [{ id: 'h', checks: [{ id: 'default.regexMatches', parameters: { rule: 'x' } }] }] })).toEqual([
+      { param: 'config.before_request_hooks[0].checks[0].id', message: expect.stringContaining('There is no built-in check "default.regexMatches". Did you mean "default.regexMatch"?') },
+    ]);
+    expect(issuesOf({ output_guardrails: [{ id: 'g', 'default.wordCount': { minWords: 'five' } }] })).toEqual([
+      { param: 'config.output_guardrails[0]["default.wordCount"].minWords', message: '`minWords` must be a whole number of at least 0; got the string "five".' },
+    ]);
+  });
+
   it('reports only the expected issue for a single violation', () => {
     expect(issuesOf({ ...base, retry: { attempts: 9 } })).toEqual([{ param: 'config.retry.attempts', message: 'must be an integer from 0 to 5; got 9' }]);
     expect(issuesOf({ strategy: { mode: 'conditional', conditions: [{ query: {}, then: 'a' }] }, targets: twoTargets })).toEqual([
@@ -366,14 +375,19 @@ const statusCodes = fc.array(fc.integer({ min: 100, max: 599 }), { maxLength: 4 
 const opt = { noNullPrototype: true } as const;
 const feedback = fc.record({ value: fc.double({ noNaN: true, noDefaultInfinity: true }), weight: fc.double({ noNaN: true, noDefaultInfinity: true }), metadata: freeObject }, { requiredKeys: [], ...opt });
 const outcome: fc.Arbitrary<Record<string, unknown>> = fc.record({ feedback, deny: fc.boolean() }, { requiredKeys: [], ...opt });
-const check = fc.record({ id: word, parameters: freeObject }, opt);
+// Check ids and parameters must name a built-in check that can run with them.
+const check = fc.constantFrom(
+  { id: 'default.contains', parameters: { words: ['a'], operator: 'any' } },
+  { id: 'default.wordCount', parameters: { minWords: 1, maxWords: 50 } },
+  { id: 'default.regexMatch', parameters: { rule: '[0-9]+', not: true } },
+);
 const hook = fc.record(
   { id: word, type: fc.constantFrom('guardrail', 'mutator'), checks: fc.array(check, { maxLength: 2 }), deny: fc.boolean(), async: fc.boolean(), on_fail: outcome, on_success: outcome },
   { requiredKeys: ['id'], ...opt },
 );
 const guardrail = fc.oneof(
   word,
-  fc.record({ id: fc.string(), deny: fc.boolean(), async: fc.boolean(), on_fail: outcome, on_success: outcome, 'default.contains': freeObject }, { requiredKeys: [], ...opt }),
+  fc.record({ id: fc.string(), deny: fc.boolean(), async: fc.boolean(), on_fail: outcome, on_success: outcome, 'default.contains': fc.constant({ words: ['b'], operator: 'none' }) }, { requiredKeys: [], ...opt }),
 );
 
 const leafSettings = {

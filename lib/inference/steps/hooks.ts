@@ -1,7 +1,7 @@
 import { replayAsSseText } from '../../cache/sse-replay';
 import { captureStream } from '../../cache/stream-capture';
 import { isReadable } from '../../core/readable';
-import { runCheck } from '../../guardrails/check-runner';
+import { runConfiguredCheck } from '../../guardrails/check-runner';
 import { hasHooks, hooksOfSide, UnknownGuardrailError, type HookSide, type HookSpec } from '../../guardrails/hook-specs';
 import { HooksFailedError, runHooks, type HookResults, type HooksOutcome } from '../../guardrails/run-hooks';
 import { findSavedGuardrail } from '../../guardrails/saved-guardrails';
@@ -131,14 +131,14 @@ async function runSpecs(inference: InferenceContext, hooks: HookSpec[], side: Ho
   const list = side === 'input' ? 'before_request_hooks' : 'after_request_hooks';
   const now = hooks.filter((hook) => !hook.async);
   const later = hooks.filter((hook) => hook.async);
-  const ran = await runHooks(now, side, { ...base, ...exchange }, runCheck);
+  const ran = await runHooks(now, side, { ...base, ...exchange }, runConfiguredCheck);
   const shown = results(inference);
   if (side === 'input') shown.before_request_hooks.push(...ran.results);
   else shown.after_request_hooks = ran.results;
   inference.recorder.hooksRan(list, ran.results);
   if (later.length > 0) {
     const exchanged = { ...base, request: ran.request, response: ran.response };
-    const work = Promise.resolve().then(() => runHooks(later, side, exchanged, runCheck));
+    const work = Promise.resolve().then(() => runHooks(later, side, exchanged, runConfiguredCheck));
     inference.waitUntil(inference.recorder.waitFor(work.then((done) => inference.recorder.hooksRan(list, done.results))));
   }
   return ran;
