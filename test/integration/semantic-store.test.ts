@@ -10,7 +10,7 @@ import { bestMatch, lshTables, signatures } from '../../lib/cache/semantic-index
 import { newId } from '../../lib/core/ids';
 import { dynamoClient, resetClients } from '../../lib/store/clients';
 import { putCacheEntry } from '../../lib/store/cache-entries';
-import { deleteSemanticItems, findSemanticCandidates, isSemanticRef, putSemanticEntry, semanticRefOf, type SemanticEntry } from '../../lib/store/semantic-entries';
+import { deleteSemanticItems, findSemanticCandidates, findSemanticCandidatesWithReads, isSemanticRef, putSemanticEntry, semanticRefOf, type SemanticEntry } from '../../lib/store/semantic-entries';
 import { connectToGatewayStore, stateTable } from '../support/gateway-store';
 import { seededNormals } from '../support/seeded-normals';
 import { nearDuplicate as nearDuplicateOf, randomUnit as randomUnitOf } from '../support/vectors';
@@ -108,8 +108,10 @@ describe('semantic cache entries', () => {
     const entries = Array.from({ length: 30 }, (_, i) => entry(vector, { id: newId('sem', start + i) }));
     await Promise.all(entries.map((stored) => putSemanticEntry(workspaceId, scope, stored)));
 
-    const candidates = await findSemanticCandidates(workspaceId, scope, signatures(vector), { perBucketLimit: 5 });
+    const { candidates, itemsRead } = await findSemanticCandidatesWithReads(workspaceId, scope, signatures(vector), { perBucketLimit: 5 });
     expect(candidates.map(({ id }) => id).sort()).toEqual(entries.slice(-5).map(({ id }) => id).sort());
+    // Every table's Query reads the same five entries: paid for ten times, compared once.
+    expect(itemsRead).toBe(5 * lshTables);
     expect((await findSemanticCandidates(workspaceId, scope, signatures(vector))).length).toBe(16);
   });
 
