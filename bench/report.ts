@@ -9,7 +9,8 @@ import { count, fixed, ms } from './lib/table';
 import type { Outcome } from './results';
 import { SAMPLE_INTERVAL_MS, type Settings } from './runner';
 import type { PlannedRun } from './scenarios';
-import { bundleTable, cpuTable, mainTable, targetTable, ttfcTable } from './tables';
+import type { SemanticLookupResult } from './semantic-lookup';
+import { bundleTable, cpuTable, mainTable, semanticLookupTable, targetTable, ttfcTable } from './tables';
 import type { Measured, Target } from './targets';
 
 export function log(line: string): void {
@@ -94,9 +95,47 @@ export function writeJsonReport(run: Run, file: string | undefined): string {
     soak: run.soak,
     targets: run.targets,
     cacheHit: { scenarios: run.outcomes.filter((o) => o.scenario.startsWith('cache-hit')).map((o) => o.scenario), fromDynamoDb: run.coldHits, peer: run.peerCache },
+    semanticLookup: run.semanticLookup,
     notes: run.notes,
   };
-  const jsonFile = file ? path.resolve(file) : path.join(repoRoot, '.bench', `${timestamp(run.startedAt)}.json`);
+  return writeJson(report, file, run.startedAt);
+}
+
+/** What `--only <stage>` ran: that stage alone, without the gateway, its peer or the upstreams. */
+export interface StageRun {
+  stage: string;
+  quick: boolean;
+  startedAt: Date;
+  elapsed: () => number;
+  machine: Machine;
+  busyBeforePct: number;
+  git: { commit?: string; dirty?: boolean };
+  settings: Settings;
+  semanticLookup: SemanticLookupResult;
+  targets: Target[];
+  notes: string[];
+}
+
+export function writeStageJsonReport(run: StageRun, file: string | undefined): string {
+  const report = {
+    version: 1,
+    mode: run.quick ? 'quick' : 'full',
+    only: run.stage,
+    startedAt: run.startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    elapsedSec: Math.round(run.elapsed() * 10) / 10,
+    machine: { ...run.machine, busyBeforeStartPct: Math.round(run.busyBeforePct) },
+    git: run.git,
+    settings: run.settings,
+    semanticLookup: run.semanticLookup,
+    targets: run.targets,
+    notes: run.notes,
+  };
+  return writeJson(report, file, run.startedAt);
+}
+
+function writeJson(report: object, file: string | undefined, startedAt: Date): string {
+  const jsonFile = file ? path.resolve(file) : path.join(repoRoot, '.bench', `${timestamp(startedAt)}.json`);
   mkdirSync(path.dirname(jsonFile), { recursive: true });
   writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
   return jsonFile;
@@ -109,6 +148,8 @@ export function printReport(run: Run, jsonFile: string): void {
   log(mainTable(run.outcomes));
   log('');
   log(coldHitLine(run.coldHits));
+  log('');
+  printSemanticLookup(run.semanticLookup);
   log('');
   log("CPU during the runs (% of one core; child = the gateway's log worker; other = processes outside the benchmark; machine busy = % of all cores)");
   log(cpuTable(run.outcomes));
@@ -138,6 +179,29 @@ export function printReport(run: Run, jsonFile: string): void {
   log('');
   log(`JSON: ${path.relative(process.cwd(), jsonFile) || jsonFile}`);
   log(`Done in ${run.elapsed().toFixed(1)} s.`);
+}
+
+export function printStageReport(run: StageRun, jsonFile: string): void {
+  log('');
+  printSemanticLookup(run.semanticLookup);
+  log('');
+  log('Targets (informational; they never fail the run)');
+  log(targetTable(run.targets));
+  for (const note of run.notes) log(`Note: ${note}`);
+  log('');
+  log(`JSON: ${path.relative(process.cwd(), jsonFile) || jsonFile}`);
+  log(`Done in ${run.elapsed().toFixed(1)} s.`);
+}
+
+function printSemanticLookup(result: SemanticLookupResult): void {
+  const { nearDuplicateCosine: near } = result;
+  log(
+    `Semantic lookup cost against cache size (one scope of ${result.dimensions}-dimension embeddings of one topic; per size ${result.queriesPerKind * 3} sequential lookups: ` +
+      `near-duplicates at cosine ${near.from}–${near.to} of any entry and of the newest ${count(result.newestWindow)}, and unrelated queries; ` +
+      `items read = what the Queries returned, at most ${result.maxItemsPerLookup}; CPU = this process ÷ lookups; emu = the DynamoDB emulator's process; ` +
+      `recall = near-duplicates answered with their own entry at threshold ${result.similarityThreshold}; fill = adding the entries since the previous size)`,
+  );
+  log(semanticLookupTable(result));
 }
 
 function coldHitLine(cold: Run['coldHits']): string {

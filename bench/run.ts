@@ -11,13 +11,16 @@
  *                    [--soak-kind chat|stream|fallback|anthropic|…]   what the soak sends (default chat)
  *   npm run bench -- --json out.json   where the JSON report goes (default .bench/<timestamp>.json)
  *   npm run bench -- --no-build        use the existing .build/ instead of building first
+ *   npm run bench -- --only semantic-lookup   that stage alone (no gateway, no build); with --quick, its quick sizes
  *
  * Prints the tables and writes the JSON report. The targets are shown (✓/✗) but never change the
  * exit code: it is non-zero only when the benchmark itself fails.
  *
  * The scenarios are the modules in bench/scenarios/; bench/runner.ts measures them, bench/report.ts
- * prints and writes what came out.
+ * prints and writes what came out. Stages that are no load run have modules of their own
+ * (bench/cache-cold.ts, bench/ttfc.ts, bench/semantic-lookup.ts).
  */
+import '../lib/local/sdk-node-notice';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -29,12 +32,13 @@ import { measureBundles } from './lib/bundles';
 import { hasWrk, wrkVersion } from './lib/load';
 import { busyShare, machineCpu } from './lib/proc';
 import { killAll, repoRoot, sleep } from './lib/services';
-import { gitInfo, log, printReport, resultNotes, writeJsonReport } from './report';
+import { gitInfo, log, printReport, printStageReport, resultNotes, writeJsonReport, writeStageJsonReport, type Machine } from './report';
 import { Runner, settingsFor } from './runner';
 import { plan as planFor, soakable } from './scenarios';
 import { peerCacheNote, probePeerCache } from './scenarios/cache-hit';
+import { measureSemanticLookup } from './semantic-lookup';
 import { soak } from './soak';
-import { evaluateTargets } from './targets';
+import { evaluateTargets, semanticLookupTarget } from './targets';
 import { measureTtfcAll } from './ttfc';
 
 const { values: flags } = parseArgs({
@@ -44,15 +48,20 @@ const { values: flags } = parseArgs({
     'soak-kind': { type: 'string', default: 'chat' },
     json: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
+    only: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 
+/** Stages `--only` can run by themselves: those that need none of the processes the others share. */
+const alone = ['semantic-lookup'];
 const soakKinds = soakable.map((scenario) => scenario.kind);
 if (flags.help) {
-  process.stdout.write(`Usage: npm run bench -- [--quick] [--soak <seconds> [--soak-kind ${soakKinds.join('|')}]] [--json <file>] [--no-build]\n`);
+  process.stdout.write(`Usage: npm run bench -- [--quick] [--soak <seconds> [--soak-kind ${soakKinds.join('|')}]] [--json <file>] [--no-build] [--only ${alone.join('|')}]\n`);
   process.exit(0);
 }
+if (flags.only !== undefined && !alone.includes(flags.only)) throw new Error(`--only must be ${alone.join(' or ')}, got ${flags.only}`);
+if (flags.only !== undefined && flags.soak !== undefined) throw new Error('--soak needs the gateway, which --only leaves out');
 
 const quick = flags.quick === true;
 const soakSec = flags.soak === undefined ? 0 : Number(flags.soak);
@@ -60,17 +69,28 @@ if (!Number.isFinite(soakSec) || soakSec < 0) throw new Error(`--soak needs a nu
 const soakScenario = soakable.find((scenario) => scenario.kind === flags['soak-kind']);
 if (!soakScenario) throw new Error(`--soak-kind must be ${soakKinds.slice(0, -1).join(', ')} or ${soakKinds.at(-1)}, got ${flags['soak-kind']}`);
 const settings = settingsFor(quick);
+const semanticSettings = { sizes: settings.semanticSizes, queriesPerKind: settings.semanticQueriesPerKind };
 
 async function main(): Promise<void> {
   const startedAt = new Date();
   const started = performance.now();
   const elapsed = () => (performance.now() - started) / 1000;
   const cpus = os.cpus();
-  const machine = { cpuModel: cpus[0]?.model?.trim(), cores: cpus.length, memoryGb: Math.round(os.totalmem() / 1e8) / 10, node: process.version, platform: `${os.platform()} ${os.release()}` };
+  const machine: Machine = { cpuModel: cpus[0]?.model?.trim(), cores: cpus.length, memoryGb: Math.round(os.totalmem() / 1e8) / 10, node: process.version, platform: `${os.platform()} ${os.release()}` };
   const git = gitInfo();
-  log(`Gateway benchmark (${quick ? 'quick' : 'full'}) — ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, commit ${git.commit?.slice(0, 12) ?? 'unknown'}${git.dirty ? ' (uncommitted changes)' : ''}`);
+  const mode = `${quick ? 'quick' : 'full'}${flags.only ? `, ${flags.only} only` : ''}`;
+  log(`Gateway benchmark (${mode}) — ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, commit ${git.commit?.slice(0, 12) ?? 'unknown'}${git.dirty ? ' (uncommitted changes)' : ''}`);
 
   const notes: string[] = [];
+  if (flags.only) {
+    const busyBeforePct = await machineBusyPct(notes);
+    const workDir = makeWorkDir();
+    const semanticLookup = await measureSemanticLookup(semanticSettings, workDir, log);
+    const run = { stage: flags.only, quick, startedAt, elapsed, machine, busyBeforePct, git, settings, semanticLookup, targets: [semanticLookupTarget(semanticLookup)], notes };
+    printStageReport(run, writeStageJsonReport(run, flags.json));
+    return;
+  }
+
   const generator = hasWrk() ? `${wrkVersion() ?? 'wrk'} (one thread per 25 connections)` : 'Node fallback client (bench/client.ts)';
   if (!hasWrk()) {
     const note = 'wrk is not installed (apt-get install -y wrk): using the Node fallback load generator, which needs more CPU on the cores the gateway uses, so throughput and latency are pessimistic.';
@@ -88,29 +108,8 @@ async function main(): Promise<void> {
   log(`Bundles: cold import, median of ${settings.bundleRuns} fresh processes …`);
   const bundles = measureBundles(settings.bundleRuns);
 
-  // Other work on the machine skews every number; say so when it is there.
-  const idleBefore = machineCpu();
-  await sleep(500);
-  const busyBeforePct = (busyShare(idleBefore, machineCpu()) ?? 0) * 100;
-  if (busyBeforePct > 15) {
-    const note = `the machine was ${busyBeforePct.toFixed(0)}% busy (all cores) before the benchmark started its processes: something else is running, and the numbers are skewed by it.`;
-    notes.push(note);
-    log(`WARNING: ${note}`);
-  }
-
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'llm-gateway-bench-'));
-  const cleanup = () => {
-    killAll();
-    rmSync(workDir, { recursive: true, force: true });
-  };
-  process.once('exit', cleanup);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      cleanup();
-      process.exit(130);
-    });
-  }
-
+  const busyBeforePct = await machineBusyPct(notes);
+  const workDir = makeWorkDir();
   const env = await startEnvironment(workDir, log);
   log(`Ready after ${elapsed().toFixed(1)} s: gateway ${env.gateway.url}, peer @portkey-ai/gateway ${env.peer.version} ${env.peer.url}, upstream ${env.upstream.url}`);
 
@@ -129,8 +128,9 @@ async function main(): Promise<void> {
   const gatewayPeakMb = Math.max(processes.gateway.hwmMb ?? 0, ...outcomes.filter((o) => o.system === 'ours').map((o) => o.rssMaxMb ?? 0)) || undefined;
 
   const soakResult = soakSec > 0 ? await soak(runner, soakSec, soakScenario!) : undefined;
+  const semanticLookup = await measureSemanticLookup(semanticSettings, workDir, log);
 
-  const measured = { outcomes, ttfc, coldHits, peerCache, bundles, gatewayPeakMb, soak: soakResult, restarts: runner.restarts };
+  const measured = { outcomes, ttfc, coldHits, peerCache, bundles, gatewayPeakMb, soak: soakResult, restarts: runner.restarts, semanticLookup };
   const targets = evaluateTargets(measured);
   notes.push(...resultNotes(plan, outcomes), peerCacheNote(peerCache));
   const run = { ...measured, quick, startedAt, elapsed, machine, busyBeforePct, git, env, settings, processes, targets, notes };
@@ -138,6 +138,36 @@ async function main(): Promise<void> {
   printReport(run, jsonFile);
 
   await stopEnvironment(env);
+}
+
+/** Other work on the machine skews every number: the share of all cores busy before the benchmark, noted when high. */
+async function machineBusyPct(notes: string[]): Promise<number> {
+  const idleBefore = machineCpu();
+  await sleep(500);
+  const busyBeforePct = (busyShare(idleBefore, machineCpu()) ?? 0) * 100;
+  if (busyBeforePct > 15) {
+    const note = `the machine was ${busyBeforePct.toFixed(0)}% busy (all cores) before the benchmark started its processes: something else is running, and the numbers are skewed by it.`;
+    notes.push(note);
+    log(`WARNING: ${note}`);
+  }
+  return busyBeforePct;
+}
+
+/** A directory for the processes' logs and data, removed (and every process ended) however the run ends. */
+function makeWorkDir(): string {
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'llm-gateway-bench-'));
+  const cleanup = () => {
+    killAll();
+    rmSync(workDir, { recursive: true, force: true });
+  };
+  process.once('exit', cleanup);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      cleanup();
+      process.exit(130);
+    });
+  }
+  return workDir;
 }
 
 main().then(

@@ -24,12 +24,15 @@ export interface Settings {
   /** Distinct cached answers read from the shared store, one each, for the first-level-cold hits. */
   coldHits: number;
   bundleRuns: number;
+  /** Scope sizes the semantic lookups are measured at, and queries of each kind per size. */
+  semanticSizes: number[];
+  semanticQueriesPerKind: number;
 }
 
 export function settingsFor(quick: boolean): Settings {
   return quick
-    ? { rounds: 1, durationSec: 2, prewarmSec: 0, warmupSec: 0.5, restartWarmupSec: 0.5, ttfcCount: 40, ttfcWarmup: 10, coldHits: 200, bundleRuns: 3 }
-    : { rounds: 3, durationSec: 5, prewarmSec: 1, warmupSec: 3, restartWarmupSec: 1, ttfcCount: 300, ttfcWarmup: 30, coldHits: 500, bundleRuns: 7 };
+    ? { rounds: 1, durationSec: 2, prewarmSec: 0, warmupSec: 0.5, restartWarmupSec: 0.5, ttfcCount: 40, ttfcWarmup: 10, coldHits: 200, bundleRuns: 3, semanticSizes: [1_000, 10_000], semanticQueriesPerKind: 100 }
+    : { rounds: 3, durationSec: 5, prewarmSec: 1, warmupSec: 3, restartWarmupSec: 1, ttfcCount: 300, ttfcWarmup: 30, coldHits: 500, bundleRuns: 7, semanticSizes: [1_000, 10_000, 100_000], semanticQueriesPerKind: 300 };
 }
 
 export const SAMPLE_INTERVAL_MS = 100;

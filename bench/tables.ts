@@ -2,6 +2,7 @@
 import type { BundleResult } from './lib/bundles';
 import { count, fixed, mark, ms, signedMs, table, type Cell } from './lib/table';
 import type { Outcome } from './results';
+import type { SemanticLookupResult } from './semantic-lookup';
 import type { Target } from './targets';
 import type { TtfcResult } from './ttfc';
 
@@ -102,5 +103,38 @@ export function targetTable(targets: Target[]): string {
   return table(
     [{ title: 'target' }, { title: 'goal', right: false }, { title: 'measured' }, { title: '', right: false }],
     targets.map((t) => [t.name, t.goal, t.value, mark(t.pass)]),
+  );
+}
+
+export function semanticLookupTable(result: SemanticLookupResult): string {
+  return table(
+    [
+      { title: 'entries' },
+      { title: 'items read mean' },
+      { title: 'max' },
+      { title: 'candidates' },
+      { title: 'CPU µs/lookup' },
+      { title: 'emu µs/lookup' },
+      { title: 'p50 ms' },
+      { title: 'p99 ms' },
+      { title: 'recall' },
+      { title: `recall newest ${count(result.newestWindow)}` },
+      { title: 'fill s' },
+      { title: 'entries/s' },
+    ],
+    result.sizes.map((size) => [
+      count(size.entries),
+      fixed(size.itemsRead.mean, 1),
+      size.itemsRead.max,
+      fixed(size.candidates.mean, 1),
+      fixed(size.cpuUsPerLookup, 0),
+      fixed(size.emulatorUsPerLookup, 0),
+      ms(size.latencyMs.p50),
+      ms(size.latencyMs.p99),
+      fixed(size.recall.all, 3),
+      fixed(size.recall.newest, 3),
+      fixed(size.fillSec, 1),
+      count(size.fillEntriesPerSec),
+    ]),
   );
 }

@@ -5,6 +5,7 @@ import type { BundleResult } from './lib/bundles';
 import { count, ms } from './lib/table';
 import type { Outcome } from './results';
 import type { Restart } from './runner';
+import type { SemanticLookupResult } from './semantic-lookup';
 import { cacheHit, type PeerCacheProbe } from './scenarios/cache-hit';
 import { cacheHitStream } from './scenarios/cache-hit-stream';
 import { chat } from './scenarios/chat';
@@ -29,9 +30,10 @@ export interface Measured {
   gatewayPeakMb: number | undefined;
   soak: SoakResult | undefined;
   restarts: Restart[];
+  semanticLookup: SemanticLookupResult;
 }
 
-export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, restarts }: Measured): Target[] {
+export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, restarts, semanticLookup }: Measured): Target[] {
   const find = (id: string, system: SystemName) => outcomes.find((o) => o.scenario === id && o.system === system);
   const targets: Target[] = [];
   const check = (name: string, goal: string, value: number | undefined, limit: number, higherIsBetter: boolean, format: (v: number) => string) => {
@@ -78,8 +80,30 @@ export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, 
     check(`gateway RSS growth over the ${soak.seconds} s ${soak.kind} soak`, '≤ 10 MB (flat)', soak.growthMb, 10, false, (v) => `${v >= 0 ? '+' : ''}${v.toFixed(1)} MB`);
     check('gateway peak RSS during the soak', '≤ 150 MB', soak.maxRssMb, 150, false, (v) => `${v.toFixed(1)} MB`);
   }
+  targets.push(semanticLookupTarget(semanticLookup));
   // Exits during the load runs are counted per outcome; the TTFC stage and the soak have none.
   const exits = outcomes.reduce((sum, o) => sum + (o.system === 'ours' ? o.exits : 0), 0) + restarts.filter((r) => r.system === 'ours' && (r.scenario === 'ttfc' || r.scenario === 'soak')).length;
   targets.push({ name: 'gateway stayed up (clients disconnecting at the end of each run)', goal: '0 exits', value: `${exits} exits`, pass: exits === 0 });
   return targets;
+}
+
+/**
+ * A semantic lookup must cost the same in a large scope as in a small one: the items it reads stay
+ * within the per-bucket limits at every size, and its CPU at the largest size within twice that at
+ * the smallest (more of the candidate slots fill as buckets grow; nothing else should grow).
+ */
+export function semanticLookupTarget(result: SemanticLookupResult): Target {
+  const { sizes, maxItemsPerLookup } = result;
+  const smallest = sizes[0];
+  const largest = sizes.at(-1);
+  const itemsMax = sizes.map((size) => size.itemsRead.max);
+  const cpuRatio = smallest?.cpuUsPerLookup && largest?.cpuUsPerLookup !== undefined ? largest.cpuUsPerLookup / smallest.cpuUsPerLookup : undefined;
+  const itemsFlat = sizes.length > 0 && itemsMax.every((max) => max <= maxItemsPerLookup);
+  const sizeLabel = (size: { entries: number } | undefined) => (size ? count(size.entries) : '?');
+  return {
+    name: 'semantic lookup items read flat',
+    goal: `max items ≤ ${maxItemsPerLookup} at every size; CPU at ${sizeLabel(largest)} ≤ 2× ${sizeLabel(smallest)}`,
+    value: `max ${itemsMax.join(' / ')}; CPU ${cpuRatio === undefined ? 'n/a' : `${cpuRatio.toFixed(2)}×`}`,
+    pass: sizes.length === 0 ? undefined : !itemsFlat ? false : cpuRatio === undefined ? undefined : cpuRatio <= 2,
+  };
 }

@@ -1,7 +1,7 @@
 import { canonicalJson } from '../core/canonical-json';
 import { sha256Hex as sha256 } from '../core/sha256';
 import { contentText, lastUserMessageIndex } from '../providers/openai-format/message-text';
-import { secretCredentialFields } from '../providers/provider-fields';
+import { secretCredentialFields, settingFields } from '../providers/provider-fields';
 import type { JsonObject, Operation, ResolvedTarget } from '../providers/types';
 
 /** Body fields that change how an answer is delivered or attributed, not the answer itself. */
@@ -86,8 +86,11 @@ export function semanticQuery(target: ResolvedTarget, body: JsonObject, partitio
 }
 
 function keyMaterial(operation: Operation, target: ResolvedTarget, body: JsonObject) {
-  const settings: Record<string, unknown> = { ...target.settings };
-  for (const field of secretCredentialFields) delete settings[field];
+  // Only what changes where the request goes and what the provider does with it: a target's other
+  // config fields (retry, hooks, the cache's own max_age) must not split the cache.
+  const settings: Record<string, unknown> = {};
+  const all = target.settings as Record<string, unknown>;
+  for (const field of settingFields) if (all[field] !== undefined) settings[field] = all[field];
   const sent: JsonObject = {};
   for (const name in body) if (!deliveryFields.has(name)) sent[name] = body[name];
   return { operation, provider: target.provider.name, baseUrl: target.baseUrl, settings, body: sent };

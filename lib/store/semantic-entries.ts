@@ -61,6 +61,15 @@ const signaturePattern = /^[0-9a-f]{1,8}$/;
  * Each item holds the whole (normalised) vector, so a lookup needs no second read to compare.
  */
 export async function putSemanticEntry(workspaceId: string, scope: string, entry: SemanticEntry): Promise<void> {
+  const requests = semanticEntryItems(workspaceId, scope, entry).map((Item) => ({ PutRequest: { Item } }));
+  await writeInBatches(tables.state, requests, 'semantic cache items');
+}
+
+/**
+ * The state-table items of an entry, one per LSH table, as `putSemanticEntry` writes them; exported
+ * so a bulk loader (the benchmark's) writes exactly these rather than a copy of their layout.
+ */
+export function semanticEntryItems(workspaceId: string, scope: string, entry: SemanticEntry): Record<string, AttributeValue>[] {
   checkKeyParts(workspaceId, scope, entry.id, entry.answerRef.partition, entry.answerRef.key);
   if (!Number.isFinite(entry.expiresAt)) throw new Error(`A semantic entry's expiry must be epoch ms, not ${entry.expiresAt}.`);
   const unit = normalise(entry.vector);
@@ -72,11 +81,10 @@ export async function putSemanticEntry(workspaceId: string, scope: string, entry
     // The state table's TTL attribute is in epoch seconds; rounding up keeps TTL off live entries.
     expiresAt: { N: String(Math.ceil(entry.expiresAt / 1000)) },
   };
-  const requests = vectorSignatures(unit).map((signature, table) => {
+  return vectorSignatures(unit).map((signature, table) => {
     const { pk, sk } = semanticEntryKey.item(workspaceId, scope, table, signature, entry.id);
-    return { PutRequest: { Item: { pk: { S: pk }, sk: { S: sk }, ...attributes } } };
+    return { pk: { S: pk }, sk: { S: sk }, ...attributes };
   });
-  await writeInBatches(tables.state, requests, 'semantic cache items');
 }
 
 /** The ref of an entry about to be stored: its buckets are the signatures of its vector. */
@@ -114,6 +122,20 @@ export async function deleteSemanticItems(workspaceId: string, refs: readonly Se
  * deletes within days, not at once) and one whose vector cannot be read not at all.
  */
 export async function findSemanticCandidates(workspaceId: string, scope: string, signatures: readonly string[], query: CandidateQuery = {}): Promise<SemanticCandidate[]> {
+  return (await findSemanticCandidatesWithReads(workspaceId, scope, signatures, query)).candidates;
+}
+
+export interface CandidateLookup {
+  candidates: SemanticCandidate[];
+  /**
+   * Items the Queries returned, duplicates and expired ones included: what the lookup paid for in
+   * read capacity, and what must stay bounded as a scope grows.
+   */
+  itemsRead: number;
+}
+
+/** `findSemanticCandidates`, with the count of items its Queries read. */
+export async function findSemanticCandidatesWithReads(workspaceId: string, scope: string, signatures: readonly string[], query: CandidateQuery = {}): Promise<CandidateLookup> {
   checkKeyParts(workspaceId, scope);
   checkSignatures(signatures);
   const limit = query.perBucketLimit ?? defaultPerBucketLimit;
@@ -133,8 +155,9 @@ export async function findSemanticCandidates(workspaceId: string, scope: string,
       ),
     ),
   );
+  const items = pages.flatMap((page) => page.Items ?? []);
   const candidates = new Map<string, SemanticCandidate>();
-  for (const item of pages.flatMap((page) => page.Items ?? [])) {
+  for (const item of items) {
     const id = item.sk?.S;
     if (!id || candidates.has(id)) continue;
     const expiresAt = Number(item.expiresAtMs?.N);
@@ -144,7 +167,7 @@ export async function findSemanticCandidates(workspaceId: string, scope: string,
     if (!vector || !item.answerPartition?.S || !item.answerKey?.S) continue;
     candidates.set(id, { id, vector, answerRef: { partition: item.answerPartition.S, key: item.answerKey.S }, expiresAt });
   }
-  return [...candidates.values()];
+  return { candidates: [...candidates.values()], itemsRead: items.length };
 }
 
 /** A damaged item must not fail every lookup of its buckets until TTL removes it: it is no candidate. */

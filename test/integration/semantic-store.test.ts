@@ -6,13 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bestMatch, lshTables, normalise, signatures } from '../../lib/cache/semantic-index';
+import { bestMatch, lshTables, signatures } from '../../lib/cache/semantic-index';
 import { newId } from '../../lib/core/ids';
 import { dynamoClient, resetClients } from '../../lib/store/clients';
 import { putCacheEntry } from '../../lib/store/cache-entries';
-import { deleteSemanticItems, findSemanticCandidates, isSemanticRef, putSemanticEntry, semanticRefOf, type SemanticEntry } from '../../lib/store/semantic-entries';
+import { deleteSemanticItems, findSemanticCandidates, findSemanticCandidatesWithReads, isSemanticRef, putSemanticEntry, semanticRefOf, type SemanticEntry } from '../../lib/store/semantic-entries';
 import { connectToGatewayStore, stateTable } from '../support/gateway-store';
 import { seededNormals } from '../support/seeded-normals';
+import { nearDuplicate as nearDuplicateOf, randomUnit as randomUnitOf } from '../support/vectors';
 
 const day = 86_400_000;
 const dimensions = 1536;
@@ -27,18 +28,9 @@ const unique = () => randomBytes(6).toString('hex');
 const newWorkspaceId = () => `ws_sem${unique()}`;
 const newScope = () => randomBytes(16).toString('hex');
 
-
 const random = seededNormals(4242);
-const randomUnit = () => normalise(Array.from({ length: dimensions }, random));
-
-/** A vector at cosine `similarity` to the unit vector `original`. */
-function nearDuplicate(original: Float32Array, similarity: number): Float32Array {
-  const noise = Array.from({ length: original.length }, random);
-  const along = noise.reduce((sum, value, i) => sum + value * original[i]!, 0);
-  const orthogonal = normalise(noise.map((value, i) => value - along * original[i]!));
-  const scale = Math.sqrt(1 - similarity * similarity);
-  return Float32Array.from(original, (value, i) => similarity * value + scale * orthogonal[i]!);
-}
+const randomUnit = () => randomUnitOf(dimensions, random);
+const nearDuplicate = (original: Float32Array, similarity: number) => nearDuplicateOf(original, similarity, random);
 
 function entry(vector: Float32Array, overrides: Partial<SemanticEntry> = {}): SemanticEntry {
   return { id: newId('sem'), vector, answerRef: { partition: 'default', key: randomBytes(32).toString('hex') }, expiresAt: Date.now() + day, ...overrides };
@@ -116,8 +108,10 @@ describe('semantic cache entries', () => {
     const entries = Array.from({ length: 30 }, (_, i) => entry(vector, { id: newId('sem', start + i) }));
     await Promise.all(entries.map((stored) => putSemanticEntry(workspaceId, scope, stored)));
 
-    const candidates = await findSemanticCandidates(workspaceId, scope, signatures(vector), { perBucketLimit: 5 });
+    const { candidates, itemsRead } = await findSemanticCandidatesWithReads(workspaceId, scope, signatures(vector), { perBucketLimit: 5 });
     expect(candidates.map(({ id }) => id).sort()).toEqual(entries.slice(-5).map(({ id }) => id).sort());
+    // Every table's Query reads the same five entries: paid for ten times, compared once.
+    expect(itemsRead).toBe(5 * lshTables);
     expect((await findSemanticCandidates(workspaceId, scope, signatures(vector))).length).toBe(16);
   });
 

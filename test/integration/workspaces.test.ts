@@ -41,7 +41,7 @@ describe('workspaces', () => {
     expect(created).toMatchObject({ object: 'workspace', name: 'Research Lab', slug: 'research-lab', description: 'Research Lab team', status: 'active', is_default: false, archived_at: null });
     expect(created.id).toMatch(/^ws_[0-9a-z]{26}$/);
 
-    const listed = await ok(asOwner('GET', '/workspaces'));
+    const listed = await ok(asOwner('GET', '/workspaces?limit=100'));
     expect(listed.object).toBe('list');
     expect(listed.total).toBe(listed.data.length);
     const ids = listed.data.map((workspace: any) => workspace.id);
@@ -96,7 +96,7 @@ describe('workspaces', () => {
     const team = await newWorkspace('Team');
     const admin = (await keyFor(team.id, 'admin')).key;
     const member = (await keyFor(team.id, 'member')).key;
-    const defaultWorkspace = (await ok(asOwner('GET', '/workspaces'))).data.find((workspace: any) => workspace.is_default);
+    const defaultWorkspace = (await ok(asOwner('GET', '/workspaces?limit=100'))).data.find((workspace: any) => workspace.is_default);
 
     for (const key of [admin, member]) {
       const listed = await ok(as(key, 'GET', '/workspaces'));
@@ -136,7 +136,7 @@ describe('workspaces', () => {
     while (Date.now() < deadline && (status = (await as(member, 'GET', '/workspaces')).status) === 200) await new Promise((resolve) => setTimeout(resolve, 250));
     expect(status).toBe(401);
 
-    expect((await ok(asOwner('GET', '/workspaces'))).data.map((workspace: any) => workspace.id)).not.toContain(doomed.id);
+    expect((await ok(asOwner('GET', '/workspaces?limit=100'))).data.map((workspace: any) => workspace.id)).not.toContain(doomed.id);
     expect((await ok(asOwner('GET', '/workspaces?status=archived'))).data.map((workspace: any) => workspace.id)).toContain(doomed.id);
     const both = (await ok(asOwner('GET', '/workspaces?status=active,archived'))).data;
     expect(both.some((workspace: any) => workspace.is_default) && both.some((workspace: any) => workspace.id === doomed.id)).toBe(true);
@@ -150,7 +150,7 @@ describe('workspaces', () => {
   });
 
   it('never archives the default workspace', async () => {
-    const defaultWorkspace = (await ok(asOwner('GET', '/workspaces'))).data.find((workspace: any) => workspace.is_default);
+    const defaultWorkspace = (await ok(asOwner('GET', '/workspaces?limit=100'))).data.find((workspace: any) => workspace.is_default);
     expect((await error(asOwner('DELETE', `/workspaces/${defaultWorkspace.id}`), 409)).code).toBe('default_workspace');
     expect((await error(asOwner('PUT', `/workspaces/${defaultWorkspace.id}`, { status: 'archived' }), 409)).code).toBe('default_workspace');
     expect((await ok(asOwner('GET', `/workspaces/${defaultWorkspace.id}`))).status).toBe('active');
@@ -186,7 +186,7 @@ describe('workspaces', () => {
     expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: '@embedder', embedding_model: 'm', similarity_threshold: 1.5 } }), 400)).toMatchObject({ param: 'cache.similarity_threshold' });
     expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: 'embedder', embedding_model: 'm' } }), 400)).toMatchObject({ param: 'cache.embedding_provider' });
     expect((await error(as(member, 'PUT', `/workspaces/${team.id}`, { cache: null }), 403)).code).toBe('admin_required');
-    const elsewhere = (await ok(asOwner('GET', '/workspaces'))).data.find((workspace: any) => workspace.is_default);
+    const elsewhere = (await ok(asOwner('GET', '/workspaces?limit=100'))).data.find((workspace: any) => workspace.is_default);
     await error(as(admin, 'PUT', `/workspaces/${elsewhere.id}`, { cache: null }), 404);
 
     expect((await ok(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: null }))).cache).toBeNull();

@@ -21,6 +21,10 @@ describe('requestKey', () => {
     // The credential partitions the cache (defaultPartition); the key itself never holds it.
     expect(requestKey('chat', target({ api_key: 'sk-two' }), { model: 'm', messages: [{ role: 'user', content: 'x' }] })).toBe(key);
     expect(defaultPartition({}, target({ api_key: 'sk-two' }))).not.toBe(defaultPartition({}, target()));
+    // A target's routing and hook settings are not the request the provider gets.
+    const configured = target({ api_key: 'sk-one', retry: { attempts: 2 }, cache: { mode: 'simple', max_age: 60 }, after_request_hooks: [{ id: 'h' }] });
+    expect(requestKey('chat', configured, { model: 'm', messages: [{ role: 'user', content: 'x' }] })).toBe(key);
+    expect(requestKey('chat', target({ api_key: 'sk-one', api_version: '2024-10-21' }), { model: 'm', messages: [{ role: 'user', content: 'x' }] })).not.toBe(key);
     expect(namespacePartition('team')).toMatch(/^ns-[0-9a-f]{32}$/);
   });
 });

@@ -8,27 +8,10 @@ import {
   lshBits,
   lshTables,
   maxCandidatesPerLookup,
-  normalise,
   signatures,
 } from '../../../lib/cache/semantic-index';
 import { seededNormals } from '../../support/seeded-normals';
-
-
-function randomUnit(dimensions: number, random: () => number): Float32Array {
-  return normalise(Array.from({ length: dimensions }, random));
-}
-
-/**
- * A vector at cosine exactly `similarity` to the unit vector `original`: the original plus noise
- * orthogonal to it, scaled so the angle comes out as asked.
- */
-function nearDuplicate(original: Float32Array, similarity: number, random: () => number): Float32Array {
-  const noise = Array.from({ length: original.length }, random);
-  const along = noise.reduce((sum, value, i) => sum + value * original[i]!, 0);
-  const orthogonal = normalise(noise.map((value, i) => value - along * original[i]!));
-  const scale = Math.sqrt(1 - similarity * similarity);
-  return Float32Array.from(original, (value, i) => similarity * value + scale * orthogonal[i]!);
-}
+import { clusteredUnit, nearDuplicate, randomUnit } from '../../support/vectors';
 
 interface Measurement {
   recall: number;
@@ -105,7 +88,7 @@ describe('semantic index: recall on a test set', () => {
   it('keeps finding near-duplicates in a scope whose embeddings cluster, reading a bounded number of items', () => {
     // One topic: every vector leans towards a shared centre, so two of them are at cosine ≈ 0.3.
     const centre = randomUnit(dimensions, random);
-    const clustered = Array.from({ length: 4000 }, () => normalise(Array.from(centre, (value) => Math.sqrt(0.3) * value + Math.sqrt(0.7 / dimensions) * random())));
+    const clustered = Array.from({ length: 4000 }, () => clusteredUnit(centre, 0.3, random));
     const queries = clustered.map((original) => nearDuplicate(original, 0.95, random));
     const measured = measure(clustered, queries, defaultPerBucketLimit);
     report(`4000 clustered vectors (pairwise cosine ≈ 0.3) × ${dimensions} dims, near-duplicates at cosine 0.95, ${defaultPerBucketLimit} items read per bucket`, measured);
