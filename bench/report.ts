@@ -12,6 +12,7 @@ import type { PlannedRun } from './scenarios';
 import type { SemanticLookupResult } from './semantic-lookup';
 import { bundleTable, cpuTable, mainTable, semanticLookupTable, targetTable, ttfcTable } from './tables';
 import type { Measured, Target } from './targets';
+import { webhookLatencyLine } from './guardrail-webhook';
 
 export function log(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -96,6 +97,7 @@ export function writeJsonReport(run: Run, file: string | undefined): string {
     targets: run.targets,
     cacheHit: { scenarios: run.outcomes.filter((o) => o.scenario.startsWith('cache-hit')).map((o) => o.scenario), fromDynamoDb: run.coldHits, peer: run.peerCache },
     semanticLookup: run.semanticLookup,
+    guardrailWebhook: run.webhookLatency,
     notes: run.notes,
   };
   return writeJson(report, file, run.startedAt);
@@ -148,6 +150,7 @@ export function printReport(run: Run, jsonFile: string): void {
   log(mainTable(run.outcomes));
   log('');
   log(coldHitLine(run.coldHits));
+  log(webhookLatencyLine(run.webhookLatency));
   log('');
   printSemanticLookup(run.semanticLookup);
   log('');

@@ -27,6 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { measureColdHits } from './cache-cold';
+import { measureWebhookLatency } from './guardrail-webhook';
 import { processesAtEnd, startEnvironment, stopEnvironment } from './environment';
 import { measureBundles } from './lib/bundles';
 import { hasWrk, wrkVersion } from './lib/load';
@@ -120,6 +121,7 @@ async function main(): Promise<void> {
   const outcomes = await runner.measurePlan(plan);
   const ttfc = await measureTtfcAll(runner, outcomes);
   const coldHits = await measureColdHits(runner, settings.coldHits);
+  const webhookLatency = await measureWebhookLatency(runner, quick ? 100 : 300);
   const peerCache = await probePeerCache(env);
 
   // Peak RSS under load: the largest sample of any run, or VmHWM if higher (a restarted gateway's
@@ -130,7 +132,7 @@ async function main(): Promise<void> {
   const soakResult = soakSec > 0 ? await soak(runner, soakSec, soakScenario!) : undefined;
   const semanticLookup = await measureSemanticLookup(semanticSettings, workDir, log);
 
-  const measured = { outcomes, ttfc, coldHits, peerCache, bundles, gatewayPeakMb, soak: soakResult, restarts: runner.restarts, semanticLookup };
+  const measured = { outcomes, ttfc, coldHits, webhookLatency, peerCache, bundles, gatewayPeakMb, soak: soakResult, restarts: runner.restarts, semanticLookup };
   const targets = evaluateTargets(measured);
   notes.push(...resultNotes(plan, outcomes), peerCacheNote(peerCache));
   const run = { ...measured, quick, startedAt, elapsed, machine, busyBeforePct, git, env, settings, processes, targets, notes };

@@ -1,6 +1,7 @@
 /** The goals the benchmark reports against (✓/✗). They are informational: none changes the exit code. */
 import { STREAM_CHUNKS, type SystemName } from './environment';
 import type { ColdHitResult } from './cache-cold';
+import type { WebhookLatency } from './guardrail-webhook';
 import type { BundleResult } from './lib/bundles';
 import { count, ms } from './lib/table';
 import type { Outcome } from './results';
@@ -9,6 +10,7 @@ import type { SemanticLookupResult } from './semantic-lookup';
 import { cacheHit, type PeerCacheProbe } from './scenarios/cache-hit';
 import { cacheHitStream } from './scenarios/cache-hit-stream';
 import { chat } from './scenarios/chat';
+import { guardrails } from './scenarios/guardrails';
 import { runId } from './scenarios/scenario';
 import { stream } from './scenarios/stream';
 import type { SoakResult } from './soak';
@@ -25,6 +27,7 @@ export interface Measured {
   outcomes: Outcome[];
   ttfc: TtfcResult[];
   coldHits: ColdHitResult;
+  webhookLatency: WebhookLatency;
   peerCache: PeerCacheProbe;
   bundles: BundleResult[];
   gatewayPeakMb: number | undefined;
@@ -70,6 +73,17 @@ export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, 
     const uncached1 = find(runId(uncached, 1), 'ours');
     check(`p50, cache hit vs uncached ${what} c=1`, `≤ uncached ${what}`, hit1 && uncached1 ? hit1.median.p50 - uncached1.median.p50 : undefined, 0, false, (v) => `${ms(hit1!.median.p50)} vs ${ms(uncached1!.median.p50)} ms`);
   }
+  // Guardrails left on must cost little next to the call they guard, measured in the same run.
+  const guardedCpu = find(runId(guardrails, 50), 'ours')?.median.cpuUsPerReq;
+  const chatCpu = chat50?.median.cpuUsPerReq;
+  check(
+    'guardrails: CPU above plain chat (c=50; 3 input + 2 output checks, 4 KB)',
+    '≤ 150 µs',
+    guardedCpu !== undefined && chatCpu !== undefined ? guardedCpu - chatCpu : undefined,
+    150,
+    false,
+    (v) => `${v.toFixed(0)} µs (${guardedCpu!.toFixed(0)} vs ${chatCpu!.toFixed(0)} µs)`,
+  );
   check('streaming adds to the first chunk (c=1, p50)', '≤ 1 ms', ttfcOurs?.addedFirstChunkP50, 1, false, (v) => `${ms(v)} ms`);
   for (const bundle of bundles.filter((b) => b.inference)) {
     check(`bundle ${bundle.name}: size`, '≤ 600 KB', bundle.bytes / 1000, 600, false, (v) => `${v.toFixed(0)} KB`);

@@ -9,10 +9,11 @@ import { cacheHit } from './cache-hit';
 import { cacheHitStream } from './cache-hit-stream';
 import { chat } from './chat';
 import { fallback } from './fallback';
+import { guardrails } from './guardrails';
 import { runId, type Scenario } from './scenario';
 import { stream } from './stream';
 
-export const scenarios: readonly Scenario[] = [chat, stream, fallback, anthropic, anthropicStream, cacheHit, cacheHitStream];
+export const scenarios: readonly Scenario[] = [chat, stream, fallback, anthropic, anthropicStream, cacheHit, cacheHitStream, guardrails];
 
 /** One scenario at one connection count, on the systems it is measured on. */
 export interface PlannedRun {
