@@ -61,7 +61,13 @@ export const targetHooksStep: TargetStep = {
     const hooks = await specsOf(inference, leaf.settings, 'output');
     let checked!: (passed: boolean) => void;
     attempt.answerChecked = new Promise((resolve) => (checked = resolve));
-    const outcome = await next();
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await next();
+    } catch (error) {
+      checked(false);
+      throw error;
+    }
     if (!outcome.ok || outcome.status < 200 || outcome.status >= 300) {
       checked(false);
       return outcome;
