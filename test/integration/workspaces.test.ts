@@ -105,8 +105,8 @@ describe('workspaces', () => {
       expect((await ok(as(key, 'GET', `/workspaces/${team.id}`))).id).toBe(team.id);
       await error(as(key, 'GET', `/workspaces/${defaultWorkspace.id}`), 404);
     }
-    expect((await error(as(member, 'GET', '/workspaces?status=archived'), 403)).code).toBe('admin_required');
-    expect((await ok(as(admin, 'GET', '/workspaces?status=archived'))).data).toEqual([]);
+    expect((await error(as(member, 'GET', '/workspaces?status=archived&limit=100'), 403)).code).toBe('admin_required');
+    expect((await ok(as(admin, 'GET', '/workspaces?status=archived&limit=100'))).data).toEqual([]);
 
     for (const [method, path, body] of [
       ['POST', '/workspaces', { name: 'Not mine to make' }],
@@ -137,8 +137,8 @@ describe('workspaces', () => {
     expect(status).toBe(401);
 
     expect((await ok(asOwner('GET', '/workspaces?limit=100'))).data.map((workspace: any) => workspace.id)).not.toContain(doomed.id);
-    expect((await ok(asOwner('GET', '/workspaces?status=archived'))).data.map((workspace: any) => workspace.id)).toContain(doomed.id);
-    const both = (await ok(asOwner('GET', '/workspaces?status=active,archived'))).data;
+    expect((await ok(asOwner('GET', '/workspaces?status=archived&limit=100'))).data.map((workspace: any) => workspace.id)).toContain(doomed.id);
+    const both = (await ok(asOwner('GET', '/workspaces?status=active,archived&limit=100'))).data;
     expect(both.some((workspace: any) => workspace.is_default) && both.some((workspace: any) => workspace.id === doomed.id)).toBe(true);
     expect((await error(asOwner('POST', '/api-keys', { name: 'late', workspace_id: doomed.id }), 409)).code).toBe('workspace_archived');
 
