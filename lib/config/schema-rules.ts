@@ -17,7 +17,7 @@
  */
 import { isPlainObject } from '../core/plain-object';
 import { queryFields, queryOperators } from '../routing/conditional-query';
-import { compileRegex, RegexSyntaxError } from '../routing/linear-regex';
+import { compileSafeRegex, RegexSyntaxError } from '../core/regex/safe-regex';
 import { checkIssues } from '../guardrails/validate-checks';
 import type { ConfigIssue, HookCheck } from './types';
 
@@ -328,7 +328,7 @@ function operatorIssues(condition: Record<string, unknown>, path: Path, issues: 
 function regexProblem(pattern: unknown): string | undefined {
   if (typeof pattern !== 'string') return `must be a regular expression written as a string; got ${show(pattern)}`;
   try {
-    compileRegex(pattern);
+    compileSafeRegex(pattern);
     return undefined;
   } catch (error) {
     if (!(error instanceof RegexSyntaxError)) throw error;

@@ -1,6 +1,6 @@
 import { isPlainObject } from '../core/plain-object';
 import { CheckParameterError } from './check-types';
-import { compileSafeRegex, isRegexSyntaxError, type SafeRegex } from './regex/safe-regex';
+import { compileSafeRegex, isRegexSyntaxError, type SafeRegex } from '../core/regex/safe-regex';
 
 /**
  * Readers for check parameters. Each one throws a CheckParameterError that names the parameter and

@@ -4,9 +4,9 @@
  * $lte $in $nin $regex $exists $and $or` and an implicit AND between keys.
  *
  * Queries are checked when their config is validated (`config/schema-rules.ts`), so matching never
- * meets a shape it cannot handle; `$regex` patterns run on the linear-time engine in `linear-regex.ts`.
+ * meets a shape it cannot handle; `$regex` patterns run on the linear-time engine in `lib/core/regex`.
  */
-import { compileRegex, type LinearRegex } from './linear-regex';
+import { compileSafeRegex, type SafeRegex } from '../core/regex/safe-regex';
 
 export interface QueryInput {
   metadata: Record<string, unknown>;
@@ -104,14 +104,14 @@ function compare(value: unknown, operand: unknown, test: (a: number | string, b:
   return typeof value === 'string' && typeof operand === 'string' && test(value, operand);
 }
 
-const regexCache = new Map<string, LinearRegex | undefined>();
+const regexCache = new Map<string, SafeRegex | undefined>();
 
 /** A pattern that does not compile (possible only in a config saved before patterns were checked) never matches. */
-function safeRegex(pattern: string): LinearRegex | undefined {
+function safeRegex(pattern: string): SafeRegex | undefined {
   if (!regexCache.has(pattern)) {
-    let regex: LinearRegex | undefined;
+    let regex: SafeRegex | undefined;
     try {
-      regex = compileRegex(pattern);
+      regex = compileSafeRegex(pattern);
     } catch {
       regex = undefined;
     }

@@ -199,7 +199,7 @@ describe('parseConfig: each rule rejects with the exact path', () => {
         ['$exists not a boolean', conditional({ 'metadata.tier': { $exists: 'yes' } }), `${at}["metadata.tier"].$exists`, 'must be true or false; got "yes"'],
         ['$regex not a string', conditional({ 'params.model': { $regex: 5 } }), `${at}["params.model"].$regex`, 'must be a regular expression written as a string; got 5'],
         ['$regex that does not compile', conditional({ 'params.model': { $regex: '(' } }), `${at}["params.model"].$regex`, 'must be a regular expression (JavaScript syntax, without back-references or lookaround); this one has an unterminated group: a "(" without its ")"'],
-        ['$regex with a back-reference', conditional({ 'params.model': { $regex: '(a)\\1' } }), `${at}["params.model"].$regex`, 'must be a regular expression (JavaScript syntax, without back-references or lookaround); this one uses a back-reference, which is not supported'],
+        ['$regex with a back-reference', conditional({ 'params.model': { $regex: '(a)\\1' } }), `${at}["params.model"].$regex`, 'must be a regular expression (JavaScript syntax, without back-references or lookaround); this one uses a back-reference, which needs backtracking and is not supported'],
       ];
     })(),
     ['all-zero loadbalance weights', { strategy: { mode: 'loadbalance' }, targets: [{ ...base, weight: 0 }, { ...base, weight: 0 }] }, 'config.targets', 'a loadbalance strategy needs at least one target with weight > 0 (a missing weight counts as 1); all 2 weights are 0'],

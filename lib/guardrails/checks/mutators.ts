@@ -2,7 +2,7 @@ import { CheckParameterError } from '../check-types';
 import { defineCheck } from '../define-check';
 import { scannedText } from '../limits';
 import { optionalBoolean, optionalEnum, optionalString, regexParameter, requiredString } from '../parameters';
-import { maxPatternLength, splitRegexLiteral } from '../regex/safe-regex';
+import { maxPatternLength, splitRegexLiteral } from '../../core/regex/safe-regex';
 
 /** Checks that rewrite the text passed on; the runner writes `transformedText` back. */
 

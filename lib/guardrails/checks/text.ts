@@ -2,7 +2,7 @@ import { CheckParameterError } from '../check-types';
 import { defineCheck } from '../define-check';
 import { scannedText } from '../limits';
 import { optionalEnum, optionalNumber, optionalString, regexParameter, requiredString, stringList } from '../parameters';
-import { maxPatternLength } from '../regex/safe-regex';
+import { maxPatternLength } from '../../core/regex/safe-regex';
 
 /** Checks that read only the text: patterns, counts, words, case, endings. */
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileSafeRegex, RegexSyntaxError, splitRegexLiteral } from '../../../lib/guardrails/regex/safe-regex';
+import { compileSafeRegex, RegexSyntaxError, splitRegexLiteral } from '../../../lib/core/regex/safe-regex';
 
 describe('the guardrail pattern matcher', () => {
   const atoms = ['a', 'b', 'ab', '.', '[ab]', '[^a]', '[a-c]', '\\w', '\\W', '\\d', '\\s', '\\b', '\\B', '^', '$', 'A', '(?:a|b)', '(a|ab)', '(?:ab|a)', '(a*)+', '(?:a|)', '(?:a+|b)+', 'x'];

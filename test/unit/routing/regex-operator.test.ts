@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileRegex, maxRegexLength, RegexSyntaxError } from '../../../lib/routing/linear-regex';
+import { compileSafeRegex as compileRegex, maxPatternLength as maxRegexLength, RegexSyntaxError } from '../../../lib/core/regex/safe-regex';
 
 describe('linear-time $regex', () => {
   it.each([
