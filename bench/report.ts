@@ -26,7 +26,8 @@ export interface Machine {
   platform: string;
 }
 
-export interface Run extends Measured {
+/** What every run reports about itself, whatever it measured. */
+interface RunBasics {
   quick: boolean;
   startedAt: Date;
   /** Seconds since the start; read again for the last line, after the JSON is written. */
@@ -34,8 +35,11 @@ export interface Run extends Measured {
   machine: Machine;
   busyBeforePct: number;
   git: { commit?: string; dirty?: boolean };
-  env: Env;
   settings: Settings;
+}
+
+export interface Run extends Measured, RunBasics {
+  env: Env;
   processes: Processes;
   targets: Target[];
   notes: string[];
@@ -104,15 +108,8 @@ export function writeJsonReport(run: Run, file: string | undefined): string {
 }
 
 /** What `--only <stage>` ran: that stage alone, without the gateway, its peer or the upstreams. */
-export interface StageRun {
+export interface StageRun extends RunBasics {
   stage: string;
-  quick: boolean;
-  startedAt: Date;
-  elapsed: () => number;
-  machine: Machine;
-  busyBeforePct: number;
-  git: { commit?: string; dirty?: boolean };
-  settings: Settings;
   semanticLookup: SemanticLookupResult;
   targets: Target[];
   notes: string[];
