@@ -153,8 +153,15 @@ async function bodies(job: Job): Promise<object> {
   return { count: totals.length, failures, notHits, total: summary(totals) };
 }
 
+async function readStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) text += chunk;
+  return text || '{}';
+}
+
 async function main(): Promise<void> {
-  const job = JSON.parse(process.argv[2] ?? '{}') as Job;
+  // The job comes on stdin; an argument still works for running the client by hand.
+  const job = JSON.parse(process.argv[2] ?? (await readStdin())) as Job;
   const modes = { ttfc, load, bodies };
   const result = Object.hasOwn(modes, job.mode) ? await modes[job.mode](job) : undefined;
   if (!result) throw new Error(`unknown mode ${JSON.stringify(job.mode)}`);

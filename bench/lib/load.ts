@@ -88,16 +88,17 @@ function wrkScript(target: HttpTarget, workDir: string): string {
   return file;
 }
 
-function run(command: string, args: string[], timeoutMs: number, onOutput?: (stdout: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(command: string, args: string[], timeoutMs: number, onOutput?: (stdout: string) => void, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: repoRoot, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) child.stdin!.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+    child.stdout!.setEncoding('utf8').on('data', (text: string) => {
       stdout += text;
       onOutput?.(stdout);
     });
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.once('error', reject);
     child.once('close', (code) => {
@@ -147,7 +148,10 @@ export function runLoad(target: HttpTarget, options: LoadOptions): Promise<LoadR
   return hasWrk() ? runWrk(target, options) : runNodeLoad(target, options);
 }
 
-/** Runs bench/client.ts in a child process with one JSON job; `onOutput` sees its stdout so far as it grows. */
+/**
+ * Runs bench/client.ts in a child process with one JSON job on its stdin (a job of hundreds of
+ * targets is too long for an argument); `onOutput` sees its stdout so far as it grows.
+ */
 export function runClient(job: object, timeoutMs: number, onOutput?: (stdout: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return run(process.execPath, ['--import', 'tsx', path.join('bench', 'client.ts'), JSON.stringify(job)], timeoutMs, onOutput);
+  return run(process.execPath, ['--import', 'tsx', path.join('bench', 'client.ts')], timeoutMs, onOutput, JSON.stringify(job));
 }

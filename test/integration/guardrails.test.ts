@@ -124,6 +124,33 @@ describe('hooks on the output side', () => {
     expect(h.calls()).toBe(4);
   });
 
+  it('falls back from a flagged answer when the strategy lists 246', async () => {
+    const [a, b] = [host('flag-a'), host('flag-b')];
+    upstream.script(a.prefix, [{ status: 200, json: chatCompletion('no json here') }, { status: 200, json: chatCompletion('no json here') }]);
+    upstream.script(b.prefix, [{ status: 200, json: chatCompletion('{"answer": 42}') }, { status: 200, json: chatCompletion('{"answer": 42}') }]);
+    const hooks = { after_request_hooks: [{ id: 'json', checks: [{ id: 'default.jsonKeys', parameters: { keys: ['answer'] } }] }] };
+    const kept = await post({ strategy: { mode: 'fallback' }, targets: [target(a), target(b)], ...hooks }, chat('answer in json'));
+    expect([kept.status, kept.headers.get('x-gateway-last-used-option-index')]).toEqual([246, 'config.targets[0]']);
+    const moved = await post({ strategy: { mode: 'fallback', on_status_codes: [246, 500] }, targets: [target(a), target(b)], ...hooks }, chat('answer in json'));
+    expect([moved.status, moved.headers.get('x-gateway-last-used-option-index')]).toEqual([200, 'config.targets[1]']);
+    expect([a.calls(), b.calls()]).toEqual([2, 1]);
+  });
+
+  it('runs on text completions, and only input hooks on embeddings', async () => {
+    const h = host('kinds');
+    const hooks = { before_request_hooks: [shortEnough], after_request_hooks: [{ id: 'says-echo', checks: [{ id: 'default.contains', parameters: { words: ['echo'] } }] }] };
+    const completion = await gatewayFetch('/completions', { method: 'POST', headers: { ...json, 'x-gateway-config': JSON.stringify(target(h, hooks)) }, body: JSON.stringify({ model: 'gpt-3.5-turbo-instruct', prompt: 'complete me' }) });
+    const completed = await completion.json();
+    expect(completion.status).toBe(200);
+    expect(completed.hook_results.before_request_hooks[0]).toMatchObject({ id: 'short', verdict: true });
+    expect(completed.hook_results.after_request_hooks[0]).toMatchObject({ id: 'says-echo', verdict: true });
+    const embedding = await gatewayFetch('/embeddings', { method: 'POST', headers: { ...json, 'x-gateway-config': JSON.stringify(target(h, hooks)) }, body: JSON.stringify({ model: 'text-embedding-3-small', input: 'embed me' }) });
+    const embedded = await embedding.json();
+    expect(embedding.status).toBe(200);
+    expect(embedded.data[0].embedding.length).toBeGreaterThan(0);
+    expect(embedded.hook_results).toEqual({ before_request_hooks: [expect.objectContaining({ id: 'short', verdict: true })], after_request_hooks: [] });
+  });
+
   it('flags a failing answer as 246 without withholding it, and never caches it', async () => {
     const h = host('flag-out');
     const config = target(h, { cache: { mode: 'simple' }, after_request_hooks: [{ id: 'json', checks: [{ id: 'default.jsonKeys', parameters: { keys: ['answer'] } }] }] });
