@@ -174,6 +174,16 @@ function withHookResults(context: InferenceContext, result: InferenceResult): In
   const status = context.inputFlagged && outcome.status >= 200 && outcome.status < 300 ? 246 : outcome.status;
   const request = context.request as UnifiedRequest;
   if (request.stream || isReadable(outcome.body)) return { ...result, outcome: { ...outcome, status } };
-  const answer = JSON.parse(outcome.body.toString());
-  return { ...result, outcome: { ...outcome, status, body: JSON.stringify({ ...answer, hook_results: context.hookResults }) } };
+  return { ...result, outcome: { ...outcome, status, body: withField(outcome.body.toString(), 'hook_results', context.hookResults) } };
+}
+
+/**
+ * A JSON object's text with one more member at its end. The answer was read (and checked) once
+ * already; spliced in, the field costs its own serialisation, not the whole answer's again.
+ */
+function withField(text: string, name: string, value: unknown): string {
+  const end = text.lastIndexOf('}');
+  const members = text.slice(text.indexOf('{') + 1, end);
+  if (end < 0 || members.trim() === '') return JSON.stringify({ ...(JSON.parse(text) as object), [name]: value });
+  return `${text.slice(0, end)},${JSON.stringify(name)}:${JSON.stringify(value)}${text.slice(end)}`;
 }
