@@ -67,7 +67,7 @@ async function wrapped(response: GatewayResponse, traceId: string): Promise<Gate
   const gatewayHeaders: Record<string, string> = { 'x-gateway-trace-id': traceId };
   for (const [name, value] of Object.entries(response.headers)) if (name.toLowerCase().startsWith('x-gateway-')) gatewayHeaders[name.toLowerCase()] = value;
   const text = `{"status":"success","headers":${JSON.stringify(gatewayHeaders)},"body":${bytes.toString('utf8')}}`;
-  const headers = { ...response.headers, 'content-type': 'application/json' };
+  const headers: Record<string, string> = { ...response.headers, 'content-type': 'application/json' };
   delete headers['content-length'];
   return { status: response.status, headers, body: text };
 }
