@@ -299,7 +299,7 @@ export const promptsRoute = controlRoutes(
       const input = readRenderInput(body);
       const prompt = await getTemplate('PROMPT', auth.workspaceId, ref);
       if (!prompt) throw promptNotFound(raw);
-      return { success: true, data: await renderPrompt(auth.workspaceId, prompt, input) };
+      return { success: true, data: await renderPrompt(auth.workspaceId, prompt, input, { fresh: true }) };
     },
   }),
   ...versionedRoutes('PROMPT', '/v1/prompts', 'promptId'),

@@ -39,8 +39,11 @@ export function readRenderInput(body: Record<string, unknown>): RenderInput {
 /** Saved fields that go into the body as they are, when set. */
 const bodyFields = ['tools', 'tool_choice', 'functions'] as const;
 
-/** The chat-completions body a prompt version renders to (no provider is contacted). */
-export async function renderPrompt(workspaceId: string, prompt: SavedTemplate, input: RenderInput): Promise<Record<string, unknown>> {
+/**
+ * The chat-completions body a prompt version renders to (no provider is contacted). `fresh` reads
+ * partials from the store rather than the run path's short cache, so a render shows a publish at once.
+ */
+export async function renderPrompt(workspaceId: string, prompt: SavedTemplate, input: RenderInput, options: { fresh?: boolean } = {}): Promise<Record<string, unknown>> {
   const { fields } = prompt;
   const template = parseTemplate(String(fields.string ?? ''));
   // Partials include partials: load level by level until no new name turns up.
@@ -48,7 +51,7 @@ export async function renderPrompt(workspaceId: string, prompt: SavedTemplate, i
   for (let depth = 0; depth < 10; depth++) {
     const wanted = allPartialNames(template, partials).filter((name) => partials[name] === undefined);
     if (wanted.length === 0) break;
-    const found = await findPartials(workspaceId, wanted);
+    const found = await findPartials(workspaceId, wanted, options);
     if (Object.keys(found).length === 0) break;
     partials = { ...partials, ...found };
   }

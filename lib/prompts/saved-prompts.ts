@@ -231,12 +231,13 @@ export function findPrompt(workspaceId: string, ref: TemplateRef): Promise<Saved
 }
 
 /** The published text of each named partial that exists. */
-export async function findPartials(workspaceId: string, names: readonly string[]): Promise<Record<string, string>> {
+export async function findPartials(workspaceId: string, names: readonly string[], options: { fresh?: boolean } = {}): Promise<Record<string, string>> {
   const found: Record<string, string> = {};
   await Promise.all(
     names.map(async (name) => {
       if (!keyPattern.test(name)) return;
-      const partial = await partials.get(`${workspaceId}\0${name}`, latestTtlMs, () => getTemplate('PARTIAL', workspaceId, { key: name, version: 'published' }, false));
+      const read = () => getTemplate('PARTIAL', workspaceId, { key: name, version: 'published' }, options.fresh === true);
+      const partial = options.fresh ? await read() : await partials.get(`${workspaceId}\0${name}`, latestTtlMs, read);
       if (partial && typeof partial.fields.string === 'string') found[name] = partial.fields.string;
     }),
   );
