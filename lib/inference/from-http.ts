@@ -1,7 +1,7 @@
 import { GatewayError } from '../core/errors';
 import { readJsonObject } from '../http/json-body';
 import type { RouteContext } from '../http/pipeline';
-import type { Operation } from '../providers/types';
+import type { JsonObject, Operation } from '../providers/types';
 import type { InferenceFields, InferenceRequest, PassthroughRequest, UnifiedRequest } from './inference-request';
 import { passthroughPath } from './passthrough-path';
 import { readConfigHeader } from './request-config';
@@ -26,6 +26,17 @@ function unifiedFromHttp(operation: Operation, context: RouteContext): UnifiedRe
   const stream = body.stream === true;
   context.recorder.requested({ stream, model: body.model });
   return { kind: 'unified', operation, body, clientBytes: context.request.body, stream, ...commonFields(context, { unified: true }) };
+}
+
+/**
+ * A chat, completions or embeddings request whose body the gateway made itself (a rendered prompt)
+ * with the caller's headers and options, as `fromHttp` would read them.
+ */
+export function unifiedFromBody(operation: Operation, body: JsonObject, context: RouteContext): UnifiedRequest {
+  validateInferenceBody(operation, body);
+  const stream = body.stream === true;
+  context.recorder.requested({ stream, model: body.model });
+  return { kind: 'unified', operation, body, stream, ...commonFields(context, { unified: true }) };
 }
 
 function passthroughFromHttp(context: RouteContext): PassthroughRequest {

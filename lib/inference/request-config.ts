@@ -33,6 +33,7 @@ function readInlineConfig(value: string): ConfigSource {
   if (known) return { kind: 'inline', ...known };
   const parsed = parseConfigHeader(value);
   if (!parsed.ok) throw configError(parsed.issues);
+  refusePromptId(parsed.config);
   const plan: RequestPlan = { root: buildPlan(parsed.config), identity: `inline:${configHash(parsed.config)}`, fromConfig: true };
   if (value.length <= maxRememberedHeaderLength) {
     if (inlineConfigs.size >= maxInlineConfigs) inlineConfigs.delete(inlineConfigs.keys().next().value!);
@@ -71,7 +72,22 @@ export async function resolveRequestPlan(source: ConfigSource, workspaceId: stri
       code: 'config_not_found',
     });
   }
+  refusePromptId(saved.config);
   return { root: buildPlan(saved.config), identity: saved.id, fromConfig: true };
+}
+
+/**
+ * `prompt_id` in a config is refused rather than ignored: a request that meant to run a prompt must
+ * not silently send its own body instead. Prompts run on their own route.
+ */
+function refusePromptId(config: GatewayConfig, path = 'config'): void {
+  if (config.prompt_id !== undefined) {
+    throw new GatewayError(400, `${path}.prompt_id is not supported in configs. Run a saved prompt with POST /v1/prompts/${config.prompt_id}/completions (the config can go along in x-gateway-config).`, {
+      param: `${path}.prompt_id`,
+      code: 'prompt_id_unsupported',
+    });
+  }
+  config.targets?.forEach((target, index) => refusePromptId(target, `${path}.targets[${index}]`));
 }
 
 /** SHA-256 of the config's canonical JSON (keys sorted), so equal configs share breaker state. */

@@ -29,6 +29,9 @@ export interface RequestLogRecord {
   cache_embedding_usage?: TokenUsage;
   /** Every hook that ran, with its checks' verdicts and data, and the feedback of its outcome. */
   hook_results?: HookResults;
+  /** The saved prompt a prompt run rendered, and which version of it. */
+  prompt_id?: string;
+  prompt_version?: number;
   error?: { message: string; code: string | null };
   request_id: string;
   created_at: string;

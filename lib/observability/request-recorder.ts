@@ -37,6 +37,7 @@ export class RequestRecorder {
   private cacheEmbeddingUsage?: TokenUsage;
   private error?: { message: string; code: string | null };
   private hookResults?: HookResults;
+  private prompt?: { id: string; version: number };
   /** Work whose results belong in the log line (async hooks) and has not settled yet. */
   private awaited = 0;
   private end?: { fields: RecordedEnd; at: number };
@@ -58,6 +59,11 @@ export class RequestRecorder {
   requested(fields: { stream: boolean; model: unknown }): void {
     this.stream = fields.stream;
     this.model = fields.model as string;
+  }
+
+  /** The saved prompt (and its version) a prompt run rendered; the log's metadata names it as `_prompt`. */
+  prompted(prompt: { id: string; version: number }): void {
+    this.prompt = prompt;
   }
 
   /** The provider an attempt went to; the last attempt's is what the log keeps. */
@@ -156,7 +162,7 @@ export class RequestRecorder {
       span_id: trace?.spanId,
       parent_span_id: trace?.parentSpanId,
       span_name: trace?.spanName,
-      metadata: trace?.metadata,
+      metadata: this.prompt ? { ...trace?.metadata, _prompt: this.prompt.id } : trace?.metadata,
       organisation_id: auth?.organisationId,
       workspace_id: auth?.workspaceId,
       api_key_id: auth?.keyId,
@@ -168,6 +174,8 @@ export class RequestRecorder {
       saved_usage: this.savedUsage,
       cache_embedding_usage: this.cacheEmbeddingUsage,
       hook_results: this.hookResults,
+      prompt_id: this.prompt?.id,
+      prompt_version: this.prompt?.version,
       error: this.error,
       method: end.method,
       path: end.path,

@@ -83,3 +83,20 @@ export const semanticEntryKey = {
   bucket: (workspaceId: string, scope: string, table: number, signature: string) => `SEMCACHE#${workspaceId}#${scope}#${table}#${signature}`,
   item: (workspaceId: string, scope: string, table: number, signature: string, id: string) => ({ pk: semanticEntryKey.bucket(workspaceId, scope, table, signature), sk: id }),
 };
+
+/**
+ * Control table: a prompt or partial (`kind`), versioned like a saved config: a head holding the
+ * latest and published version numbers, one item per version under the same partition, and an
+ * item per slug (a prompt's slug, a partial's name) that points at the id. Heads are listed per
+ * workspace on gsi1.
+ */
+export const promptKey = {
+  partition: (kind: PromptKind, workspaceId: string, id: string) => `WS#${workspaceId}#${kind}#${id}`,
+  head: (kind: PromptKind, workspaceId: string, id: string) => ({ pk: promptKey.partition(kind, workspaceId, id), sk: kind }),
+  version: (kind: PromptKind, workspaceId: string, id: string, version: number) => ({ pk: promptKey.partition(kind, workspaceId, id), sk: `V#${String(version).padStart(10, '0')}` }),
+  versionPrefix: 'V#',
+  slug: (kind: PromptKind, workspaceId: string, slug: string) => ({ pk: `WS#${workspaceId}#${kind}SLUG#${slug}`, sk: `${kind}SLUG` }),
+  workspaceList: (kind: PromptKind, workspaceId: string) => `WS#${workspaceId}#${kind}`,
+};
+
+export type PromptKind = 'PROMPT' | 'PARTIAL';

@@ -48,4 +48,12 @@ describe('function bundles', () => {
     }
     expect(bundleContents.get('cache')!.some((input) => input.includes('node_modules/@aws-sdk/client-s3/'))).toBe(true);
   });
+
+  it('keep the template engine and the prompt store in the prompt functions only', () => {
+    for (const name of ['chatCompletions', 'completions', 'embeddings', 'passthrough']) {
+      expect(bundleContents.get(name)!.filter((input) => input.includes('node_modules/mustache/') || input.startsWith('lib/prompts/') || input === 'lib/store/prompts.ts'), name).toEqual([]);
+    }
+    expect(bundleContents.get('promptCompletions')!).toEqual(expect.arrayContaining(['lib/prompts/run-route.ts', 'lib/inference/run-inference.ts']));
+    expect(bundleContents.get('promptCompletions')!.some((input) => input.includes('node_modules/mustache/'))).toBe(true);
+  });
 });

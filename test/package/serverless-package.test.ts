@@ -24,8 +24,8 @@ import {
   type CfnTemplate,
 } from './packaged-template';
 
-const INFERENCE_FUNCTIONS = ['chatCompletions', 'completions', 'embeddings', 'passthrough'];
-const CONTROL_FUNCTIONS = ['apiKeys', 'logs', 'providers', 'configs'];
+const INFERENCE_FUNCTIONS = ['chatCompletions', 'completions', 'embeddings', 'promptCompletions', 'passthrough'];
+const CONTROL_FUNCTIONS = ['apiKeys', 'logs', 'providers', 'configs', 'prompts'];
 const REQUEST_LOG_FILTER = '{ $.type = "gateway.request" }';
 const IAM_TYPES = new Set(['AWS::IAM::Role', 'AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy']);
 
@@ -273,7 +273,15 @@ describe('serverless package --stage ci', () => {
       ),
     );
     expectAllowed('configs', 'kms', { 'kms:GenerateDataKey': ['SecretsKey'], 'kms:Decrypt': ['SecretsKey'] });
-    for (const name of ['apiKeys', 'logs', 'logIngest']) expectAllowed(name, 'kms', {});
+    // Prompts hold no credentials: stored in the clear, so their route has no KMS access.
+    expectAllowed(
+      'prompts',
+      'dynamodb',
+      Object.fromEntries(
+        ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem'].map((a) => [a, tables('ControlTable')]),
+      ),
+    );
+    for (const name of ['apiKeys', 'logs', 'logIngest', 'prompts']) expectAllowed(name, 'kms', {});
   });
 
   it('has no IAM Allow statement on Resource "*" or with a service:* action', () => {
