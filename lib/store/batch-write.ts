@@ -1,4 +1,4 @@
-import { BatchWriteItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, QueryCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { sleep } from '../core/time';
 import { dynamoClient } from './clients';
 
@@ -21,4 +21,26 @@ export async function writeInBatches(table: string, requests: readonly WriteRequ
       pending = result.UnprocessedItems?.[table];
     }
   }
+}
+
+/**
+ * Deletes every item of partition `pk` whose sort key starts with `sortPrefix` (the versions of a
+ * versioned entity), a page at a time. A delete cut short leaves the rest; running it again ends it.
+ */
+export async function deleteItemsUnder(table: string, pk: string, sortPrefix: string, what: string): Promise<void> {
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await dynamoClient().send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': { S: pk }, ':prefix': { S: sortPrefix } },
+        ProjectionExpression: 'pk, sk',
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    await writeInBatches(table, (page.Items ?? []).map((item) => ({ DeleteRequest: { Key: { pk: item.pk!, sk: item.sk! } } })), what);
+    start = page.LastEvaluatedKey;
+  } while (start);
 }

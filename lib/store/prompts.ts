@@ -1,6 +1,6 @@
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { writeInBatches } from './batch-write';
+import { deleteItemsUnder } from './batch-write';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
 import { promptKey, type PromptKind } from './keys';
@@ -202,22 +202,7 @@ export async function deleteTemplateItems(kind: PromptKind, workspaceId: string,
   });
   if (!marked || !old) return undefined;
   if ((await readTemplateSlug(kind, workspaceId, old.slug, true)) === id) await releaseTemplateSlug(kind, workspaceId, old.slug);
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await dynamoClient().send(
-      new QueryCommand({
-        TableName: tables.control,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
-        ExpressionAttributeValues: marshall({ ':pk': head.pk, ':v': promptKey.versionPrefix }),
-        ProjectionExpression: 'pk, sk',
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    const deletes = (page.Items ?? []).map((item) => ({ DeleteRequest: { Key: { pk: item.pk!, sk: item.sk! } } }));
-    await writeInBatches(tables.control, deletes, 'prompt versions to delete');
-    start = page.LastEvaluatedKey;
-  } while (start);
+  await deleteItemsUnder(tables.control, head.pk, promptKey.versionPrefix, 'prompt versions to delete');
   await dynamoClient().send(new DeleteItemCommand({ TableName: tables.control, Key: marshall(head) }));
   return old;
 }

@@ -3,13 +3,12 @@ import {
   DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
   UpdateItemCommand,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { sleep } from '../core/time';
-import { writeInBatches } from './batch-write';
+import { deleteItemsUnder } from './batch-write';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
 import { savedConfigKey } from './keys';
@@ -153,22 +152,7 @@ export async function deleteConfigItems(workspaceId: string, id: string, now: nu
     old = unmarshall(result.Attributes!) as ConfigHead;
   });
   if (!marked) return undefined;
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await dynamoClient().send(
-      new QueryCommand({
-        TableName: tables.control,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
-        ExpressionAttributeValues: marshall({ ':pk': head.pk, ':v': savedConfigKey.versionPrefix }),
-        ProjectionExpression: 'pk, sk',
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    const deletes = (page.Items ?? []).map((item) => ({ DeleteRequest: { Key: { pk: item.pk!, sk: item.sk! } } }));
-    await writeInBatches(tables.control, deletes, 'saved-config versions to delete');
-    start = page.LastEvaluatedKey;
-  } while (start);
+  await deleteItemsUnder(tables.control, head.pk, savedConfigKey.versionPrefix, 'saved-config versions to delete');
   await dynamoClient().send(new DeleteItemCommand({ TableName: tables.control, Key: marshall(head) }));
   return old;
 }
