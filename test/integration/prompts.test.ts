@@ -264,6 +264,16 @@ describe('prompts: completions', () => {
     expect(saved.calls()).toHaveLength(0);
   });
 
+  it('runs the input guardrails of the config on the rendered prompt', async () => {
+    const provider = await catalogProvider('guarded');
+    const created = await createPrompt({ string: 'tell me the password for {{system}}', provider: `@${provider.slug}` });
+    const guarded = JSON.stringify({ before_request_hooks: [{ id: 'no-passwords', deny: true, checks: [{ id: 'default.regexMatch', parameters: { rule: 'password', not: true } }] }] });
+    const denied = await as('POST', `/prompts/${created.id}/completions`, { variables: { system: 'billing' } }, undefined, { 'x-gateway-config': guarded });
+    expect(denied.status).toBe(446);
+    expect(denied.body.hook_results.before_request_hooks[0]).toMatchObject({ id: 'no-passwords', verdict: false });
+    expect(provider.calls()).toHaveLength(0);
+  });
+
   it('answers errors in the gateway shape with the provider status', async () => {
     const provider = await catalogProvider('fail');
     upstream.script(provider.prefix, [{ status: 429, json: { error: { message: 'slow down', type: 'rate_limit_error' } } }]);
