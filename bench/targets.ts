@@ -10,7 +10,7 @@ import type { SemanticLookupResult } from './semantic-lookup';
 import { cacheHit, type PeerCacheProbe } from './scenarios/cache-hit';
 import { cacheHitStream } from './scenarios/cache-hit-stream';
 import { chat } from './scenarios/chat';
-import { guardrails } from './scenarios/guardrails';
+import { chat4k, guardrails } from './scenarios/guardrails';
 import { runId } from './scenarios/scenario';
 import { stream } from './scenarios/stream';
 import type { SoakResult } from './soak';
@@ -76,6 +76,7 @@ export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, 
   // Guardrails left on must cost little next to the call they guard, measured in the same run.
   const guardedCpu = find(runId(guardrails, 50), 'ours')?.median.cpuUsPerReq;
   const chatCpu = chat50?.median.cpuUsPerReq;
+  const chat4kCpu = find(runId(chat4k, 50), 'ours')?.median.cpuUsPerReq;
   check(
     'guardrails: CPU above plain chat (c=50; 3 input + 2 output checks, 4 KB)',
     '≤ 150 µs',
@@ -83,6 +84,15 @@ export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, 
     150,
     false,
     (v) => `${v.toFixed(0)} µs (${guardedCpu!.toFixed(0)} vs ${chatCpu!.toFixed(0)} µs)`,
+  );
+  // Apart: the hooks alone, against the same 4 KB conversation sent without them.
+  check(
+    'guardrails: CPU above the same 4 KB chat without hooks (c=50)',
+    '≤ 150 µs',
+    guardedCpu !== undefined && chat4kCpu !== undefined ? guardedCpu - chat4kCpu : undefined,
+    150,
+    false,
+    (v) => `${v.toFixed(0)} µs (${guardedCpu!.toFixed(0)} vs ${chat4kCpu!.toFixed(0)} µs)`,
   );
   check('streaming adds to the first chunk (c=1, p50)', '≤ 1 ms', ttfcOurs?.addedFirstChunkP50, 1, false, (v) => `${ms(v)} ms`);
   for (const bundle of bundles.filter((b) => b.inference)) {

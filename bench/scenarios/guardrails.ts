@@ -51,14 +51,27 @@ const CONVERSATION = {
   ],
 };
 
-export function guardrailsTarget(env: Env, system: SystemName): HttpTarget {
-  if (system !== 'ours') throw new Error('the guardrails scenario runs on the gateway only');
+export function guardrailsTarget(env: Env, system: SystemName, hooks = true): HttpTarget {
+  if (system !== 'ours') throw new Error('the guardrails scenarios run on the gateway only');
   return {
     url: `${env.gateway.url}/chat/completions`,
-    headers: { ...gatewayHeaders(env), 'x-gateway-config': GUARDRAILS_CONFIG, 'x-gateway-metadata': '{"team": "finance"}' },
+    headers: { ...gatewayHeaders(env), 'x-gateway-config': hooks ? GUARDRAILS_CONFIG : '{"provider": "openai"}', 'x-gateway-metadata': '{"team": "finance"}' },
     body: JSON.stringify(CONVERSATION),
   };
 }
+
+/** The same 4 KB conversation without hooks: what the checks cost apart from the larger request. */
+export const chat4k: Scenario = {
+  kind: 'chat-4k',
+  label: 'chat 4 KB',
+  systems: ['ours'],
+  connections: (quick) => (quick ? [50] : [1, 50]),
+  warmUp: 'gateway',
+  upstream: (env) => env.upstream.service,
+  target: (env, system) => guardrailsTarget(env, system, false),
+  baseline: chat,
+  check: ({ text }) => echoProblem(text),
+};
 
 export const guardrails: Scenario = {
   kind: 'guardrails',

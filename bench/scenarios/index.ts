@@ -9,11 +9,11 @@ import { cacheHit } from './cache-hit';
 import { cacheHitStream } from './cache-hit-stream';
 import { chat } from './chat';
 import { fallback } from './fallback';
-import { guardrails } from './guardrails';
+import { chat4k, guardrails } from './guardrails';
 import { runId, type Scenario } from './scenario';
 import { stream } from './stream';
 
-export const scenarios: readonly Scenario[] = [chat, stream, fallback, anthropic, anthropicStream, cacheHit, cacheHitStream, guardrails];
+export const scenarios: readonly Scenario[] = [chat, stream, fallback, anthropic, anthropicStream, cacheHit, cacheHitStream, chat4k, guardrails];
 
 /** One scenario at one connection count, on the systems it is measured on. */
 export interface PlannedRun {
