@@ -29,6 +29,8 @@ export interface RequestLogRecord {
   cache_embedding_usage?: TokenUsage;
   /** Every hook that ran, with its checks' verdicts and data, and the feedback of its outcome. */
   hook_results?: HookResults;
+  /** The rate-limit policy that refused the request with 429. */
+  rate_limit_policy_id?: string;
   error?: { message: string; code: string | null };
   request_id: string;
   created_at: string;

@@ -37,6 +37,7 @@ export class RequestRecorder {
   private cacheEmbeddingUsage?: TokenUsage;
   private error?: { message: string; code: string | null };
   private hookResults?: HookResults;
+  private rateLimitPolicyId?: string;
   /** Work whose results belong in the log line (async hooks) and has not settled yet. */
   private awaited = 0;
   private end?: { fields: RecordedEnd; at: number };
@@ -88,6 +89,11 @@ export class RequestRecorder {
   /** Tokens the semantic cache spent embedding the request's last user message: spend, like `usage`. */
   embeddedForCache(usage: TokenUsage | undefined): void {
     this.cacheEmbeddingUsage = usage;
+  }
+
+  /** The rate-limit policy that refused the request (or one target attempt of it). */
+  rateLimited(policyId: string): void {
+    this.rateLimitPolicyId = policyId;
   }
 
   /** Results of hooks on either side: the log keeps every hook that ran, async ones included. */
@@ -168,6 +174,7 @@ export class RequestRecorder {
       saved_usage: this.savedUsage,
       cache_embedding_usage: this.cacheEmbeddingUsage,
       hook_results: this.hookResults,
+      rate_limit_policy_id: this.rateLimitPolicyId,
       error: this.error,
       method: end.method,
       path: end.path,
