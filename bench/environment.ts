@@ -12,7 +12,7 @@ export const SYSTEMS: readonly SystemName[] = ['direct', 'ours', 'peer'];
 
 /** Content chunks in every default stream of the fake upstreams. */
 export const STREAM_CHUNKS = 15;
-const ADMIN_KEY = 'gwk_bench_admin_key_for_the_local_benchmark_0001';
+export const ADMIN_KEY = 'gwk_bench_admin_key_for_the_local_benchmark_0001';
 
 export interface Env {
   workDir: string;

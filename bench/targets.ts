@@ -11,6 +11,7 @@ import { cacheHit, type PeerCacheProbe } from './scenarios/cache-hit';
 import { cacheHitStream } from './scenarios/cache-hit-stream';
 import { chat } from './scenarios/chat';
 import { chat4k, guardrails } from './scenarios/guardrails';
+import { rateLimited } from './scenarios/rate-limited';
 import { runId } from './scenarios/scenario';
 import { stream } from './scenarios/stream';
 import type { SoakResult } from './soak';
@@ -93,6 +94,16 @@ export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, 
     150,
     false,
     (v) => `${v.toFixed(0)} µs (${guardedCpu!.toFixed(0)} vs ${chat4kCpu!.toFixed(0)} µs)`,
+  );
+  // A never-reached requests policy must cost next to nothing over plain chat, measured in the same run.
+  const limitedCpu = find(runId(rateLimited, 50), 'ours')?.median.cpuUsPerReq;
+  check(
+    'rate-limited: CPU above plain chat (c=50; requests policy never reached)',
+    '≤ 60 µs',
+    limitedCpu !== undefined && chatCpu !== undefined ? limitedCpu - chatCpu : undefined,
+    60,
+    false,
+    (v) => `${v.toFixed(0)} µs (${limitedCpu!.toFixed(0)} vs ${chatCpu!.toFixed(0)} µs)`,
   );
   check('streaming adds to the first chunk (c=1, p50)', '≤ 1 ms', ttfcOurs?.addedFirstChunkP50, 1, false, (v) => `${ms(v)} ms`);
   for (const bundle of bundles.filter((b) => b.inference)) {

@@ -10,10 +10,11 @@ import { cacheHitStream } from './cache-hit-stream';
 import { chat } from './chat';
 import { fallback } from './fallback';
 import { chat4k, guardrails } from './guardrails';
+import { rateLimited } from './rate-limited';
 import { runId, type Scenario } from './scenario';
 import { stream } from './stream';
 
-export const scenarios: readonly Scenario[] = [chat, stream, fallback, anthropic, anthropicStream, cacheHit, cacheHitStream, chat4k, guardrails];
+export const scenarios: readonly Scenario[] = [chat, stream, fallback, anthropic, anthropicStream, cacheHit, cacheHitStream, chat4k, guardrails, rateLimited];
 
 /** One scenario at one connection count, on the systems it is measured on. */
 export interface PlannedRun {

@@ -42,6 +42,8 @@ export interface InferenceFields {
    * did not come over HTTP.
    */
   headers: Record<string, string>;
+  /** The prompt template a prompt run renders: what rate-limit policies on `prompt` match. */
+  promptId?: string;
 }
 
 /** A chat completion, text completion or embeddings request in OpenAI's format. */

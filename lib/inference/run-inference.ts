@@ -10,6 +10,7 @@ import type { AttemptTimeout } from './provider-body';
 import type { RequestPlan } from './request-config';
 import { runSteps, type Step } from './steps';
 import { requestHooksStep } from './steps/hooks';
+import { requestRateLimitStep } from './steps/rate-limits';
 import { resolveConfig } from './steps/resolve-config';
 import { routeStrategy } from './steps/route-strategy';
 
@@ -75,7 +76,7 @@ export type TargetStep = Step<TargetAttempt, AttemptOutcome>;
  * What every request goes through, in order. Steps that need the whole request (rate limits,
  * guardrails, accounting) join this list; steps per target attempt join `targetSteps`.
  */
-export const requestSteps: readonly RequestStep[] = [resolveConfig, requestHooksStep, routeStrategy];
+export const requestSteps: readonly RequestStep[] = [resolveConfig, requestRateLimitStep, requestHooksStep, routeStrategy];
 
 export function inferenceContext(request: InferenceRequest, environment: InferenceEnvironment): InferenceContext {
   return { request, recorder: environment.recorder, waitUntil: environment.waitUntil, cacheStatus: 'DISABLED' };

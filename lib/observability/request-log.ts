@@ -32,6 +32,8 @@ export interface RequestLogRecord {
   /** The saved prompt a prompt run rendered, and which version of it. */
   prompt_id?: string;
   prompt_version?: number;
+  /** The rate-limit policy that refused the request with 429. */
+  rate_limit_policy_id?: string;
   error?: { message: string; code: string | null };
   request_id: string;
   created_at: string;

@@ -38,6 +38,7 @@ export class RequestRecorder {
   private error?: { message: string; code: string | null };
   private hookResults?: HookResults;
   private prompt?: { id: string; version: number };
+  private rateLimitPolicyId?: string;
   /** Work whose results belong in the log line (async hooks) and has not settled yet. */
   private awaited = 0;
   private end?: { fields: RecordedEnd; at: number };
@@ -94,6 +95,11 @@ export class RequestRecorder {
   /** Tokens the semantic cache spent embedding the request's last user message: spend, like `usage`. */
   embeddedForCache(usage: TokenUsage | undefined): void {
     this.cacheEmbeddingUsage = usage;
+  }
+
+  /** The rate-limit policy that refused the request (or one target attempt of it). */
+  rateLimited(policyId: string): void {
+    this.rateLimitPolicyId = policyId;
   }
 
   /** Results of hooks on either side: the log keeps every hook that ran, async ones included. */
@@ -176,6 +182,7 @@ export class RequestRecorder {
       hook_results: this.hookResults,
       prompt_id: this.prompt?.id,
       prompt_version: this.prompt?.version,
+      rate_limit_policy_id: this.rateLimitPolicyId,
       error: this.error,
       method: end.method,
       path: end.path,

@@ -100,3 +100,20 @@ export const promptKey = {
 };
 
 export type PromptKind = 'PROMPT' | 'PARTIAL';
+
+/**
+ * Control table: a rate-limit policy, by workspace and id; listed per workspace on gsi1 (sorted by
+ * creation time, so a page is stable while policies are added).
+ */
+export const rateLimitPolicyKey = {
+  item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#RLPOLICY#${id}`, sk: 'RLPOLICY' }),
+  workspaceList: (workspaceId: string) => `WS#${workspaceId}#RLPOLICY`,
+};
+
+/**
+ * State table: one counter per policy, bucket (the hash of its group values) and fixed window. The
+ * window's start is in the sort key, so a new window is a new item and an old one expires by TTL.
+ */
+export const rateCounterKey = {
+  item: (policyId: string, bucket: string, windowStart: number) => ({ pk: `RL#${policyId}#${bucket}`, sk: `W#${windowStart}` }),
+};

@@ -6,9 +6,12 @@ import { inferenceContext, runInference } from '../../lib/inference/run-inferenc
 import { RequestRecorder } from '../../lib/observability/request-recorder';
 import type { RequestLogRecord } from '../../lib/observability/request-log';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { connectToGatewayStore } from '../support/gateway-store';
 
 // The core is called here as a batch worker or a prompt run will call it: no HTTP request, no
-// route, no Lambda event; only an InferenceRequest, a recorder and a place for deferred work.
+// route, no Lambda event; only an InferenceRequest, a recorder and a place for deferred work. The
+// store is there as it is for any caller: rate-limit policies are read from it.
+connectToGatewayStore();
 let upstream: FakeUpstream;
 let previousMode: string | undefined;
 beforeAll(async () => {

@@ -4,6 +4,7 @@ import { cacheStep } from './cache';
 import { targetHooksStep } from './hooks';
 import { passthroughCallStep } from './passthrough-call';
 import { providerCallStep } from './provider-call';
+import { targetRateLimitStep } from './rate-limits';
 import { resolveTargetStep } from './resolve-target';
 import { timeoutStep } from './timeout';
 
@@ -12,6 +13,6 @@ import { timeoutStep } from './timeout';
  * target (a cache lookup, provider-scoped limits) join these lists before `timeout`.
  */
 export const targetSteps: Record<InferenceRequest['kind'], readonly TargetStep[]> = {
-  unified: [resolveTargetStep, targetHooksStep, cacheStep, timeoutStep, providerCallStep],
-  passthrough: [resolveTargetStep, timeoutStep, passthroughCallStep],
+  unified: [resolveTargetStep, targetRateLimitStep, targetHooksStep, cacheStep, timeoutStep, providerCallStep],
+  passthrough: [resolveTargetStep, targetRateLimitStep, timeoutStep, passthroughCallStep],
 };

@@ -1,0 +1,62 @@
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { dynamoClient } from './clients';
+import { writeIfCondition } from './conditional';
+import { getItemFast } from './dynamo-get';
+import { rateCounterKey } from './keys';
+import { tables } from './tables';
+
+/** Where a counter lives: its policy, bucket and window, and when the window ends (epoch ms). */
+export interface CounterSlot {
+  policyId: string;
+  bucket: string;
+  windowStart: number;
+  windowEnd: number;
+}
+
+/** Counters outlive their window by this much, so a late read of the window still finds them. */
+const expiryGraceSeconds = 3_600;
+const expiresAt = (slot: CounterSlot) => Math.ceil(slot.windowEnd / 1000) + expiryGraceSeconds;
+
+/**
+ * Adds `amount` to the window's count only if the count stays at or under `limit`: one atomic
+ * conditional write, so every process sees one order of reservations. Answers the count after the
+ * write, or undefined when it would have gone over the limit (nothing was added).
+ */
+export async function reserveOnCounter(slot: CounterSlot, amount: number, limit: number): Promise<number | undefined> {
+  let count: number | undefined;
+  const written = await writeIfCondition(async () => {
+    const result = await dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: tables.state,
+        Key: marshall(rateCounterKey.item(slot.policyId, slot.bucket, slot.windowStart)),
+        UpdateExpression: 'ADD #n :amount SET expiresAt = :ttl',
+        ConditionExpression: 'attribute_not_exists(#n) OR #n <= :max',
+        ExpressionAttributeNames: { '#n': 'n' },
+        ExpressionAttributeValues: marshall({ ':amount': amount, ':max': limit - amount, ':ttl': expiresAt(slot) }),
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    count = Number(result.Attributes?.n?.N ?? amount);
+  });
+  return written ? count : undefined;
+}
+
+/** Adds spent tokens to the window's count, whatever it is (tokens are counted after the answer). */
+export async function addToCounter(slot: CounterSlot, amount: number): Promise<void> {
+  await dynamoClient().send(
+    new UpdateItemCommand({
+      TableName: tables.state,
+      Key: marshall(rateCounterKey.item(slot.policyId, slot.bucket, slot.windowStart)),
+      UpdateExpression: 'ADD #n :amount SET expiresAt = :ttl',
+      ExpressionAttributeNames: { '#n': 'n' },
+      ExpressionAttributeValues: marshall({ ':amount': amount, ':ttl': expiresAt(slot) }),
+    }),
+  );
+}
+
+/** The window's count as of now (a strongly consistent read: the previous request's tokens count). */
+export async function readCounter(slot: CounterSlot): Promise<number> {
+  const item = await getItemFast(tables.state, marshall(rateCounterKey.item(slot.policyId, slot.bucket, slot.windowStart)), { consistent: true });
+  return Number(item?.n?.N ?? 0);
+}
