@@ -46,7 +46,8 @@ export const promptRunRoute: RouteHandler = async function promptRun(context: Ro
 /**
  * The prompt's saved provider stands where an `x-gateway-provider` header would: a request that
  * names its own provider (by header) keeps it, and a config's targets that name one keep theirs.
- * The log's metadata names the prompt (`_prompt`), and so can conditional routing.
+ * The log's metadata names the prompt (`_prompt`), and so can conditional routing; rate-limit
+ * policies on `prompt` see its id.
  */
 function withPromptDefaults(request: UnifiedRequest, prompt: SavedTemplate): UnifiedRequest {
   const { credentials } = request.options;
@@ -58,6 +59,8 @@ function withPromptDefaults(request: UnifiedRequest, prompt: SavedTemplate): Uni
     ...request,
     options: { ...request.options, credentials: { ...credentials, ...fromPrompt } },
     metadata: { ...request.metadata, _prompt: prompt.id },
+    // Rate-limit policies on `prompt` match runs of this prompt.
+    promptId: prompt.id,
   };
 }
 
