@@ -183,7 +183,9 @@ function withHookResults(context: InferenceContext, result: InferenceResult): In
  */
 function withField(text: string, name: string, value: unknown): string {
   const end = text.lastIndexOf('}');
-  const members = text.slice(text.indexOf('{') + 1, end);
-  if (end < 0 || members.trim() === '') return JSON.stringify({ ...(JSON.parse(text) as object), [name]: value });
+  // An object with members has a non-blank character after its `{` (found at once: a `"`).
+  let at = text.indexOf('{') + 1;
+  while (at > 0 && at < end && (text[at] === ' ' || text[at] === '\n' || text[at] === '\r' || text[at] === '\t')) at++;
+  if (at <= 0 || at >= end) return JSON.stringify({ ...(JSON.parse(text) as object), [name]: value });
   return `${text.slice(0, end)},${JSON.stringify(name)}:${JSON.stringify(value)}${text.slice(end)}`;
 }
