@@ -52,3 +52,27 @@ export async function queryNewestFirst(query: NewestFirstQuery): Promise<{ items
   const items = (result.Items ?? []).map((item) => unmarshall(item));
   return { items: items.slice(0, query.limit), has_more: items.length > query.limit };
 }
+
+/**
+ * Every item of a gsi1 listing, newest first, page after page: for listings of tens of items
+ * (a workspace's policies, an organisation's workspaces) that are filtered and counted whole.
+ */
+export async function queryAllNewestFirst(table: string, partition: string): Promise<Record<string, any>[]> {
+  const items: Record<string, any>[] = [];
+  let start: Record<string, any> | undefined;
+  do {
+    const page = await dynamoClient().send(
+      new QueryCommand({
+        TableName: table,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': partition }),
+        ScanIndexForward: false,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) items.push(unmarshall(item));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}

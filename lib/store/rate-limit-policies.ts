@@ -1,8 +1,9 @@
-import { GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
 import { rateLimitPolicyKey } from './keys';
+import { queryAllNewestFirst } from './newest-first';
 import { tables } from './tables';
 
 export type RateLimitType = 'requests' | 'tokens';
@@ -57,23 +58,7 @@ export async function getRateLimitPolicyItem(workspaceId: string, id: string): P
  * filters and pages are applied to the whole list, and `total` is exact.
  */
 export async function listRateLimitPolicyItems(workspaceId: string): Promise<RateLimitPolicyItem[]> {
-  const items: RateLimitPolicyItem[] = [];
-  let start: Record<string, any> | undefined;
-  do {
-    const page = await dynamoClient().send(
-      new QueryCommand({
-        TableName: tables.control,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: marshall({ ':pk': rateLimitPolicyKey.workspaceList(workspaceId) }),
-        ScanIndexForward: false,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const raw of page.Items ?? []) items.push(strip(unmarshall(raw)));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
+  return (await queryAllNewestFirst(tables.control, rateLimitPolicyKey.workspaceList(workspaceId))).map(strip);
 }
 
 function strip(item: Record<string, unknown>): RateLimitPolicyItem {

@@ -1,8 +1,9 @@
-import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
 import { workspaceKey } from './keys';
+import { queryAllNewestFirst } from './newest-first';
 import { tables } from './tables';
 
 export type WorkspaceStatus = 'active' | 'archived';
@@ -56,23 +57,7 @@ export async function getWorkspaceItem(id: string): Promise<WorkspaceRecord | un
  * thousands, so the listing is read whole and filtered here rather than paged by the table.
  */
 export async function listWorkspaceItems(organisationId: string): Promise<WorkspaceRecord[]> {
-  const records: WorkspaceRecord[] = [];
-  let start: Record<string, any> | undefined;
-  do {
-    const page = await dynamoClient().send(
-      new QueryCommand({
-        TableName: tables.control,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: marshall({ ':pk': workspaceKey.organisationList(organisationId) }),
-        ScanIndexForward: false,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) records.push(toRecord(unmarshall(item)));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return records;
+  return (await queryAllNewestFirst(tables.control, workspaceKey.organisationList(organisationId))).map(toRecord);
 }
 
 /** Changes a workspace of the organisation; undefined when it has none with that id. */
