@@ -102,6 +102,7 @@ export function writeJsonReport(run: Run, file: string | undefined): string {
     cacheHit: { scenarios: run.outcomes.filter((o) => o.scenario.startsWith('cache-hit')).map((o) => o.scenario), fromDynamoDb: run.coldHits, peer: run.peerCache },
     semanticLookup: run.semanticLookup,
     guardrailWebhook: run.webhookLatency,
+    rateLimitWrites: run.rateLimitWrites,
     notes: run.notes,
   };
   return writeJson(report, file, run.startedAt);

@@ -28,6 +28,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { measureColdHits } from './cache-cold';
 import { measureWebhookLatency } from './guardrail-webhook';
+import { measureRateLimitWrites } from './rate-limit-writes';
 import { processesAtEnd, startEnvironment, stopEnvironment } from './environment';
 import { measureBundles } from './lib/bundles';
 import { hasWrk, wrkVersion } from './lib/load';
@@ -119,6 +120,7 @@ async function main(): Promise<void> {
   await runner.verifyPlan(plan);
   await runner.warmUpAll();
   const outcomes = await runner.measurePlan(plan);
+  const rateLimitWrites = await measureRateLimitWrites(env);
   const ttfc = await measureTtfcAll(runner, outcomes);
   const coldHits = await measureColdHits(runner, settings.coldHits);
   const webhookLatency = await measureWebhookLatency(runner, quick ? 100 : 300);
@@ -132,7 +134,7 @@ async function main(): Promise<void> {
   const soakResult = soakSec > 0 ? await soak(runner, soakSec, soakScenario!) : undefined;
   const semanticLookup = await measureSemanticLookup(semanticSettings, workDir, log);
 
-  const measured = { outcomes, ttfc, coldHits, webhookLatency, peerCache, bundles, gatewayPeakMb, soak: soakResult, restarts: runner.restarts, semanticLookup };
+  const measured = { outcomes, ttfc, coldHits, webhookLatency, rateLimitWrites, peerCache, bundles, gatewayPeakMb, soak: soakResult, restarts: runner.restarts, semanticLookup };
   const targets = evaluateTargets(measured);
   notes.push(...resultNotes(plan, outcomes), peerCacheNote(peerCache));
   const run = { ...measured, quick, startedAt, elapsed, machine, busyBeforePct, git, env, settings, processes, targets, notes };

@@ -2,6 +2,7 @@
 import { STREAM_CHUNKS, type SystemName } from './environment';
 import type { ColdHitResult } from './cache-cold';
 import type { WebhookLatency } from './guardrail-webhook';
+import type { RateLimitWrites } from './rate-limit-writes';
 import type { BundleResult } from './lib/bundles';
 import { count, ms } from './lib/table';
 import type { Outcome } from './results';
@@ -29,6 +30,7 @@ export interface Measured {
   ttfc: TtfcResult[];
   coldHits: ColdHitResult;
   webhookLatency: WebhookLatency;
+  rateLimitWrites: RateLimitWrites | undefined;
   peerCache: PeerCacheProbe;
   bundles: BundleResult[];
   gatewayPeakMb: number | undefined;
@@ -37,7 +39,7 @@ export interface Measured {
   semanticLookup: SemanticLookupResult;
 }
 
-export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, restarts, semanticLookup }: Measured): Target[] {
+export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, restarts, rateLimitWrites, semanticLookup }: Measured): Target[] {
   const find = (id: string, system: SystemName) => outcomes.find((o) => o.scenario === id && o.system === system);
   const targets: Target[] = [];
   const check = (name: string, goal: string, value: number | undefined, limit: number, higherIsBetter: boolean, format: (v: number) => string) => {
@@ -104,6 +106,14 @@ export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, 
     60,
     false,
     (v) => `${v.toFixed(0)} µs (${limitedCpu!.toFixed(0)} vs ${chatCpu!.toFixed(0)} µs)`,
+  );
+  check(
+    'rate-limited: DynamoDB writes per request (counter writes ÷ requests reserved)',
+    '≤ 0.1',
+    rateLimitWrites?.writesPerRequest,
+    0.1,
+    false,
+    (v) => `${v.toFixed(4)} (${count(rateLimitWrites!.writes)} writes for ${count(rateLimitWrites!.reserved)} requests)`,
   );
   check('streaming adds to the first chunk (c=1, p50)', '≤ 1 ms', ttfcOurs?.addedFirstChunkP50, 1, false, (v) => `${ms(v)} ms`);
   for (const bundle of bundles.filter((b) => b.inference)) {

@@ -9,6 +9,11 @@ import type { Scenario } from './scenario';
 
 const TEAM = 'bench-rate-limited';
 
+let policyId: string | undefined;
+
+/** The id of the policy the scenario created, once it has (its counters are read after the runs). */
+export const rateLimitedPolicyId = () => policyId;
+
 async function createPolicy(env: Env): Promise<void> {
   const response = await fetch(`${env.gateway.url}/policies/rate-limits`, {
     method: 'POST',
@@ -16,6 +21,7 @@ async function createPolicy(env: Env): Promise<void> {
     body: JSON.stringify({ name: 'bench', type: 'requests', unit: 'rpm', value: 100_000_000, conditions: [{ key: 'metadata.team', value: TEAM }], group_by: [{ key: 'metadata.team' }] }),
   });
   if (response.status !== 200) throw new Error(`creating the bench rate-limit policy answered ${response.status}: ${await response.text()}`);
+  policyId = ((await response.json()) as { id: string }).id;
 }
 
 function rateLimitedTarget(env: Env, system: SystemName) {

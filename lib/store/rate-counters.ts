@@ -21,7 +21,9 @@ const expiresAt = (slot: CounterSlot) => Math.ceil(slot.windowEnd / 1000) + expi
 /**
  * Adds `amount` to the window's count only if the count stays at or under `limit`: one atomic
  * conditional write, so every process sees one order of reservations. Answers the count after the
- * write, or undefined when it would have gone over the limit (nothing was added).
+ * write, or undefined when it would have gone over the limit (nothing was added). The item also
+ * counts the writes that built it (`writes`, in the same update): how chunky reservations are, for
+ * an operator and for the benchmark, at no extra write.
  */
 export async function reserveOnCounter(slot: CounterSlot, amount: number, limit: number): Promise<number | undefined> {
   let count: number | undefined;
@@ -30,10 +32,10 @@ export async function reserveOnCounter(slot: CounterSlot, amount: number, limit:
       new UpdateItemCommand({
         TableName: tables.state,
         Key: marshall(rateCounterKey.item(slot.policyId, slot.bucket, slot.windowStart)),
-        UpdateExpression: 'ADD #n :amount SET expiresAt = :ttl',
+        UpdateExpression: 'ADD #n :amount, #w :one SET expiresAt = :ttl',
         ConditionExpression: 'attribute_not_exists(#n) OR #n <= :max',
-        ExpressionAttributeNames: { '#n': 'n' },
-        ExpressionAttributeValues: marshall({ ':amount': amount, ':max': limit - amount, ':ttl': expiresAt(slot) }),
+        ExpressionAttributeNames: { '#n': 'n', '#w': 'writes' },
+        ExpressionAttributeValues: marshall({ ':amount': amount, ':one': 1, ':max': limit - amount, ':ttl': expiresAt(slot) }),
         ReturnValues: 'UPDATED_NEW',
       }),
     );
@@ -48,9 +50,9 @@ export async function addToCounter(slot: CounterSlot, amount: number): Promise<v
     new UpdateItemCommand({
       TableName: tables.state,
       Key: marshall(rateCounterKey.item(slot.policyId, slot.bucket, slot.windowStart)),
-      UpdateExpression: 'ADD #n :amount SET expiresAt = :ttl',
-      ExpressionAttributeNames: { '#n': 'n' },
-      ExpressionAttributeValues: marshall({ ':amount': amount, ':ttl': expiresAt(slot) }),
+      UpdateExpression: 'ADD #n :amount, #w :one SET expiresAt = :ttl',
+      ExpressionAttributeNames: { '#n': 'n', '#w': 'writes' },
+      ExpressionAttributeValues: marshall({ ':amount': amount, ':one': 1, ':ttl': expiresAt(slot) }),
     }),
   );
 }
