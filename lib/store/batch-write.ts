@@ -1,4 +1,6 @@
-import { BatchWriteItemCommand, QueryCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { writeIfCondition } from './conditional';
 import { sleep } from '../core/time';
 import { dynamoClient } from './clients';
 
@@ -44,3 +46,28 @@ export async function deleteItemsUnder(table: string, pk: string, sortPrefix: st
     start = page.LastEvaluatedKey;
   } while (start);
 }
+
+/**
+ * The first half of deleting a versioned entity: marks its head `deleting_at` and takes it off its
+ * listing (reads then treat it as gone, updates refuse it), so its versions can go next and the
+ * head last. Answers the head's attributes as they were before the mark, or undefined when there
+ * was no head. Marking a head an interrupted delete had marked already keeps its first time.
+ */
+export async function markHeadDeleting(table: string, key: { pk: string; sk: string }, now: number): Promise<Record<string, AttributeValue> | undefined> {
+  let old: Record<string, AttributeValue> | undefined;
+  const marked = await writeIfCondition(async () => {
+    const result = await dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: table,
+        Key: marshall(key),
+        UpdateExpression: 'SET deleting_at = if_not_exists(deleting_at, :now) REMOVE gsi1pk, gsi1sk',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: marshall({ ':now': now }),
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    old = result.Attributes;
+  });
+  return marked ? old : undefined;
+}
+

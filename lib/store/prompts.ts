@@ -1,6 +1,6 @@
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { deleteItemsUnder } from './batch-write';
+import { deleteItemsUnder, markHeadDeleting } from './batch-write';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
 import { promptKey, type PromptKind } from './keys';
@@ -186,21 +186,9 @@ export async function countTemplateHeads(kind: PromptKind, workspaceId: string):
  */
 export async function deleteTemplateItems(kind: PromptKind, workspaceId: string, id: string, now: number): Promise<TemplateHead | undefined> {
   const head = promptKey.head(kind, workspaceId, id);
-  let old: TemplateHead | undefined;
-  const marked = await writeIfCondition(async () => {
-    const result = await dynamoClient().send(
-      new UpdateItemCommand({
-        TableName: tables.control,
-        Key: marshall(head),
-        UpdateExpression: 'SET deleting_at = if_not_exists(deleting_at, :now) REMOVE gsi1pk, gsi1sk',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: marshall({ ':now': now }),
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
-    old = strip<TemplateHead>(result.Attributes!);
-  });
-  if (!marked || !old) return undefined;
+  const raw = await markHeadDeleting(tables.control, head, now);
+  const old = raw && strip<TemplateHead>(raw);
+  if (!old) return undefined;
   if ((await readTemplateSlug(kind, workspaceId, old.slug, true)) === id) await releaseTemplateSlug(kind, workspaceId, old.slug);
   await deleteItemsUnder(tables.control, head.pk, promptKey.versionPrefix, 'prompt versions to delete');
   await dynamoClient().send(new DeleteItemCommand({ TableName: tables.control, Key: marshall(head) }));

@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { sleep } from '../core/time';
-import { deleteItemsUnder } from './batch-write';
+import { deleteItemsUnder, markHeadDeleting } from './batch-write';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
 import { savedConfigKey } from './keys';
@@ -137,21 +137,9 @@ export async function listConfigHeads(workspaceId: string, options: { limit: num
  */
 export async function deleteConfigItems(workspaceId: string, id: string, now: number): Promise<ConfigHead | undefined> {
   const head = savedConfigKey.head(workspaceId, id);
-  let old: ConfigHead | undefined;
-  const marked = await writeIfCondition(async () => {
-    const result = await dynamoClient().send(
-      new UpdateItemCommand({
-        TableName: tables.control,
-        Key: marshall(head),
-        UpdateExpression: 'SET deleting_at = if_not_exists(deleting_at, :now) REMOVE gsi1pk, gsi1sk',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: marshall({ ':now': now }),
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
-    old = unmarshall(result.Attributes!) as ConfigHead;
-  });
-  if (!marked) return undefined;
+  const raw = await markHeadDeleting(tables.control, head, now);
+  const old = raw && unmarshall(raw) as ConfigHead;
+  if (!old) return undefined;
   await deleteItemsUnder(tables.control, head.pk, savedConfigKey.versionPrefix, 'saved-config versions to delete');
   await dynamoClient().send(new DeleteItemCommand({ TableName: tables.control, Key: marshall(head) }));
   return old;
