@@ -1,8 +1,9 @@
-import { GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
 import { usageLimitPolicyKey } from './keys';
+import { queryAllNewestFirst } from './newest-first';
 import type { PolicyCondition, PolicyStatus } from './rate-limit-policies';
 import { tables } from './tables';
 
@@ -50,23 +51,7 @@ export async function getUsageLimitPolicyItem(workspaceId: string, id: string): 
 
 /** Every budget of a workspace, newest first (tens per workspace: filtered and paged in memory). */
 export async function listUsageLimitPolicyItems(workspaceId: string): Promise<UsageLimitPolicyItem[]> {
-  const items: UsageLimitPolicyItem[] = [];
-  let start: Record<string, any> | undefined;
-  do {
-    const page = await dynamoClient().send(
-      new QueryCommand({
-        TableName: tables.control,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: marshall({ ':pk': usageLimitPolicyKey.workspaceList(workspaceId) }),
-        ScanIndexForward: false,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const raw of page.Items ?? []) items.push(strip(unmarshall(raw)));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
+  return (await queryAllNewestFirst(tables.control, usageLimitPolicyKey.workspaceList(workspaceId))).map(strip);
 }
 
 function strip(item: Record<string, unknown>): UsageLimitPolicyItem {
