@@ -10,6 +10,8 @@ export const embeddingTimeoutMs = 2_000;
 export interface CacheEmbedding {
   vector: number[];
   usage?: TokenUsage;
+  /** The provider (by its gateway name) that embedded it: its price list prices `usage`. */
+  provider: string;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function embedForCache(workspaceId: string, settings: WorkspaceCach
       if (!outcome.ok) throw outcome.error;
       const vector = firstEmbedding(outcome.body);
       if (!vector) throw new Error('the answer holds no embedding vector');
-      return { vector, usage };
+      return { vector, usage, provider: target.provider.name };
     } finally {
       timeout.stop();
     }

@@ -28,9 +28,9 @@ const condition = knownFields(
   (field) => `Unknown field "${field}"; a condition takes key and value.`,
 );
 const conditionsRule = `conditions must be a list of 1 to ${maxConditions} {"key", "value"} objects.`;
-const conditions = array(condition, conditionsRule).check(minLength(1, conditionsRule), maxLength(maxConditions, conditionsRule));
+export const conditions = array(condition, conditionsRule).check(minLength(1, conditionsRule), maxLength(maxConditions, conditionsRule));
 const groupRule = `group_by must be a list of 1 to ${maxConditions} {"key"} objects.`;
-const groupBy = array(knownFields({ key: string(`A group_by key must be one of ${keyRule}.`) }, (field) => `Unknown field "${field}"; a group_by item takes key.`), groupRule).check(
+export const groupBy = array(knownFields({ key: string(`A group_by key must be one of ${keyRule}.`) }, (field) => `Unknown field "${field}"; a group_by item takes key.`), groupRule).check(
   minLength(1, groupRule),
   maxLength(maxConditions, groupRule),
 );
@@ -167,19 +167,19 @@ export const rateLimitsRoute = controlRoutes(
  * The workspace a request names, or the key's own. Only an owner may name another workspace, and
  * only one of its organisation; anything else is a 403, not a 404, so nothing is learnt about it.
  */
-async function scopedWorkspace(auth: AuthContext, workspaceId: string | undefined): Promise<string> {
+export async function scopedWorkspace(auth: AuthContext, workspaceId: string | undefined): Promise<string> {
   if (workspaceId === undefined || workspaceId === auth.workspaceId) return auth.workspaceId;
   if (auth.role === 'owner' && (await findWorkspace(auth.organisationId, workspaceId.slice(0, 100)))) return workspaceId;
   throw forbidden('workspace_id must be the workspace of the gateway key (an owner key may name any workspace of its organisation).');
 }
 
-function checkKeys(conditions: readonly { key: string }[], groups: readonly { key: string }[]): void {
+export function checkKeys(conditions: readonly { key: string }[], groups: readonly { key: string }[], code = invalidCode): void {
   for (const [list, items] of [
     ['conditions', conditions],
     ['group_by', groups],
   ] as const) {
     items.forEach((item, index) => {
-      if (!isPolicyKey(item.key)) throw badRequest(`Unknown key "${item.key.slice(0, 100)}"; a key is one of ${keyRule}.`, `${list}[${index}].key`, invalidCode);
+      if (!isPolicyKey(item.key)) throw badRequest(`Unknown key "${item.key.slice(0, 100)}"; a key is one of ${keyRule}.`, `${list}[${index}].key`, code);
     });
   }
 }

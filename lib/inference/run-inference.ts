@@ -9,6 +9,7 @@ import type { AttemptOutcome } from '../routing/attempt-outcome';
 import type { AttemptTimeout } from './provider-body';
 import type { RequestPlan } from './request-config';
 import { runSteps, type Step } from './steps';
+import { requestBudgetStep } from './steps/budgets';
 import { requestHooksStep } from './steps/hooks';
 import { requestRateLimitStep } from './steps/rate-limits';
 import { resolveConfig } from './steps/resolve-config';
@@ -76,7 +77,7 @@ export type TargetStep = Step<TargetAttempt, AttemptOutcome>;
  * What every request goes through, in order. Steps that need the whole request (rate limits,
  * guardrails, accounting) join this list; steps per target attempt join `targetSteps`.
  */
-export const requestSteps: readonly RequestStep[] = [resolveConfig, requestRateLimitStep, requestHooksStep, routeStrategy];
+export const requestSteps: readonly RequestStep[] = [resolveConfig, requestRateLimitStep, requestBudgetStep, requestHooksStep, routeStrategy];
 
 export function inferenceContext(request: InferenceRequest, environment: InferenceEnvironment): InferenceContext {
   return { request, recorder: environment.recorder, waitUntil: environment.waitUntil, cacheStatus: 'DISABLED' };

@@ -27,6 +27,11 @@ export interface RequestLogRecord {
   saved_usage?: TokenUsage;
   /** Tokens the semantic cache spent embedding the last user message (a lookup's cost, spent even on a semantic hit). */
   cache_embedding_usage?: TokenUsage;
+  /**
+   * USD this request spent: `usage` and `cache_embedding_usage` at the pricing table's prices (a
+   * cache hit's `saved_usage` is not spend). Null when a model that spent tokens has no price.
+   */
+  cost: number | null;
   /** Every hook that ran, with its checks' verdicts and data, and the feedback of its outcome. */
   hook_results?: HookResults;
   /** The saved prompt a prompt run rendered, and which version of it. */
@@ -34,6 +39,8 @@ export interface RequestLogRecord {
   prompt_version?: number;
   /** The rate-limit policy that refused the request with 429. */
   rate_limit_policy_id?: string;
+  /** The usage-limit policy (budget) that refused the request with 412. */
+  usage_limit_policy_id?: string;
   error?: { message: string; code: string | null };
   request_id: string;
   created_at: string;

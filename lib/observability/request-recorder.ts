@@ -3,6 +3,7 @@ import type { GatewayError } from '../core/errors';
 import type { TraceContext } from '../http/trace';
 import type { TokenUsage } from '../core/usage';
 import type { HookResult, HookResults } from '../guardrails/run-hooks';
+import { costOf, priceOf, roundUsd } from '../pricing/prices';
 import { emitRequestLog, type RequestLogRecord } from './request-log';
 
 /** How the exchange ended, known once the answer's body is complete. */
@@ -35,10 +36,12 @@ export class RequestRecorder {
   private cacheStatus?: string;
   private savedUsage?: TokenUsage;
   private cacheEmbeddingUsage?: TokenUsage;
+  private embeddingModel?: { provider: string; model: string };
   private error?: { message: string; code: string | null };
   private hookResults?: HookResults;
   private prompt?: { id: string; version: number };
   private rateLimitPolicyId?: string;
+  private usageLimitPolicyId?: string;
   /** Work whose results belong in the log line (async hooks) and has not settled yet. */
   private awaited = 0;
   private end?: { fields: RecordedEnd; at: number };
@@ -93,13 +96,37 @@ export class RequestRecorder {
   }
 
   /** Tokens the semantic cache spent embedding the request's last user message: spend, like `usage`. */
-  embeddedForCache(usage: TokenUsage | undefined): void {
+  embeddedForCache(usage: TokenUsage | undefined, by: { provider: string; model: string }): void {
     this.cacheEmbeddingUsage = usage;
+    this.embeddingModel = by;
   }
 
   /** The rate-limit policy that refused the request (or one target attempt of it). */
   rateLimited(policyId: string): void {
     this.rateLimitPolicyId = policyId;
+  }
+
+  /** The usage-limit policy (budget) that refused the request. */
+  budgetExceeded(policyId: string): void {
+    this.usageLimitPolicyId = policyId;
+  }
+
+  /**
+   * What the request spent, in USD: nothing spent costs 0; tokens of a model without a price make
+   * the whole cost unknown (null) rather than a partial sum that looks complete.
+   */
+  private cost(): number | null {
+    let total = 0;
+    for (const [usage, provider, model] of [
+      [this.usage, this.provider, this.model],
+      [this.cacheEmbeddingUsage, this.embeddingModel?.provider, this.embeddingModel?.model],
+    ] as const) {
+      if (!usage) continue;
+      const cost = costOf(priceOf(provider, model), usage);
+      if (cost === undefined) return null;
+      total += cost;
+    }
+    return roundUsd(total);
   }
 
   /** Results of hooks on either side: the log keeps every hook that ran, async ones included. */
@@ -179,10 +206,12 @@ export class RequestRecorder {
       cache_status: this.cacheStatus,
       saved_usage: this.savedUsage,
       cache_embedding_usage: this.cacheEmbeddingUsage,
+      cost: this.cost(),
       hook_results: this.hookResults,
       prompt_id: this.prompt?.id,
       prompt_version: this.prompt?.version,
       rate_limit_policy_id: this.rateLimitPolicyId,
+      usage_limit_policy_id: this.usageLimitPolicyId,
       error: this.error,
       method: end.method,
       path: end.path,

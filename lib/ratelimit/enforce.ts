@@ -17,7 +17,8 @@ export function metadataValue(metadata: Record<string, unknown>, key: string): s
   return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
 }
 
-export function selects(policy: ActivePolicy, valueOf: ValueOf): boolean {
+/** Whether every condition of a policy (a rate limit or a budget) holds for the request. */
+export function selects(policy: Pick<ActivePolicy, 'conditions'>, valueOf: ValueOf): boolean {
   for (const condition of policy.conditions) {
     const value = valueOf(condition.key);
     if (value === undefined) return false;
@@ -35,8 +36,12 @@ export function selects(policy: ActivePolicy, valueOf: ValueOf): boolean {
 export function slotOf(policy: ActivePolicy, valueOf: ValueOf, now: number): CounterSlot {
   const size = windowMs[policy.unit];
   const windowStart = Math.floor(now / size) * size;
-  const values = policy.groupKeys.map((key) => valueOf(key) ?? null);
-  return { policyId: policy.id, bucket: sha256Hex(JSON.stringify(values)).slice(0, 32), windowStart, windowEnd: windowStart + size };
+  return { policyId: policy.id, bucket: bucketOf(policy.groupKeys, valueOf), windowStart, windowEnd: windowStart + size };
+}
+
+/** The bucket of a request: a hash of its values for the group keys (a missing value is null). */
+export function bucketOf(groupKeys: readonly string[], valueOf: ValueOf): string {
+  return sha256Hex(JSON.stringify(groupKeys.map((key) => valueOf(key) ?? null))).slice(0, 32);
 }
 
 /** What one policy said about a request: the figures its headers carry. */

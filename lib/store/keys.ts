@@ -117,3 +117,20 @@ export const rateLimitPolicyKey = {
 export const rateCounterKey = {
   item: (policyId: string, bucket: string, windowStart: number) => ({ pk: `RL#${policyId}#${bucket}`, sk: `W#${windowStart}` }),
 };
+
+/** Control table: a usage-limit policy (budget), by workspace and id; listed per workspace on gsi1 by creation time. */
+export const usageLimitPolicyKey = {
+  item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#ULPOLICY#${id}`, sk: 'ULPOLICY' }),
+  workspaceList: (workspaceId: string) => `WS#${workspaceId}#ULPOLICY`,
+};
+
+/**
+ * State table: a budget's usage in one period, one item per bucket. The period's start is in the
+ * partition, so a new period is new items (the old ones expire by TTL) and a period's buckets are
+ * one Query.
+ */
+export const usageCounterKey = {
+  partition: (policyId: string, periodStart: number) => `UL#${policyId}#P#${periodStart}`,
+  item: (policyId: string, periodStart: number, bucket: string) => ({ pk: usageCounterKey.partition(policyId, periodStart), sk: `B#${bucket}` }),
+  sortPrefix: 'B#',
+};

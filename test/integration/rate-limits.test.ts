@@ -161,7 +161,8 @@ describe('rate limits on inference', () => {
       const answer = await chat({ rl: tag('enforced') }, { body: { messages: [{ role: 'user', content }] } });
       expect(answer.status).toBe(200);
       expect(answer.headers.get('x-ratelimit-limit-requests')).toBe('3');
-      expect(answer.headers.get('x-ratelimit-reset-requests')).toMatch(/^(\d+m)?\d+s$/);
+      // A request in a window's first moments sees the whole minute left, which OpenAI's form writes 1m0s.
+      expect(answer.headers.get('x-ratelimit-reset-requests')).toMatch(/^(\d+s|1m0s)$/);
       remaining.push(answer.headers.get('x-ratelimit-remaining-requests')!);
     }
     expect(remaining).toEqual(['2', '1', '0']);
@@ -237,11 +238,12 @@ describe('rate limits on inference', () => {
   }, 45_000);
 
   it('limits pass-through requests too', async () => {
+    await clearOfMinuteBoundary();
     const call = () =>
       gatewayFetch('/models', { headers: { 'x-gateway-provider': 'openai', authorization: 'Bearer sk-rl', 'x-gateway-custom-host': `${upstream.url}/v1`, 'x-gateway-metadata': JSON.stringify({ rl: tag('passthrough') }) } });
     expect((await call()).status).toBe(200);
     const refused = await call();
     expect(refused.status).toBe(429);
     expect(refused.headers.get('x-ratelimit-limit-requests')).toBe('1');
-  });
+  }, 45_000);
 });

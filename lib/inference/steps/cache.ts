@@ -102,7 +102,7 @@ function embed(inference: InferenceContext, semantic: SemanticLookup): Promise<n
   let vector = embeddings.get(key);
   if (!vector) {
     vector = embedForCache(inference.request.caller.workspaceId, semantic.settings, semantic.query.text).then((embedding) => {
-      if (embedding?.usage) inference.recorder.embeddedForCache(embedding.usage);
+      if (embedding?.usage) inference.recorder.embeddedForCache(embedding.usage, { provider: embedding.provider, model: semantic.settings.embedding_model });
       return embedding?.vector;
     });
     embeddings.set(key, vector);

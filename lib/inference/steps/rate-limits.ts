@@ -62,7 +62,7 @@ export const targetRateLimitStep: TargetStep = {
   },
 };
 
-function requestValues(request: InferenceRequest): ValueOf {
+export function requestValues(request: InferenceRequest): ValueOf {
   return (key) => {
     if (key.startsWith(metadataPrefix)) return metadataValue(request.metadata, key);
     if (key === 'api_key') return request.caller.keyId;
@@ -72,7 +72,7 @@ function requestValues(request: InferenceRequest): ValueOf {
   };
 }
 
-function targetValues(attempt: TargetAttempt): ValueOf {
+export function targetValues(attempt: TargetAttempt): ValueOf {
   const { request } = attempt.inference;
   const ofRequest = requestValues(request);
   return (key) => {

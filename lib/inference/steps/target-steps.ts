@@ -1,5 +1,6 @@
 import type { InferenceRequest } from '../inference-request';
 import type { TargetStep } from '../run-inference';
+import { targetBudgetStep } from './budgets';
 import { cacheStep } from './cache';
 import { targetHooksStep } from './hooks';
 import { passthroughCallStep } from './passthrough-call';
@@ -13,6 +14,6 @@ import { timeoutStep } from './timeout';
  * target (a cache lookup, provider-scoped limits) join these lists before `timeout`.
  */
 export const targetSteps: Record<InferenceRequest['kind'], readonly TargetStep[]> = {
-  unified: [resolveTargetStep, targetRateLimitStep, targetHooksStep, cacheStep, timeoutStep, providerCallStep],
-  passthrough: [resolveTargetStep, targetRateLimitStep, timeoutStep, passthroughCallStep],
+  unified: [resolveTargetStep, targetRateLimitStep, targetBudgetStep, targetHooksStep, cacheStep, timeoutStep, providerCallStep],
+  passthrough: [resolveTargetStep, targetRateLimitStep, targetBudgetStep, timeoutStep, passthroughCallStep],
 };
