@@ -1,12 +1,12 @@
-import { enum as oneOf, maxLength, minLength, number, object, optional, refine, string } from 'zod/mini';
+import { enum as oneOf, maxLength, minLength, number, optional, refine, string } from 'zod/mini';
 import { counterUnits, budgetUnits } from '../budgets/enforce';
 import { periodAt } from '../budgets/periods';
 import { changeBudget, createBudget, findBudget, listBudgets, type UsageLimitPolicy } from '../budgets/policies';
-import { badRequest, forbidden, notFound } from '../core/errors';
+import { badRequest, notFound } from '../core/errors';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import type { PolicyCondition } from '../store/rate-limit-policies';
 import { listUsage } from '../store/usage-counters';
-import { checkKeys, conditions, groupBy, scopedWorkspace } from './rate-limits-route';
+import { checkKeys, conditions, groupBy, newPolicyWorkspace, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
 
 const policyObject = 'policy_usage_limits';
 const invalidCode = 'invalid_usage_limit_policy';
@@ -45,25 +45,13 @@ const updateBody = knownFields(
     alert_threshold: optional(amount(invalidThreshold)),
     conditions: optional(conditions),
     group_by: optional(groupBy),
-    status: optional(oneOf(['active', 'archived'], 'status must be active or archived.')),
+    status: optional(policyStatus),
     ...answerFields(['id', 'object', 'type', 'periodic_reset', 'periodic_reset_days', 'workspace_id', 'organisation_id', 'created_at', 'last_updated_at', 'current_usage', 'usage', 'period_start', 'next_usage_reset_at']),
   },
   (field) => `Unknown field "${field}"; an update takes name, credit_limit, alert_threshold, conditions, group_by and status.`,
 );
 
-const wholeNumber = (field: string) =>
-  optional(string().check(refine((text) => /^\d{1,9}$/.test(text), { error: `${field} must be a whole number of at least 0.`, params: { code: 'invalid_page' } })));
-
-const listQuery = object({
-  workspace_id: optional(string()),
-  status: optional(oneOf(['active', 'archived'], 'status must be active or archived.')),
-  type: optional(oneOf(['cost', 'tokens'], 'type must be cost or tokens.')),
-  page_size: wholeNumber('page_size'),
-  current_page: wholeNumber('current_page'),
-});
-
-const defaultPageSize = 50;
-const idParams = object({ policyId: string() });
+const listQuery = policyListQuery({ type: optional(oneOf(['cost', 'tokens'], 'type must be cost or tokens.')) });
 
 /**
  * `/v1/policies/usage-limits`: a workspace's budgets (Portkey's shapes).
@@ -84,8 +72,7 @@ export const usageLimitsRoute = controlRoutes(
     body: createBody,
     invalidCode,
     async handler({ body }, { auth }) {
-      if (body.organisation_id !== undefined && body.organisation_id !== auth.organisationId) throw forbidden('organisation_id must be the organisation of the gateway key.');
-      const workspaceId = await scopedWorkspace(auth, body.workspace_id);
+      const workspaceId = await newPolicyWorkspace(auth, body);
       checkKeys(body.conditions, body.group_by, invalidCode);
       if (body.periodic_reset !== undefined && body.periodic_reset_days !== undefined) throw badRequest('periodic_reset and periodic_reset_days are exclusive: give one of them.', 'periodic_reset_days', invalidCode);
       if (body.type === 'tokens' && !Number.isSafeInteger(body.credit_limit)) throw badRequest(invalidLimit, 'credit_limit', invalidCode);
@@ -116,16 +103,15 @@ export const usageLimitsRoute = controlRoutes(
       const workspaceId = await scopedWorkspace(auth, query.workspace_id);
       const status = query.status ?? 'active';
       const matching = (await listBudgets(workspaceId)).filter((budget) => budget.status === status && (!query.type || budget.type === query.type));
-      const size = query.page_size === undefined ? defaultPageSize : Number(query.page_size);
-      const page = Number(query.current_page ?? 0);
-      return { object: 'list', data: await Promise.all(matching.slice(page * size, page * size + size).map((budget) => present(budget))), total: matching.length };
+      const { page, total } = policyPage(matching, query);
+      return { object: 'list', data: await Promise.all(page.map((budget) => present(budget))), total };
     },
   }),
   defineRoute({
     method: 'GET',
     path: '/v1/policies/usage-limits/{policyId}',
     role: 'member',
-    params: idParams,
+    params: policyIdParams,
     async handler({ params: { policyId } }, { auth }) {
       const budget = await findBudget(auth.workspaceId, policyId);
       if (!budget) throw budgetNotFound(policyId);
@@ -136,7 +122,7 @@ export const usageLimitsRoute = controlRoutes(
     method: 'PUT',
     path: '/v1/policies/usage-limits/{policyId}',
     role: 'admin',
-    params: idParams,
+    params: policyIdParams,
     body: updateBody,
     invalidCode,
     async handler({ params: { policyId }, body }, { auth }) {
@@ -158,7 +144,7 @@ export const usageLimitsRoute = controlRoutes(
     method: 'DELETE',
     path: '/v1/policies/usage-limits/{policyId}',
     role: 'admin',
-    params: idParams,
+    params: policyIdParams,
     async handler({ params: { policyId } }, { auth }) {
       const archived = await changeBudget(auth.workspaceId, policyId, { status: 'archived' });
       if (!archived) throw budgetNotFound(policyId);
