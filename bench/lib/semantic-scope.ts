@@ -4,7 +4,8 @@
  * runs differ only in how many entries there are.
  */
 import { createHash } from 'node:crypto';
-import { normalise, seededUniform } from '../../lib/cache/semantic-index';
+import { normalise } from '../../lib/cache/semantic-index';
+import { seededUniform } from '../../lib/core/seeded-random';
 import { newId } from '../../lib/core/ids';
 import type { SemanticEntry } from '../../lib/store/semantic-entries';
 import { seededNormals } from '../../test/support/seeded-normals';

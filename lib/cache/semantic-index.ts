@@ -22,6 +22,8 @@
  * every vector to new buckets (stored entries become unreachable until they expire).
  */
 
+import { seededUniform } from '../core/seeded-random';
+
 export const lshTables = 10;
 export const lshBits = 12;
 export const lshSeed = 0x5eed_1a5e;
@@ -169,17 +171,6 @@ function mix(value: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** A seeded mulberry32 stream of uniform numbers in [0, 1): the same on every runtime. */
-export function seededUniform(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Standard normal numbers from a seeded mulberry32 stream, by Box–Muller. Gaussian components make

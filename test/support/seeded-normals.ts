@@ -1,4 +1,4 @@
-import { seededUniform } from '../../lib/cache/semantic-index';
+import { seededUniform } from '../../lib/core/seeded-random';
 
 /** A seeded stream of standard normal numbers, so test vectors (and measured recall) are the same on every run. */
 export function seededNormals(seed: number): () => number {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { seededUniform } from '../../lib/core/seeded-random';
 import { HttpParseError, ResponseParser, type ResponseHead } from '../../lib/outbound/response-parser';
 
 // ---------------------------------------------------------------------------------------------
@@ -9,20 +10,8 @@ import { HttpParseError, ResponseParser, type ResponseHead } from '../../lib/out
 
 type ParserOptions = ConstructorParameters<typeof ResponseParser>[1];
 
-/** mulberry32: a tiny seeded PRNG so random splits are reproducible. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function randomPieces(data: Buffer, seed: number): Buffer[] {
-  const random = prng(seed);
+  const random = seededUniform(seed);
   const pieces: Buffer[] = [];
   let at = 0;
   while (at < data.length) {
@@ -404,7 +393,7 @@ describe('ResponseParser framing', () => {
 
   it('parses a 1 MiB content-length body and a 1 MiB chunked body in random pieces', () => {
     const body = Buffer.alloc(1 << 20);
-    const random = prng(77);
+    const random = seededUniform(77);
     for (let index = 0; index < body.length; index++) body[index] = Math.floor(random() * 256);
     const plain = Buffer.concat([bytes(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`), body]);
     const chunkedParts: Buffer[] = [bytes('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n')];
