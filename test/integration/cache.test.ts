@@ -3,7 +3,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoClient, resetClients } from '../../lib/store/clients';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { ownPath, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch, openaiClient, spawnSharedGateway, waitForLogs } from '../support/gateway-client';
 import { connectToGatewayStore, stateTable } from '../support/gateway-store';
 import { collectSse } from '../support/sse';
@@ -15,17 +15,12 @@ beforeAll(() => {
 });
 
 let upstream: FakeUpstream;
-let counter = 0;
 beforeAll(async () => {
   upstream = await startFakeUpstream();
 });
 afterAll(() => upstream.close());
 
-/** A base path of its own on the fake upstream, so a test counts exactly the provider calls it caused. */
-function host(label: string) {
-  const prefix = `/cache/${label}-${++counter}-${Date.now()}`;
-  return { prefix, custom_host: `${upstream.url}${prefix}/v1`, calls: () => upstream.requests.filter((request) => request.path.startsWith(prefix)).length };
-}
+const host = (label: string) => ownPath(upstream, 'cache', label);
 
 const cached = (h: { custom_host: string }, extra: Record<string, unknown> = {}) => ({
   provider: 'openai',
@@ -196,7 +191,7 @@ describe('response cache', () => {
 
   it('never shares an entry between workspaces, shares it between gateway processes, and never serves an expired one', async () => {
     const h = host('shared');
-    const workspace = await ownerPost('/workspaces', { name: `Cache ${counter}` });
+    const workspace = await ownerPost('/workspaces', { name: `Cache ${Date.now()} ${Math.random().toString(36).slice(2, 8)}` });
     const key = (await ownerPost('/api-keys', { name: 'cache test', role: 'admin', workspace_id: workspace.id })).key as string;
     const body = chat('answer per workspace');
     const asOther = (extra: Record<string, string> = {}, url?: string) => postTo(url, '/chat/completions', cached(h), body, { 'x-gateway-api-key': key, ...extra });
@@ -220,7 +215,7 @@ describe('response cache', () => {
 
   it('keeps an answer above 350 KB in S3, where another gateway process reads it', async () => {
     const h = host('large');
-    const workspace = await ownerPost('/workspaces', { name: `Cache ${counter}` });
+    const workspace = await ownerPost('/workspaces', { name: `Cache ${Date.now()} ${Math.random().toString(36).slice(2, 8)}` });
     const key = (await ownerPost('/api-keys', { name: 'cache test', role: 'admin', workspace_id: workspace.id })).key as string;
     // The fake provider echoes the prompt, so the answer is as large, multi-byte characters included.
     const body = chat(`ünïcødé ${randomBytes(150_000).toString('base64')} ✓`.repeat(2));

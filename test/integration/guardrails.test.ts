@@ -2,25 +2,19 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { ownPath, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { gatewayFetch, openaiClient, waitForLogs } from '../support/gateway-client';
 import { collectSse } from '../support/sse';
 
 const json = { 'content-type': 'application/json' };
 
 let upstream: FakeUpstream;
-let counter = 0;
 beforeAll(async () => {
   upstream = await startFakeUpstream();
 });
 afterAll(() => upstream.close());
 
-/** A base path of its own on the fake upstream: the provider calls a test caused, and what they carried. */
-function host(label: string) {
-  const prefix = `/hooks/${label}-${++counter}-${Date.now()}`;
-  const requests = () => upstream.requests.filter((request) => request.path.startsWith(prefix));
-  return { prefix, custom_host: `${upstream.url}${prefix}/v1`, calls: () => requests().length, sent: () => requests().map((request) => request.json as any) };
-}
+const host = (label: string) => ownPath(upstream, 'hooks', label);
 
 const target = (h: { custom_host: string }, extra: Record<string, unknown> = {}) => ({ provider: 'openai', api_key: 'sk-hooks', custom_host: h.custom_host, ...extra });
 const chat = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra });

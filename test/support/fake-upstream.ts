@@ -926,3 +926,15 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     },
   };
 }
+
+let ownPathCounter = 0;
+
+/**
+ * A base path of its own on a fake upstream (`custom_host` points at it): a test counts exactly the
+ * provider calls it caused, and reads what they carried.
+ */
+export function ownPath(upstream: FakeUpstream, area: string, label: string) {
+  const prefix = `/${area}/${label}-${++ownPathCounter}-${Date.now()}`;
+  const requests = () => upstream.requests.filter((request) => request.path.startsWith(prefix));
+  return { prefix, custom_host: `${upstream.url}${prefix}/v1`, calls: () => requests().length, sent: () => requests().map((request) => request.json as any) };
+}
