@@ -49,11 +49,18 @@ function credentialIdentity(settings: ResolvedTarget['settings']): string {
 
 /**
  * The key of one request as the provider would get it: the operation, the provider, its base URL
- * and non-secret settings (a deployment, an API version), and the body after `override_params`,
- * in canonical form (property order does not matter) and without the fields of `deliveryFields`.
+ * and non-secret settings (a deployment, an API version), the body after `override_params`, in
+ * canonical form (property order does not matter) and without the fields of `deliveryFields`, and
+ * what else shapes the answer (forwarded headers, `strict_api_compliance`).
  */
-export function requestKey(operation: Operation, target: ResolvedTarget, body: JsonObject): string {
-  return sha256(canonicalJson(keyMaterial(operation, target, body)));
+export function requestKey(operation: Operation, target: ResolvedTarget, body: JsonObject, shaping: AnswerShaping): string {
+  return sha256(canonicalJson(keyMaterial(operation, target, body, shaping)));
+}
+
+/** What shapes a provider's answer besides the body: forwarded client headers, and whether it keeps to the OpenAI schema. */
+export interface AnswerShaping {
+  forwardHeaders: Record<string, string>;
+  strictApiCompliance: boolean;
 }
 
 /** What the semantic cache compares of a chat request: its last user message by meaning, the rest exactly. */
@@ -72,7 +79,7 @@ export interface SemanticQuery {
  * The semantic query of a chat request, or undefined when it has none to embed: no user message,
  * or a last user message with more than text in it (an image is not compared by a text embedding).
  */
-export function semanticQuery(target: ResolvedTarget, body: JsonObject, partition: string, embedding: { provider: string; model: string }): SemanticQuery | undefined {
+export function semanticQuery(target: ResolvedTarget, body: JsonObject, shaping: AnswerShaping, partition: string, embedding: { provider: string; model: string }): SemanticQuery | undefined {
   const last = lastUserMessageIndex(body.messages);
   if (last < 0) return undefined;
   const messages = body.messages as JsonObject[];
@@ -81,11 +88,11 @@ export function semanticQuery(target: ResolvedTarget, body: JsonObject, partitio
   if (!text?.trim()) return undefined;
   const others = messages.slice();
   others[last] = { ...message, content: null };
-  const material = keyMaterial('chat', target, { ...body, messages: others });
+  const material = keyMaterial('chat', target, { ...body, messages: others }, shaping);
   return { text, scope: `sc-${sha256(canonicalJson({ material, partition, embedding })).slice(0, 32)}` };
 }
 
-function keyMaterial(operation: Operation, target: ResolvedTarget, body: JsonObject) {
+function keyMaterial(operation: Operation, target: ResolvedTarget, body: JsonObject, shaping: AnswerShaping) {
   // Only what changes where the request goes and what the provider does with it: a target's other
   // config fields (retry, hooks, the cache's own max_age) must not split the cache.
   const settings: Record<string, unknown> = {};
@@ -93,5 +100,6 @@ function keyMaterial(operation: Operation, target: ResolvedTarget, body: JsonObj
   for (const field of settingFields) if (all[field] !== undefined) settings[field] = all[field];
   const sent: JsonObject = {};
   for (const name in body) if (!deliveryFields.has(name)) sent[name] = body[name];
-  return { operation, provider: target.provider.name, baseUrl: target.baseUrl, settings, body: sent };
+  // Forwarded headers may hold a client's secret: like the rest, they leave this process only hashed.
+  return { operation, provider: target.provider.name, baseUrl: target.baseUrl, settings, body: sent, headers: shaping.forwardHeaders, strict: shaping.strictApiCompliance };
 }

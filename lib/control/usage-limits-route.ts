@@ -4,7 +4,7 @@ import { periodAt } from '../budgets/periods';
 import { changeBudget, createBudget, findBudget, listBudgets, type UsageLimitPolicy } from '../budgets/policies';
 import { badRequest, notFound } from '../core/errors';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
-import type { PolicyCondition } from '../store/rate-limit-policies';
+import type { PolicyCondition } from '../store/workspace-policies';
 import { listUsage } from '../store/usage-counters';
 import { checkKeys, conditions, groupBy, newPolicyWorkspace, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
 

@@ -2,9 +2,9 @@
  * Rate-limit policies: a workspace's limits on requests or tokens per minute, hour or day, for the
  * requests its conditions select, counted per bucket of its `group_by` values.
  */
-import { randomUUID } from 'node:crypto';
 import { LoadingCache } from '../store/loading-cache';
-import { getRateLimitPolicyItem, listRateLimitPolicyItems, putRateLimitPolicyItem, type PolicyCondition, type RateLimitPolicyItem } from '../store/rate-limit-policies';
+import { rateLimitPolicyStore, type PolicyCondition, type RateLimitPolicyItem } from '../store/rate-limit-policies';
+import type { WorkspacePolicyItem, WorkspacePolicyStore } from '../store/workspace-policies';
 
 export type { PolicyCondition, PolicyStatus, RateLimitPolicyItem as RateLimitPolicy, RateLimitType, RateLimitUnit } from '../store/rate-limit-policies';
 
@@ -24,29 +24,44 @@ export function isTargetKey(key: string): boolean {
 
 export const windowMs = { rpm: 60_000, rph: 3_600_000, rpd: 86_400_000 } as const;
 
-export type PolicyFields = Pick<RateLimitPolicyItem, 'type' | 'unit' | 'value' | 'name' | 'conditions' | 'group_by'>;
+export const { create: createPolicy, find: findPolicy, list: listPolicies, change: changePolicy } = rateLimitPolicyStore;
 
-export async function createPolicy(owner: { workspaceId: string; organisationId: string }, fields: PolicyFields): Promise<RateLimitPolicyItem> {
-  const now = Date.now();
-  const policy: RateLimitPolicyItem = { id: randomUUID(), workspace_id: owner.workspaceId, organisation_id: owner.organisationId, status: 'active', ...fields, created_at: now, last_updated_at: now };
-  if (!(await putRateLimitPolicyItem(policy, 'ifAbsent'))) throw new Error(`Policy id ${policy.id} is taken; ids are random, so this should not happen.`);
-  return policy;
+/** A workspace's active policies of one kind, as the hot path reads them. */
+export interface ActiveSplit<P> {
+  /** Policies whose conditions and groups are all known before routing: checked once per request. */
+  request: P[];
+  /** Policies that name a target key (provider, model, config, virtual_key): checked per target attempt. */
+  target: P[];
 }
 
-export const findPolicy = (workspaceId: string, id: string) => getRateLimitPolicyItem(workspaceId, id);
+/** Hot-path reads live this long: a new, changed or archived policy applies everywhere within it. */
+export const policyCacheTtlMs = 5_000;
 
-export const listPolicies = (workspaceId: string) => listRateLimitPolicyItems(workspaceId);
-
-/** Applies a change to a stored policy; undefined when the workspace has none of that id. */
-export async function changePolicy(workspaceId: string, id: string, change: Partial<Pick<RateLimitPolicyItem, 'value' | 'name' | 'conditions' | 'group_by' | 'status'>>): Promise<RateLimitPolicyItem | undefined> {
-  const current = await getRateLimitPolicyItem(workspaceId, id);
-  if (!current) return undefined;
-  const changed: RateLimitPolicyItem = { ...current, ...definedOnly(change), last_updated_at: Date.now() };
-  return (await putRateLimitPolicyItem(changed, 'ifPresent')) ? changed : undefined;
-}
-
-function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
+/**
+ * A workspace's active policies of one kind (rate limits, budgets), from memory for at most
+ * `policyCacheTtlMs`; one Query on a miss, and a workspace without any costs a Map lookup.
+ */
+export function activePolicyCache<T extends WorkspacePolicyItem, P>(store: WorkspacePolicyStore<T>, toActive: (item: T, groupKeys: string[], perTarget: boolean) => P) {
+  const none: ActiveSplit<P> = Object.freeze({ request: [], target: [] }) as unknown as ActiveSplit<P>;
+  const cache = new LoadingCache<ActiveSplit<P>>({ maxEntries: 10_000, missingTtlMs: policyCacheTtlMs });
+  return {
+    get: (workspaceId: string): Promise<ActiveSplit<P>> =>
+      cache
+        .get(workspaceId, policyCacheTtlMs, async () => {
+          const items = (await store.list(workspaceId)).filter((item) => item.status === 'active');
+          if (items.length === 0) return none;
+          const split: ActiveSplit<P> = { request: [], target: [] };
+          for (const item of items) {
+            const groupKeys = item.group_by.map((group) => group.key);
+            const perTarget = groupKeys.some(isTargetKey) || item.conditions.some((condition) => isTargetKey(condition.key));
+            (perTarget ? split.target : split.request).push(toActive(item, groupKeys, perTarget));
+          }
+          return split;
+        })
+        .then((found) => found ?? none),
+    /** Drops what the hot path remembers (tests). */
+    clear: () => cache.clear(),
+  };
 }
 
 /** A policy as the hot path reads it: conditions and groups split by when they can be known. */
@@ -61,33 +76,12 @@ export interface ActivePolicy {
   perTarget: boolean;
 }
 
-export interface WorkspacePolicies {
-  request: ActivePolicy[];
-  target: ActivePolicy[];
-}
+export type WorkspacePolicies = ActiveSplit<ActivePolicy>;
 
-const none: WorkspacePolicies = Object.freeze({ request: [], target: [] }) as WorkspacePolicies;
+const active = activePolicyCache(rateLimitPolicyStore, (item: RateLimitPolicyItem, groupKeys, perTarget): ActivePolicy => ({ id: item.id, type: item.type, unit: item.unit, value: item.value, conditions: item.conditions, groupKeys, perTarget }));
 
-/** Hot-path reads live this long: a new, changed or archived policy applies everywhere within it. */
-export const policyCacheTtlMs = 5_000;
-const active = new LoadingCache<WorkspacePolicies>({ maxEntries: 10_000, missingTtlMs: policyCacheTtlMs });
-
-/** The workspace's active policies, from memory for at most `policyCacheTtlMs`; one Query on a miss. */
-export function activePolicies(workspaceId: string): Promise<WorkspacePolicies> {
-  return active.get(workspaceId, policyCacheTtlMs, async () => {
-    const items = (await listRateLimitPolicyItems(workspaceId)).filter((item) => item.status === 'active');
-    if (items.length === 0) return none;
-    const policies: WorkspacePolicies = { request: [], target: [] };
-    for (const item of items) {
-      const groupKeys = item.group_by.map((group) => group.key);
-      const perTarget = groupKeys.some(isTargetKey) || item.conditions.some((condition) => isTargetKey(condition.key));
-      (perTarget ? policies.target : policies.request).push({ id: item.id, type: item.type, unit: item.unit, value: item.value, conditions: item.conditions, groupKeys, perTarget });
-    }
-    return policies;
-  }).then((found) => found ?? none);
-}
+/** The workspace's active rate-limit policies. */
+export const activePolicies = active.get;
 
 /** Drops what the hot path remembers (tests). */
-export function forgetActivePolicies(): void {
-  active.clear();
-}
+export const forgetActivePolicies = active.clear;

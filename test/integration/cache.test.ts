@@ -149,6 +149,22 @@ describe('response cache', () => {
     expect((await post('/chat/completions', cached(h), { ...body, user: 'end-user-7' }, { 'x-gateway-metadata': '{"_user":"alice"}' })).status).toBe('HIT');
   });
 
+  it('keeps answers shaped differently apart: forwarded headers and strict_api_compliance', async () => {
+    const h = host('shaping');
+    const body = chat('shape my answer');
+    const forwarding = cached(h, { forward_headers: ['x-beta-features'] });
+    expect((await post('/chat/completions', forwarding, body, { 'x-beta-features': 'one' })).status).toBe('MISS');
+    expect((await post('/chat/completions', forwarding, body, { 'x-beta-features': 'one' })).status).toBe('HIT');
+    expect((await post('/chat/completions', forwarding, body, { 'x-beta-features': 'two' })).status).toBe('MISS');
+    // A header the target does not forward never reaches the provider, so it splits nothing.
+    expect((await post('/chat/completions', cached(h), body, { 'x-beta-features': 'one' })).status).toBe('MISS');
+    expect((await post('/chat/completions', cached(h), body, { 'x-beta-features': 'two' })).status).toBe('HIT');
+    // Without strict compliance an answer may carry content_blocks, which a strict client must never get.
+    expect((await post('/chat/completions', cached(h, { strict_api_compliance: false }), body)).status).toBe('MISS');
+    expect((await post('/chat/completions', cached(h, { strict_api_compliance: false }), body)).status).toBe('HIT');
+    expect(h.calls()).toBe(4);
+  });
+
   it('never caches an error or a stream that broke off', async () => {
     const h = host('errors');
     upstream.script(h.prefix, [{ status: 500, json: { error: { message: 'boom', type: 'server_error' } } }]);

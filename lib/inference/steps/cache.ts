@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { defaultPartition, namespacePartition, requestKey, semanticQuery, type SemanticQuery } from '../../cache/cache-key';
+import { defaultPartition, namespacePartition, requestKey, semanticQuery, type AnswerShaping, type SemanticQuery } from '../../cache/cache-key';
 import { embedForCache } from '../../cache/embed-for-cache';
 import { findCachedAnswer, rememberAnswer, defaultMaxAgeSeconds, type AnswerToKeep, type CacheSlot } from '../../cache/response-cache';
 import { findSemanticAnswer, rememberSemanticAnswer, semanticSettingsOf } from '../../cache/semantic-cache';
@@ -13,7 +13,7 @@ import type { WorkspaceCacheSettings } from '../../store/workspaces';
 import type { UnifiedRequest } from '../inference-request';
 import type { CacheStatus, InferenceContext, TargetStep } from '../run-inference';
 import { setByStep } from '../steps';
-import { attemptBody } from './provider-call';
+import { attemptBody, attemptShaping } from './provider-call';
 
 /**
  * `cache`: with a `cache` setting on the target (its own or inherited), answers a request that was
@@ -32,11 +32,12 @@ export const cacheStep: TargetStep = {
     if (!settings || request.kind !== 'unified') return next();
     const target = setByStep(attempt.target, 'target');
     const body = attemptBody(attempt);
+    const shaping = attemptShaping(attempt, request);
     const { namespace, forceRefresh } = request.options.cache;
     const slot: CacheSlot = {
       workspaceId: request.caller.workspaceId,
       partition: namespace !== undefined ? namespacePartition(namespace) : defaultPartition(request.metadata, target),
-      key: requestKey(request.operation, target, body),
+      key: requestKey(request.operation, target, body, shaping),
     };
     const serve = (status: CacheStatus, stored: { body: Buffer; usage?: TokenUsage }) => {
       inference.cacheStatus = status;
@@ -49,7 +50,7 @@ export const cacheStep: TargetStep = {
       const stored = await findCachedAnswer(slot);
       if (stored) return serve('HIT', stored);
     }
-    const semantic = settings.mode === 'semantic' && request.operation === 'chat' ? await semanticLookup(request, target, body, slot.partition) : undefined;
+    const semantic = settings.mode === 'semantic' && request.operation === 'chat' ? await semanticLookup(request, target, body, shaping, slot.partition) : undefined;
     let vector: Promise<number[] | undefined> | undefined;
     if (semantic) {
       vector = embed(inference, semantic);
@@ -84,10 +85,10 @@ interface SemanticLookup {
  * What a semantic lookup needs, or undefined when the request has none: the workspace has no
  * embedding settings (semantic mode then behaves as simple), or the request no text to embed.
  */
-async function semanticLookup(request: UnifiedRequest, target: ResolvedTarget, body: JsonObject, partition: string): Promise<SemanticLookup | undefined> {
+async function semanticLookup(request: UnifiedRequest, target: ResolvedTarget, body: JsonObject, shaping: AnswerShaping, partition: string): Promise<SemanticLookup | undefined> {
   const settings = await semanticSettingsOf(request.caller.workspaceId);
   if (!settings) return undefined;
-  const query = semanticQuery(target, body, partition, { provider: settings.embedding_provider, model: settings.embedding_model });
+  const query = semanticQuery(target, body, shaping, partition, { provider: settings.embedding_provider, model: settings.embedding_model });
   return query && { settings, query };
 }
 

@@ -1,3 +1,4 @@
+import type { AnswerShaping } from '../../cache/cache-key';
 import type { JsonObject, ProviderCall } from '../../providers/types';
 import type { UnifiedRequest } from '../inference-request';
 import { attemptProvider } from '../provider-attempt';
@@ -17,16 +18,25 @@ export function attemptBody(attempt: TargetAttempt): JsonObject {
   return (attempt.body = overrides ? { ...base, ...overrides } : base);
 }
 
+/**
+ * What else of an attempt shapes the provider's answer besides its body: the client headers the
+ * target forwards, and whether the answer keeps to the OpenAI schema (`strict_api_compliance`).
+ */
+export function attemptShaping(attempt: TargetAttempt, request: UnifiedRequest): AnswerShaping {
+  const { settings } = attempt.leaf;
+  const names = settings.forward_headers ? [...settings.forward_headers, ...request.options.forwardHeaderNames] : request.options.forwardHeaderNames;
+  return { forwardHeaders: forwardedHeaders(request.headers, names), strictApiCompliance: settings.strict_api_compliance ?? true };
+}
+
 /** `call` on the unified routes: the OpenAI-format request, with the target's overrides, through the provider's adapter. */
 export const providerCallStep: TargetStep = {
   name: 'call',
   run(attempt) {
-    const { inference, leaf } = attempt;
+    const { inference } = attempt;
     const request = inference.request;
     if (request.kind !== 'unified') throw new Error('The provider call step serves the unified routes.');
     const target = setByStep(attempt.target, 'target');
     const body = attemptBody(attempt);
-    const forwardNames = leaf.settings.forward_headers ? [...leaf.settings.forward_headers, ...request.options.forwardHeaderNames] : request.options.forwardHeaderNames;
     const call: ProviderCall = {
       operation: request.operation,
       body,
@@ -34,9 +44,8 @@ export const providerCallStep: TargetStep = {
       clientBytes: body === request.body ? request.clientBytes : undefined,
       stream: request.stream,
       target,
-      forwardHeaders: forwardedHeaders(request.headers, forwardNames),
       requestHeaders: request.headers,
-      strictApiCompliance: leaf.settings.strict_api_compliance ?? true,
+      ...attemptShaping(attempt, request),
     };
     inference.recorder.sentModel(call.body.model);
     return attemptProvider(call, setByStep(attempt.timeout, 'timeout'), {
