@@ -45,11 +45,29 @@ export class BudgetExceededError extends GatewayError {
  */
 export async function enforceBudgets(budgets: readonly ActiveBudget[], valueOf: ValueOf, now = Date.now()): Promise<BudgetSlot[]> {
   const selected = budgets.filter((budget) => selects(budget, valueOf)).map((budget) => ({ budget, slot: slotOfBudget(budget, valueOf, now) }));
+  for (const { budget, slot } of selected) if (spentBuckets.has(spentKey(budget, slot))) throw budgetExceeded(budget, slot);
   const used = await Promise.all(selected.map(({ slot }) => readUsage(slot)));
   selected.forEach(({ budget, slot }, index) => {
-    if (used[index]! >= counterUnits(budget.type, budget.creditLimit)) throw budgetExceeded(budget, slot);
+    if (used[index]! >= counterUnits(budget.type, budget.creditLimit)) {
+      rememberSpent(budget, slot);
+      throw budgetExceeded(budget, slot);
+    }
   });
   return selected;
+}
+
+/**
+ * Buckets this container has seen spent, so a client that goes on sending after its budget is
+ * used up costs no reads. Exact: a period's usage only grows, and the key holds the limit and the
+ * period, so a raised limit or a new period is a new key. Bounded, oldest first out.
+ */
+const spentBuckets = new Set<string>();
+const maxSpentBuckets = 10_000;
+const spentKey = (budget: ActiveBudget, slot: UsageSlot) => `${budget.id}\n${budget.type}\n${budget.creditLimit}\n${slot.periodStart}\n${slot.bucket}`;
+
+function rememberSpent(budget: ActiveBudget, slot: UsageSlot): void {
+  if (spentBuckets.size >= maxSpentBuckets) spentBuckets.delete(spentBuckets.values().next().value!);
+  spentBuckets.add(spentKey(budget, slot));
 }
 
 function budgetExceeded(budget: ActiveBudget, slot: UsageSlot): BudgetExceededError {
@@ -72,6 +90,7 @@ export async function countSpend(slots: readonly BudgetSlot[], spend: Spend, now
       const amount = budget.type === 'cost' ? counterUnits('cost', spend.cost ?? 0) : spend.tokens;
       if (amount <= 0) return;
       const total = await addUsage(slot, amount);
+      if (total >= counterUnits(budget.type, budget.creditLimit)) rememberSpent(budget, slot);
       if (budget.alertThreshold === undefined || total < counterUnits(budget.type, budget.alertThreshold)) return;
       if (await markAlerted(slot, now)) emitBudgetAlert(budget, slot, budgetUnits(budget.type, total), now);
     }),

@@ -3,7 +3,7 @@ import { DeleteObjectsCommand, type ObjectIdentifier } from '@aws-sdk/client-s3'
 import type { TokenUsage } from '../core/usage';
 import { writeInBatches } from './batch-write';
 import { dynamoClient, s3Client } from './clients';
-import { getItemFast } from './dynamo-get';
+import { getItemFast } from './lean-dynamo';
 import { cacheEntryKey } from './keys';
 import { getObject, putObject } from './s3-object';
 import { deleteSemanticItems, isSemanticRef, type SemanticRef } from './semantic-entries';
@@ -40,7 +40,7 @@ const keyPartPattern = /^[A-Za-z0-9_-]{1,128}$/;
 /**
  * The entry stored for a request key in a partition of a workspace: one GetItem, plus one S3 read
  * for a large body. An expired entry is a miss, and so is one whose body object is gone. The read
- * is on every first-level miss, so it skips the SDK (dynamo-get.ts).
+ * is on every first-level miss, so it skips the SDK (lean-dynamo.ts).
  */
 export async function getCacheEntry(workspaceId: string, partition: string, key: string, now = Date.now()): Promise<CacheEntry | undefined> {
   checkKeyParts(workspaceId, partition, key);

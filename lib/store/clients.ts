@@ -54,7 +54,7 @@ function withoutSdkLogging<T extends { middlewareStack: { remove(name: string): 
 
 /**
  * Settings shared by all clients in local mode, or undefined when the endpoint is not set. The lean
- * GetItem (dynamo-get.ts) reads them too, so it signs for and talks to the same place as the client.
+ * GetItem (lean-dynamo.ts) reads them too, so it signs for and talks to the same place as the client.
  */
 export function localSettings(variable: string) {
   const endpoint = process.env[variable];

@@ -1,6 +1,6 @@
 /**
  * Requests to AWS services without their SDK clients, for the few calls of the response cache's
- * hot path: GetItem (dynamo-get.ts) and S3 object reads and writes (s3-object.ts). A request goes
+ * hot path: GetItem and Query (lean-dynamo.ts) and S3 object reads and writes (s3-object.ts). A request goes
  * over the gateway's own HTTP client, signed with SigV4, to the place the service's SDK client
  * talks to (clients.ts) with the credentials that client uses in the function bundles: the
  * emulator endpoint and its static credentials locally, else the service's regional endpoint with

@@ -2,7 +2,7 @@ import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
-import { getItemFast } from './dynamo-get';
+import { getItemFast } from './lean-dynamo';
 import { rateCounterKey } from './keys';
 import { tables } from './tables';
 

@@ -1,7 +1,7 @@
-import { QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { decodeVector, defaultPerBucketLimit, encodeVector, lshTables, normalise, signatures as vectorSignatures, type Vector } from '../cache/semantic-index';
 import { writeInBatches } from './batch-write';
-import { dynamoClient } from './clients';
+import { queryPageFast } from './lean-dynamo';
 import { semanticEntryKey } from './keys';
 import { tables } from './tables';
 
@@ -143,19 +143,17 @@ export async function findSemanticCandidatesWithReads(workspaceId: string, scope
   const now = query.now ?? Date.now();
   const pages = await Promise.all(
     signatures.map((signature, table) =>
-      dynamoClient().send(
-        new QueryCommand({
-          TableName: tables.state,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': { S: semanticEntryKey.bucket(workspaceId, scope, table, signature) } },
-          ProjectionExpression: 'sk, vector, answerPartition, answerKey, expiresAtMs',
-          ScanIndexForward: false,
-          Limit: limit,
-        }),
-      ),
+      queryPageFast({
+        TableName: tables.state,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: semanticEntryKey.bucket(workspaceId, scope, table, signature) } },
+        ProjectionExpression: 'sk, vector, answerPartition, answerKey, expiresAtMs',
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
     ),
   );
-  const items = pages.flatMap((page) => page.Items ?? []);
+  const items = pages.flat();
   const candidates = new Map<string, SemanticCandidate>();
   for (const item of items) {
     const id = item.sk?.S;

@@ -2,7 +2,7 @@ import { QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
-import { getItemFast } from './dynamo-get';
+import { getItemFast } from './lean-dynamo';
 import { usageCounterKey } from './keys';
 import { tables } from './tables';
 

@@ -26,11 +26,13 @@ const readBudget = async (id: string) => (await gatewayFetch(`/policies/usage-li
 /** A budget selecting only requests whose `metadata.budget` is `value`, one bucket per value. */
 const taggedBudget = (value: string, fields: Record<string, unknown>) => ({ name: value, conditions: [{ key: 'metadata.budget', value }], group_by: [{ key: 'metadata.budget' }], type: 'tokens', credit_limit: 1000, ...fields });
 
-async function chat(budget: string, options: { model?: string; traceId?: string; content?: string } = {}) {
+const target = (extra: Record<string, unknown> = {}) => ({ provider: 'openai', api_key: 'sk-budget', custom_host: `${upstream.url}/v1`, ...extra });
+
+async function chat(budget: string, options: { model?: string; traceId?: string; content?: string; config?: Record<string, unknown> } = {}) {
   const headers: Record<string, string> = {
     ...json,
     'x-gateway-api-key': env().adminKey,
-    'x-gateway-config': JSON.stringify({ provider: 'openai', api_key: 'sk-budget', custom_host: `${upstream.url}/v1` }),
+    'x-gateway-config': JSON.stringify(options.config ?? target()),
     'x-gateway-metadata': JSON.stringify({ budget }),
   };
   if (options.traceId) headers['x-gateway-trace-id'] = options.traceId;
@@ -44,9 +46,9 @@ async function chat(budget: string, options: { model?: string; traceId?: string;
 }
 
 /** Writes a bucket's usage in one period, as the gateway would have counted it. */
-async function writeUsage(policyId: string, bucketValue: string, periodStart: number, n: number): Promise<void> {
+async function writeUsage(policyId: string, bucketValue: string, periodStart: number, n: number, groupKey = 'metadata.budget'): Promise<void> {
   const bucket = createHash('sha256').update(JSON.stringify([bucketValue])).digest('hex').slice(0, 32);
-  await dynamo.send(new PutItemCommand({ TableName: stateTable, Item: marshall({ pk: `UL#${policyId}#P#${periodStart}`, sk: `B#${bucket}`, n, group: { 'metadata.budget': bucketValue } }) }));
+  await dynamo.send(new PutItemCommand({ TableName: stateTable, Item: marshall({ pk: `UL#${policyId}#P#${periodStart}`, sk: `B#${bucket}`, n, group: { [groupKey]: bucketValue } }) }));
 }
 
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
@@ -70,6 +72,8 @@ const pending: Array<[string, Record<string, unknown>]> = [
   ['cost', taggedBudget(tag('cost'), { type: 'cost', credit_limit: 5 })],
   ['unknownCost', taggedBudget(tag('unknown'), { type: 'cost', credit_limit: 5 })],
   ['alert', taggedBudget(tag('alert'), { credit_limit: 100_000, alert_threshold: 1 })],
+  ['spentModel', { name: 'spent model', conditions: [{ key: 'model', value: tag('spent-model') }], group_by: [{ key: 'model' }], type: 'tokens', credit_limit: 10 }],
+  ['model', { name: 'per model', conditions: [{ key: 'model', value: tag('model') }], group_by: [{ key: 'model' }], type: 'tokens', credit_limit: 100_000 }],
   ['sentinel', taggedBudget(tag('sentinel'), { credit_limit: 1 })],
 ];
 
@@ -226,5 +230,27 @@ describe('budgets on inference', () => {
     const second = await eventually(() => readBudget(budgets.alert.id), (budget) => budget.current_usage > first.current_usage);
     expect(second.current_usage).toBeGreaterThan(first.current_usage);
     expect(second.usage[0].alerted_at).toBe(alertedAt);
+  });
+
+  it('checks a budget on the model per target attempt, after override_params: a fallback routes around a spent one', async () => {
+    await writeUsage(budgets.spentModel.id, tag('spent-model'), 0, 10, 'model');
+    const spent = target({ override_params: { model: tag('spent-model') } });
+    const refused = await chat(tag('none'), { config: spent });
+    expect(refused.status).toBe(412);
+    expect(refused.body.error).toMatchObject({ code: 'budget_exceeded' });
+    expect(refused.body.error.message).toContain(budgets.spentModel.id);
+    // The same model named in the body but overridden by the target: not this budget's.
+    expect((await chat(tag('none'), { model: tag('spent-model'), config: target({ override_params: { model: 'gpt-4o-mini' } }) })).status).toBe(200);
+
+    const content = `budget fallback ${run}`;
+    const routed = await chat(tag('none'), { content, config: { strategy: { mode: 'fallback', on_status_codes: [412] }, targets: [spent, target({ override_params: { model: tag('model') } })] } });
+    expect(routed.status).toBe(200);
+    const sent = upstream.requests.filter((request) => JSON.stringify(request.json ?? '').includes(content)).map((request) => (request.json as { model: string }).model);
+    expect(sent).toEqual([tag('model')]);
+    // The attempt that answered is the one whose budget counts the spend, under its model's bucket.
+    const counted = await eventually(() => readBudget(budgets.model.id), (budget) => budget.current_usage > 0);
+    expect(counted.current_usage).toBeGreaterThan(0);
+    expect(counted.usage).toEqual([expect.objectContaining({ group: { model: tag('model') }, exhausted: false })]);
+    expect((await readBudget(budgets.spentModel.id)).current_usage).toBe(10);
   });
 });

@@ -1,12 +1,12 @@
 /**
- * The lean GetItem of the cache's hot path against the DynamoDB emulator: it must read what the
- * SDK's GetItem reads, attribute types and all, and fail the way the cache can tell.
+ * The lean GetItem and Query of the hot paths against the DynamoDB emulator: they must read what
+ * the SDK reads, attribute types and all, and fail the way their callers can tell.
  */
 import { randomBytes } from 'node:crypto';
-import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { dynamoClient } from '../../lib/store/clients';
-import { getItemFast } from '../../lib/store/dynamo-get';
+import { getItemFast, queryPageFast } from '../../lib/store/lean-dynamo';
 import { connectToGatewayStore, stateTable } from '../support/gateway-store';
 
 connectToGatewayStore();
@@ -17,6 +17,32 @@ async function sdkGet(key: Record<string, AttributeValue>): Promise<Record<strin
   const { Item } = await dynamoClient().send(new GetItemCommand({ TableName: stateTable, Key: key, ConsistentRead: true }));
   return Item;
 }
+
+/** A partition of `count` items, each with bytes and an attribute the Query's projection leaves out. */
+const partition = async (count: number) => {
+  const pk = `FASTQUERY#${randomBytes(6).toString('hex')}`;
+  for (let i = 0; i < count; i++) await dynamoClient().send(new PutItemCommand({ TableName: stateTable, Item: { pk: { S: pk }, sk: { S: `i${i}` }, n: { N: String(i) }, bytes: { B: randomBytes(i + 1) }, extra: { S: 'not projected' } } }));
+  return pk;
+};
+
+describe('queryPageFast', () => {
+  it('reads a page as the SDK reads it: order, limit, projection and bytes', async () => {
+    const pk = await partition(5);
+    const input = { TableName: stateTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: pk } }, ProjectionExpression: 'sk, n, bytes', ScanIndexForward: false, Limit: 3 };
+    const fast = await queryPageFast(input);
+    const sdk = (await dynamoClient().send(new QueryCommand(input))).Items;
+    expect(fast).toEqual(sdk);
+    expect(fast.map((item) => item.sk!.S)).toEqual(['i4', 'i3', 'i2']);
+    expect(fast[0]!.extra).toBeUndefined();
+    expect(fast[0]!.bytes!.B).toBeInstanceOf(Uint8Array);
+  });
+
+  it('answers an empty page for an empty partition, and names the operation in an error', async () => {
+    expect(await queryPageFast({ TableName: stateTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: 'FASTQUERY#none' } } })).toEqual([]);
+    const table = `no-such-table-${randomBytes(4).toString('hex')}`;
+    await expect(queryPageFast({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: 'x' } } })).rejects.toThrow(new RegExp(`Query on ${table} failed with ResourceNotFoundException`));
+  });
+});
 
 describe('getItemFast', () => {
   it('reads every attribute type as the SDK reads it', async () => {
@@ -85,5 +111,19 @@ describe('getItemFast', () => {
     }
     // Back in local mode the environment is the same, so the SDK keeps the reads: only a change of endpoint or keys starts over.
     expect(await getItemFast(stateTable, key, { consistent: true })).toEqual(await sdkGet(key));
+  });
+});
+
+// Last: once the guard hands the calls to the SDK, this process's lean client keeps them there.
+describe('queryPageFast behind the address guard', () => {
+  it('hands the Query to the SDK when the address guard refuses the endpoint', async () => {
+    const pk = await partition(2);
+    const input = { TableName: stateTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: pk } } };
+    process.env.GATEWAY_MODE = 'lambda';
+    try {
+      expect(await queryPageFast(input)).toEqual((await dynamoClient().send(new QueryCommand(input))).Items);
+    } finally {
+      process.env.GATEWAY_MODE = 'local';
+    }
   });
 });
