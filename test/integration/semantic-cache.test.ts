@@ -28,6 +28,8 @@ class ControlledEmbedder {
   readonly inputs: string[] = [];
   failing = false;
   slow = false;
+  /** Answers after this long (within the cache's 2 s limit). */
+  delayMs = 0;
   private server!: Server;
   url = '';
 
@@ -44,7 +46,7 @@ class ControlledEmbedder {
         };
         if (this.failing) return answer(500, { error: { message: 'embedder down', type: 'server_error' } });
         const body = { object: 'list', model, data: [{ object: 'embedding', index: 0, embedding: this.vectors.get(input) ?? unrelatedVector(input) }], usage: { prompt_tokens: 5, total_tokens: 5 } };
-        if (this.slow) setTimeout(() => answer(200, body), 3_000);
+        if (this.slow || this.delayMs > 0) setTimeout(() => answer(200, body), this.slow ? 3_000 : this.delayMs);
         else answer(200, body);
       });
     });
@@ -318,5 +320,20 @@ describe('semantic cache', () => {
     const again = await client.chat.completions.create(question("What's the capital city of France?") as any).withResponse();
     expect(again.response.headers.get('x-gateway-cache-status')).toBe('SEMANTIC HIT');
     expect(again.data.id).toBe(refreshed.data.id);
+  });
+
+  it("logs a forced refresh's embedding tokens even when the provider answers first", async () => {
+    const ws = await semanticWorkspace();
+    const traceId = `semantic-refresh-${Date.now()}`;
+    embedder.delayMs = 700;
+    try {
+      const refreshed = await ask(ws, question('What is the capital of France?'), { 'x-gateway-trace-id': traceId, 'x-gateway-cache-force-refresh': 'true' });
+      expect(refreshed.status).toBe('REFRESH');
+    } finally {
+      embedder.delayMs = 0;
+    }
+    const [record] = await waitForLogs(traceId, { gatewayKey: ws.key });
+    expect(record.cache_status).toBe('REFRESH');
+    expect(record.cache_embedding_usage).toMatchObject({ prompt_tokens: 5, total_tokens: 5 });
   });
 });

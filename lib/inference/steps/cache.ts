@@ -107,6 +107,9 @@ function embed(inference: InferenceContext, semantic: SemanticLookup): Promise<n
       return embedding?.vector;
     });
     embeddings.set(key, vector);
+    // On a forced refresh the embedding runs beside the provider call: the log line waits for its
+    // tokens (at most the embedding's 2 s timeout) rather than missing them.
+    inference.waitUntil(inference.recorder.waitFor(vector));
   }
   return vector;
 }
