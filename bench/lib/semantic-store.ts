@@ -25,14 +25,18 @@ export async function startSemanticStore(workDir: string): Promise<SemanticStore
   mkdirSync(dir, { recursive: true });
   const dataDir = path.join(dir, 'data');
   const { service, endpoints } = await startEmulators(dir, dataDir);
-  const saved = { endpoint: process.env[endpointEnv.dynamodb], table: process.env[stateVariable] };
+  const saved = { endpoint: process.env[endpointEnv.dynamodb], table: process.env[stateVariable], mode: process.env.GATEWAY_MODE };
   const restore = () => {
     setOrDelete(endpointEnv.dynamodb, saved.endpoint);
     setOrDelete(stateVariable, saved.table);
+    setOrDelete('GATEWAY_MODE', saved.mode);
     resetClients();
   };
   try {
     process.env[endpointEnv.dynamodb] = endpoints.dynamodb;
+    // As the local runtime runs the gateway: its outbound guard lets the lean DynamoDB client reach
+    // the emulator on loopback, so the lookups take the path they take in Lambda.
+    process.env.GATEWAY_MODE = 'local';
     resetClients();
     const config = loadServerlessConfig({ file: path.join(repoRoot, 'serverless.yml'), stage: 'local', region });
     const { StateTable } = config.resources;
