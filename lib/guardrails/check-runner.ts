@@ -1,4 +1,5 @@
-import type { RunCheck } from './run-hooks';
+import type { CheckResult } from './check-types';
+import type { CheckRun, RunCheck } from './run-hooks';
 import { findCheck } from './registry';
 import { runCheck } from './run-check';
 
@@ -7,9 +8,18 @@ import { runCheck } from './run-check';
  * parsed or saved, so an unknown id here comes from something stored before its check was
  * renamed or removed: it fails rather than pass unchecked, and says why.
  */
-export const runConfiguredCheck: RunCheck = async (check, input) => {
+export const runConfiguredCheck: RunCheck = (check, input) => {
   const definition = findCheck(check.id);
   if (!definition) return { id: check.id, verdict: false, data: null, error: `No built-in check "${check.id}".`, execution_time: 0, transformed: false };
-  const result = await runCheck(definition, check.parameters, input);
-  return { id: check.id, ...result, data: result.data ?? null };
+  const result = runCheck(definition, check.parameters, input);
+  return result instanceof Promise ? result.then((done) => reportOf(check.id, done)) : reportOf(check.id, result);
 };
+
+/** The check's result as `hook_results` shows it, its rewrite (if any) kept beside for the runner. */
+function reportOf(id: string, result: CheckResult): CheckRun {
+  const report: CheckRun = { id, verdict: result.verdict, data: result.data ?? null, execution_time: result.execution_time, transformed: result.transformed };
+  if (result.error !== undefined) report.error = result.error;
+  if (result.transformedText !== undefined) report.transformedText = result.transformedText;
+  if (result.transformedBody !== undefined) report.transformedBody = result.transformedBody;
+  return report;
+}

@@ -1,5 +1,5 @@
 import { isPlainObject } from '../core/plain-object';
-import type { CheckDefinition, CheckInput, CheckResult } from './check-types';
+import type { CheckDefinition, CheckInput, CheckOutcome, CheckResult } from './check-types';
 
 /**
  * Runs one check under the gateway's failure policy (DESIGN §5): a check that throws — bad
@@ -33,25 +33,43 @@ function flag(parameters: unknown, name: string, fallback: boolean): boolean {
 
 const elapsed = (start: number) => Math.round((performance.now() - start) * 1000) / 1000;
 
-export async function runCheck<P>(definition: CheckDefinition<P>, parameters: unknown, input: CheckInput): Promise<CheckResult> {
+/**
+ * Runs one check; synchronous checks (most of the catalogue) answer at once, without a promise, so
+ * a hook of cheap checks costs no microtask turns.
+ */
+export function runCheck<P>(definition: CheckDefinition<P>, parameters: unknown, input: CheckInput): CheckResult | Promise<CheckResult> {
   const start = performance.now();
+  let outcome: CheckOutcome | Promise<CheckOutcome>;
   try {
-    const parsed = parsedParameters(definition, parameters);
-    const outcome = await definition.run(parsed, input);
-    const verdict = definition.invertible && flag(parameters, 'not', false) ? !outcome.verdict : outcome.verdict;
-    const result: CheckResult = { verdict, data: outcome.data, execution_time: elapsed(start), transformed: false };
-    if (outcome.transformedText !== undefined && outcome.transformedText !== input.text) {
-      result.transformed = true;
-      result.transformedText = outcome.transformedText;
-    }
-    if (outcome.transformedBody !== undefined) {
-      result.transformed = true;
-      result.transformedBody = outcome.transformedBody;
-    }
-    return result;
+    outcome = definition.run(parsedParameters(definition, parameters), input);
   } catch (error) {
-    const failOnError = flag(parameters, 'failOnError', definition.failOnErrorByDefault ?? false);
-    const message = error instanceof Error ? error.message : String(error);
-    return { verdict: !failOnError, error: message, data: { explanation: `The check could not run: ${message}`, failOnError }, execution_time: elapsed(start), transformed: false };
+    return failed(definition, parameters, error, start);
   }
+  if (outcome instanceof Promise) {
+    return outcome.then(
+      (done) => judged(definition, parameters, input, done, start),
+      (error: unknown) => failed(definition, parameters, error, start),
+    );
+  }
+  return judged(definition, parameters, input, outcome, start);
+}
+
+function judged<P>(definition: CheckDefinition<P>, parameters: unknown, input: CheckInput, outcome: CheckOutcome, start: number): CheckResult {
+  const verdict = definition.invertible && flag(parameters, 'not', false) ? !outcome.verdict : outcome.verdict;
+  const result: CheckResult = { verdict, data: outcome.data, execution_time: elapsed(start), transformed: false };
+  if (outcome.transformedText !== undefined && outcome.transformedText !== input.text) {
+    result.transformed = true;
+    result.transformedText = outcome.transformedText;
+  }
+  if (outcome.transformedBody !== undefined) {
+    result.transformed = true;
+    result.transformedBody = outcome.transformedBody;
+  }
+  return result;
+}
+
+function failed<P>(definition: CheckDefinition<P>, parameters: unknown, error: unknown, start: number): CheckResult {
+  const failOnError = flag(parameters, 'failOnError', definition.failOnErrorByDefault ?? false);
+  const message = error instanceof Error ? error.message : String(error);
+  return { verdict: !failOnError, error: message, data: { explanation: `The check could not run: ${message}`, failOnError }, execution_time: elapsed(start), transformed: false };
 }

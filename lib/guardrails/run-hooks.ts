@@ -36,8 +36,14 @@ export interface HookResults {
   after_request_hooks: HookResult[];
 }
 
-/** Runs one check; a check that throws is reported by the runner, never thrown (see the catalogue's `failOnError`). */
-export type RunCheck = (check: HookCheck, input: CheckInput) => Promise<CheckReport & { transformedText?: string; transformedBody?: JsonObject }>;
+/** A check's report, with the text or body it rewrote (which `hook_results` does not show). */
+export type CheckRun = CheckReport & { transformedText?: string; transformedBody?: JsonObject };
+
+/**
+ * Runs one check; a check that throws is reported by the runner, never thrown (see the catalogue's
+ * `failOnError`). A synchronous check answers without a promise.
+ */
+export type RunCheck = (check: HookCheck, input: CheckInput) => CheckRun | Promise<CheckRun>;
 
 export interface HookExchange {
   operation: Operation;
@@ -76,7 +82,8 @@ export async function runHooks(hooks: readonly HookSpec[], side: HookSide, excha
     const started = performance.now();
     const text = side === 'input' ? requestText(exchange.operation, request) : answerText(exchange.operation, response ?? {});
     const input: CheckInput = { side: side === 'input' ? 'request' : 'response', text, operation: exchange.operation, request, response, metadata: exchange.metadata, headers: exchange.headers };
-    const reports = await Promise.all(hook.checks.map((check) => runCheck(check, input)));
+    const runs = hook.checks.map((check) => runCheck(check, input));
+    const reports = runs.some((run) => run instanceof Promise) ? await Promise.all(runs) : (runs as CheckRun[]);
     const verdict = reports.every((report) => report.verdict);
     let transformed = false;
     const rewrite = reports.findLast((report) => report.transformedBody !== undefined || (report.transformedText !== undefined && report.transformedText !== text));
@@ -90,7 +97,7 @@ export async function runHooks(hooks: readonly HookSpec[], side: HookSide, excha
         else response = changed;
       }
     }
-    const checks = reports.map(({ transformedText: _text, transformedBody: _body, ...report }) => report);
+    const checks = reports.map(shownReport);
     const feedback = verdict ? hook.onSuccess : hook.onFail;
     results.push({ id: hook.id, verdict, deny: hook.deny, async: hook.async, type: hook.type, execution_time: Math.round(performance.now() - started), checks, ...(feedback ? { feedback } : {}), transformed });
     if (!verdict) {
@@ -99,6 +106,13 @@ export async function runHooks(hooks: readonly HookSpec[], side: HookSide, excha
     }
   }
   return { results, passed, denied: false, request, response, transformed: rewritten };
+}
+
+/** A check's report as `hook_results` shows it: without the rewrite it carried to the runner. */
+function shownReport(run: CheckRun): CheckReport {
+  if (run.transformedText === undefined && run.transformedBody === undefined) return run;
+  const { transformedText: _text, transformedBody: _body, ...report } = run;
+  return report;
 }
 
 /**

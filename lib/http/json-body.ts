@@ -21,8 +21,21 @@ export class JsonTooDeepError extends Error {
  * strings nest deeper than {@link maxJsonDepth}, and JSON.parse's SyntaxError when it is not JSON.
  */
 export function parseClientJson(text: string): unknown {
-  if (text.length > maxJsonDepth && nestingDepth(text) > maxJsonDepth) throw new JsonTooDeepError();
+  if (text.length > maxJsonDepth && openingBrackets(text, maxJsonDepth) > maxJsonDepth && nestingDepth(text) > maxJsonDepth) throw new JsonTooDeepError();
   return JSON.parse(text);
+}
+
+/**
+ * How many `{` and `[` the text holds (strings included), counting no further than past `limit`.
+ * No more brackets than the limit cannot nest deeper than it, so a typical body (a chat of tens of
+ * messages) skips the exact scan; `indexOf` finds them far faster than a loop over every character.
+ */
+function openingBrackets(text: string, limit: number): number {
+  let count = 0;
+  for (const bracket of ['{', '[']) {
+    for (let at = text.indexOf(bracket); at >= 0; at = text.indexOf(bracket, at + 1)) if (++count > limit) return count;
+  }
+  return count;
 }
 
 /** The deepest bracket nesting outside string literals (a scan, no recursion; stops past the limit). */

@@ -1,3 +1,5 @@
+import { withRawJsonField } from '../core/json-splice';
+import { hookResultsJson } from '../guardrails/hook-results-json';
 import type { HookResults } from '../guardrails/run-hooks';
 import type { TokenUsage } from '../core/usage';
 
@@ -59,7 +61,8 @@ interface LocalLogSink {
  * ingestion handler instead.
  */
 export function emitRequestLog(record: RequestLogRecord): void {
-  const line = JSON.stringify(record);
+  // Hook results are serialised once for the answer and again here only if the answer did not.
+  const line = record.hook_results ? withRawJsonField(JSON.stringify({ ...record, hook_results: undefined }), 'hook_results', hookResultsJson(record.hook_results)) : JSON.stringify(record);
   const sink = (globalThis as { __gatewayLocalLogSink?: LocalLogSink }).__gatewayLocalLogSink;
   if (sink) sink.emitLog(line);
   else process.stdout.write(line + '\n');

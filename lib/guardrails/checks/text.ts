@@ -42,7 +42,7 @@ function rangeOutcome(what: string, count: number, { min, max }: { min: number; 
   const verdict = count >= min && count <= max;
   return {
     verdict,
-    data: { count, min, max, explanation: `The text has ${count} ${what}, ${verdict ? 'within' : count < min ? 'fewer than' : 'more than'} ${verdict ? `${min}–${max}` : count < min ? min : max}.` },
+    data: { count, min, max, explanation: `The text has ${count} ${what}, ${verdict ? `from ${min} to ${max}` : count < min ? `fewer than ${min}` : `more than ${max}`}.` },
   };
 }
 

@@ -1,7 +1,9 @@
 import { replayAsSseText } from '../../cache/sse-replay';
 import { captureStream } from '../../cache/stream-capture';
+import { withRawJsonField } from '../../core/json-splice';
 import { isReadable } from '../../core/readable';
 import { runConfiguredCheck } from '../../guardrails/check-runner';
+import { hookResultsJson } from '../../guardrails/hook-results-json';
 import { hasHooks, hooksOfSide, UnknownGuardrailError, type HookSide, type HookSpec } from '../../guardrails/hook-specs';
 import { HooksFailedError, runHooks, type HookResults, type HooksOutcome } from '../../guardrails/run-hooks';
 import { findSavedGuardrail } from '../../guardrails/saved-guardrails';
@@ -174,18 +176,5 @@ function withHookResults(context: InferenceContext, result: InferenceResult): In
   const status = context.inputFlagged && outcome.status >= 200 && outcome.status < 300 ? 246 : outcome.status;
   const request = context.request as UnifiedRequest;
   if (request.stream || isReadable(outcome.body)) return { ...result, outcome: { ...outcome, status } };
-  return { ...result, outcome: { ...outcome, status, body: withField(outcome.body.toString(), 'hook_results', context.hookResults) } };
-}
-
-/**
- * A JSON object's text with one more member at its end. The answer was read (and checked) once
- * already; spliced in, the field costs its own serialisation, not the whole answer's again.
- */
-function withField(text: string, name: string, value: unknown): string {
-  const end = text.lastIndexOf('}');
-  // An object with members has a non-blank character after its `{` (found at once: a `"`).
-  let at = text.indexOf('{') + 1;
-  while (at > 0 && at < end && (text[at] === ' ' || text[at] === '\n' || text[at] === '\r' || text[at] === '\t')) at++;
-  if (at <= 0 || at >= end) return JSON.stringify({ ...(JSON.parse(text) as object), [name]: value });
-  return `${text.slice(0, end)},${JSON.stringify(name)}:${JSON.stringify(value)}${text.slice(end)}`;
+  return { ...result, outcome: { ...outcome, status, body: withRawJsonField(outcome.body.toString(), 'hook_results', hookResultsJson(context.hookResults!)) } };
 }
