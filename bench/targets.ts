@@ -12,6 +12,7 @@ import { cacheHit, type PeerCacheProbe } from './scenarios/cache-hit';
 import { cacheHitStream } from './scenarios/cache-hit-stream';
 import { chat } from './scenarios/chat';
 import { chat4k, guardrails } from './scenarios/guardrails';
+import { budgeted } from './scenarios/budgeted';
 import { rateLimited } from './scenarios/rate-limited';
 import { runId } from './scenarios/scenario';
 import { stream } from './scenarios/stream';
@@ -114,6 +115,16 @@ export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, 
     0.1,
     false,
     (v) => `${v.toFixed(4)} (${count(rateLimitWrites!.writes)} writes for ${count(rateLimitWrites!.reserved)} requests)`,
+  );
+  // A budget reads its bucket before each request and adds the tokens after it: no reservations.
+  const budgetedCpu = find(runId(budgeted, 50), 'ours')?.median.cpuUsPerReq;
+  check(
+    'budgeted: CPU above plain chat (c=50; token budget never used up)',
+    '≤ 100 µs',
+    budgetedCpu !== undefined && chatCpu !== undefined ? budgetedCpu - chatCpu : undefined,
+    100,
+    false,
+    (v) => `${v.toFixed(0)} µs (${budgetedCpu!.toFixed(0)} vs ${chatCpu!.toFixed(0)} µs)`,
   );
   check('streaming adds to the first chunk (c=1, p50)', '≤ 1 ms', ttfcOurs?.addedFirstChunkP50, 1, false, (v) => `${ms(v)} ms`);
   for (const bundle of bundles.filter((b) => b.inference)) {

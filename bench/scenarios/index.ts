@@ -5,6 +5,7 @@
 import type { SystemName } from '../environment';
 import { anthropic } from './anthropic';
 import { anthropicStream } from './anthropic-stream';
+import { budgeted } from './budgeted';
 import { cacheHit } from './cache-hit';
 import { cacheHitStream } from './cache-hit-stream';
 import { chat } from './chat';
@@ -14,7 +15,7 @@ import { rateLimited } from './rate-limited';
 import { runId, type Scenario } from './scenario';
 import { stream } from './stream';
 
-export const scenarios: readonly Scenario[] = [chat, stream, fallback, anthropic, anthropicStream, cacheHit, cacheHitStream, chat4k, guardrails, rateLimited];
+export const scenarios: readonly Scenario[] = [chat, stream, fallback, anthropic, anthropicStream, cacheHit, cacheHitStream, chat4k, guardrails, rateLimited, budgeted];
 
 /** One scenario at one connection count, on the systems it is measured on. */
 export interface PlannedRun {

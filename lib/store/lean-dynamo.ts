@@ -1,6 +1,6 @@
 /**
- * GetItem and Query without the AWS SDK, for the hot paths (the response cache, its semantic
- * index, rate-limit and budget counters). Through the SDK client one call costs about 1–1.5 ms of
+ * GetItem, Query and UpdateItem without the AWS SDK, for the hot paths (the response cache, its
+ * semantic index, rate-limit and budget counters). Through the SDK client one call costs about 1–1.5 ms of
  * CPU (middleware stack, endpoint rules, retry strategy, the JSON protocol's schema walk), several
  * times what a whole warm cache hit costs. This sends the same DynamoDB JSON protocol request over
  * the gateway's own HTTP client, signed with SigV4, and answers with the shape the SDK answers
@@ -12,9 +12,10 @@
  * to the SDK client, whose credential chain can find them and whose connections are not guarded.
  *
  * Not for every call: there is no retry ladder (one more attempt only when the connection fails
- * before an answer), since the reads it serves degrade to a miss or a refusal when they fail.
+ * before an answer). The reads it serves degrade to a miss or a refusal when they fail, and the
+ * counter adds it serves are logged and lost, as they would be once the SDK's retries ran out.
  */
-import { GetItemCommand, QueryCommand, type AttributeValue, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type QueryCommandInput, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { readBody } from '../core/read-body';
 import { dynamoClient } from './clients';
 import { LeanAwsClient, regionalHost } from './lean-aws-request';
@@ -36,7 +37,7 @@ type Item = Record<string, AttributeValue>;
  * One DynamoDB call over the lean client: its parsed answer, or undefined when the call is the SDK
  * client's to make (see above). Throws for an error answer, naming DynamoDB's error type.
  */
-async function leanCall<T>(operation: 'GetItem' | 'Query', table: string, request: Record<string, unknown>): Promise<T | undefined> {
+async function leanCall<T>(operation: 'GetItem' | 'Query' | 'UpdateItem', table: string, request: Record<string, unknown>): Promise<T | undefined> {
   const response = await dynamo.send(({ endpoint, region }) => ({
     method: 'POST',
     url: endpoint ?? new URL(`https://${regionalHost('dynamodb', region)}/`),
@@ -68,6 +69,14 @@ export async function queryPageFast(input: QueryCommandInput & { TableName: stri
   const items = answer.Items ?? [];
   for (const item of items) decodeItem(item);
   return items;
+}
+
+/** An UpdateItem; answers the attributes its `ReturnValues` asked for, as the SDK's UpdateItem gives them. */
+export async function updateItemFast(input: UpdateItemCommandInput & { TableName: string }): Promise<Item | undefined> {
+  const answer = await leanCall<{ Attributes?: Item }>('UpdateItem', input.TableName, { ...input });
+  if (!answer) return (await dynamoClient().send(new UpdateItemCommand(input))).Attributes;
+  if (answer.Attributes) decodeItem(answer.Attributes);
+  return answer.Attributes;
 }
 
 function decodeItem(item: Item): void {

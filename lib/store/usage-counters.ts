@@ -2,7 +2,8 @@ import { QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
-import { getItemFast } from './lean-dynamo';
+import { coalescedAdd, sharedRead } from './counter-batching';
+import { getItemFast, updateItemFast } from './lean-dynamo';
 import { usageCounterKey } from './keys';
 import { tables } from './tables';
 
@@ -20,27 +21,30 @@ export interface UsageSlot {
 const expiryGraceSeconds = 86_400;
 
 const key = (slot: UsageSlot) => marshall(usageCounterKey.item(slot.policyId, slot.periodStart, slot.bucket));
+const counterId = (slot: UsageSlot) => `UL#${slot.policyId}#${slot.periodStart}#${slot.bucket}`;
 
-/** Adds usage to the bucket's period, whatever its total; answers the total after the write. */
-export async function addUsage(slot: UsageSlot, amount: number): Promise<number> {
+/**
+ * Adds usage to the bucket's period, whatever its total; answers the total after the write. Adds
+ * to one bucket that overlap in this container go in one write (counter-batching.ts).
+ */
+export function addUsage(slot: UsageSlot, amount: number): Promise<number> {
   const ttl = slot.periodEnd === undefined ? '' : ', expiresAt = :ttl';
-  const result = await dynamoClient().send(
-    new UpdateItemCommand({
+  return coalescedAdd(counterId(slot), amount, async (sum) => {
+    const attributes = await updateItemFast({
       TableName: tables.state,
       Key: key(slot),
       UpdateExpression: `ADD #n :amount SET #g = if_not_exists(#g, :group)${ttl}`,
       ExpressionAttributeNames: { '#n': 'n', '#g': 'group' },
-      ExpressionAttributeValues: marshall({ ':amount': amount, ':group': slot.group, ...(slot.periodEnd === undefined ? {} : { ':ttl': Math.ceil(slot.periodEnd / 1000) + expiryGraceSeconds }) }),
+      ExpressionAttributeValues: marshall({ ':amount': sum, ':group': slot.group, ...(slot.periodEnd === undefined ? {} : { ':ttl': Math.ceil(slot.periodEnd / 1000) + expiryGraceSeconds }) }),
       ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  return Number(result.Attributes?.n?.N ?? amount);
+    });
+    return Number(attributes?.n?.N ?? sum);
+  });
 }
 
-/** The bucket's usage in the period (strongly consistent: the previous answer's usage counts). */
-export async function readUsage(slot: UsageSlot): Promise<number> {
-  const item = await getItemFast(tables.state, key(slot), { consistent: true });
-  return Number(item?.n?.N ?? 0);
+/** The bucket's usage in the period (strongly consistent: the previous answer's usage counts); concurrent reads of one bucket share one. */
+export function readUsage(slot: UsageSlot): Promise<number> {
+  return sharedRead(counterId(slot), async () => Number((await getItemFast(tables.state, key(slot), { consistent: true }))?.n?.N ?? 0));
 }
 
 /** Marks the bucket's period alerted; true only for the one write that marked it, so an alert is raised once per period. */

@@ -3,10 +3,10 @@
  * the SDK reads, attribute types and all, and fail the way their callers can tell.
  */
 import { randomBytes } from 'node:crypto';
-import { GetItemCommand, PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { dynamoClient } from '../../lib/store/clients';
-import { getItemFast, queryPageFast } from '../../lib/store/lean-dynamo';
+import { getItemFast, queryPageFast, updateItemFast } from '../../lib/store/lean-dynamo';
 import { connectToGatewayStore, stateTable } from '../support/gateway-store';
 
 connectToGatewayStore();
@@ -41,6 +41,23 @@ describe('queryPageFast', () => {
     expect(await queryPageFast({ TableName: stateTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: 'FASTQUERY#none' } } })).toEqual([]);
     const table = `no-such-table-${randomBytes(4).toString('hex')}`;
     await expect(queryPageFast({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: 'x' } } })).rejects.toThrow(new RegExp(`Query on ${table} failed with ResourceNotFoundException`));
+  });
+});
+
+describe('updateItemFast', () => {
+  it('adds as the SDK adds, and answers the attributes ReturnValues asks for', async () => {
+    const key = newKey();
+    const add = (amount: number) => ({ TableName: stateTable, Key: key, UpdateExpression: 'ADD #n :amount SET tag = :tag', ExpressionAttributeNames: { '#n': 'n' }, ExpressionAttributeValues: { ':amount': { N: String(amount) }, ':tag': { B: Buffer.from([1, 2]) } }, ReturnValues: 'UPDATED_NEW' as const });
+    expect(await updateItemFast(add(5))).toEqual({ n: { N: '5' }, tag: { B: new Uint8Array([1, 2]) } });
+    expect((await updateItemFast(add(2)))?.n).toEqual({ N: '7' });
+    expect((await dynamoClient().send(new UpdateItemCommand(add(3)))).Attributes?.n).toEqual({ N: '10' });
+    expect(await updateItemFast({ ...add(1), ReturnValues: 'NONE' })).toBeUndefined();
+    expect((await sdkGet(key))?.n).toEqual({ N: '11' });
+  });
+
+  it('fails a condition the way the store tells apart', async () => {
+    const failure = updateItemFast({ TableName: stateTable, Key: newKey(), UpdateExpression: 'SET x = :x', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':x': { S: 'x' } } });
+    await expect(failure).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
   });
 });
 

@@ -194,6 +194,14 @@ describe('semantic index: similarity and storage', () => {
     expect(() => decodeVector('')).toThrow(/dimensions/);
     expect(() => decodeVector('not base64!')).toThrow(/base64/);
     expect(() => decodeVector(Buffer.from([1, 2, 3]).toString('base64'))).toThrow(/float32/);
+    // Damage Buffer would decode past: a skipped character, and base64url's alphabet.
+    const text = encodeVector([0.25, -1, 3.5]);
+    expect(() => decodeVector(`${text.slice(0, 4)} ${text.slice(4)}`)).toThrow(/base64/);
+    expect(() => decodeVector(`${text.slice(0, -2)}\n${text.slice(-2)}`)).toThrow(/base64/);
+    // 0.99999994 is the float32 of bytes ff ff 7f 3f, whose base64 is `//9/Pw==`.
+    const slashes = encodeVector([0.99999994]);
+    expect(slashes).toBe('//9/Pw==');
+    expect(() => decodeVector(slashes.replaceAll('/', '_'))).toThrow(/base64/);
   });
 
   it('bounds the items a lookup reads', () => {
