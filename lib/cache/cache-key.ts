@@ -53,8 +53,36 @@ function credentialIdentity(settings: ResolvedTarget['settings']): string {
  * canonical form (property order does not matter) and without the fields of `deliveryFields`, and
  * what else shapes the answer (forwarded headers, `strict_api_compliance`).
  */
-export function requestKey(operation: Operation, target: ResolvedTarget, body: JsonObject, shaping: AnswerShaping): string {
-  return sha256(canonicalJson(keyMaterial(operation, target, body, shaping)));
+export function requestKey(operation: Operation, target: ResolvedTarget, body: JsonObject, shaping: AnswerShaping, clientBytes?: Buffer): string {
+  return sha256(canonicalJson(keyMaterial(operation, target, bodyHash(body, clientBytes), shaping)));
+}
+
+/**
+ * The canonical hash of the body the provider gets, remembered by the SHA-256 of the client's
+ * bytes when the body is exactly what the client sent: a client repeats its requests byte for
+ * byte, and a native hash of the bytes costs a fraction of putting the body in canonical form.
+ * Only hashes are kept, never a body.
+ */
+const bodyHashes = new Map<string, string>();
+const maxBodyHashes = 1000;
+
+function bodyHash(body: JsonObject, clientBytes: Buffer | undefined): string {
+  if (!clientBytes) return canonicalBodyHash(body);
+  const bytesHash = sha256(clientBytes);
+  let hash = bodyHashes.get(bytesHash);
+  if (hash === undefined) {
+    hash = canonicalBodyHash(body);
+    if (bodyHashes.size >= maxBodyHashes) bodyHashes.delete(bodyHashes.keys().next().value!);
+    bodyHashes.set(bytesHash, hash);
+  }
+  return hash;
+}
+
+/** The body without the fields of `deliveryFields`, in canonical form, hashed. */
+function canonicalBodyHash(body: JsonObject): string {
+  const sent: JsonObject = {};
+  for (const name in body) if (!deliveryFields.has(name)) sent[name] = body[name];
+  return sha256(canonicalJson(sent));
 }
 
 /** What shapes a provider's answer besides the body: forwarded client headers, and whether it keeps to the OpenAI schema. */
@@ -88,18 +116,16 @@ export function semanticQuery(target: ResolvedTarget, body: JsonObject, shaping:
   if (!text?.trim()) return undefined;
   const others = messages.slice();
   others[last] = { ...message, content: null };
-  const material = keyMaterial('chat', target, { ...body, messages: others }, shaping);
+  const material = keyMaterial('chat', target, canonicalBodyHash({ ...body, messages: others }), shaping);
   return { text, scope: `sc-${sha256(canonicalJson({ material, partition, embedding })).slice(0, 32)}` };
 }
 
-function keyMaterial(operation: Operation, target: ResolvedTarget, body: JsonObject, shaping: AnswerShaping) {
+function keyMaterial(operation: Operation, target: ResolvedTarget, bodyHash: string, shaping: AnswerShaping) {
   // Only what changes where the request goes and what the provider does with it: a target's other
   // config fields (retry, hooks, the cache's own max_age) must not split the cache.
   const settings: Record<string, unknown> = {};
   const all = target.settings as Record<string, unknown>;
   for (const field of settingFields) if (all[field] !== undefined) settings[field] = all[field];
-  const sent: JsonObject = {};
-  for (const name in body) if (!deliveryFields.has(name)) sent[name] = body[name];
   // Forwarded headers may hold a client's secret: like the rest, they leave this process only hashed.
-  return { operation, provider: target.provider.name, baseUrl: target.baseUrl, settings, body: sent, headers: shaping.forwardHeaders, strict: shaping.strictApiCompliance };
+  return { operation, provider: target.provider.name, baseUrl: target.baseUrl, settings, body: bodyHash, headers: shaping.forwardHeaders, strict: shaping.strictApiCompliance };
 }

@@ -37,7 +37,7 @@ export const cacheStep: TargetStep = {
     const slot: CacheSlot = {
       workspaceId: request.caller.workspaceId,
       partition: namespace !== undefined ? namespacePartition(namespace) : defaultPartition(request.metadata, target),
-      key: requestKey(request.operation, target, body, shaping),
+      key: requestKey(request.operation, target, body, shaping, body === request.body ? request.clientBytes : undefined),
     };
     const serve = (status: CacheStatus, stored: { body: Buffer; usage?: TokenUsage }) => {
       inference.cacheStatus = status;

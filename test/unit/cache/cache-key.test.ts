@@ -33,6 +33,21 @@ describe('requestKey', () => {
   });
 });
 
+describe('requestKey from the client\'s bytes', () => {
+  it('gives the key the body gives, however the bytes order it', () => {
+    const body = { model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 0 };
+    const key = requestKey('chat', target(), body, plain);
+    const bytes = Buffer.from(JSON.stringify(body));
+    expect(requestKey('chat', target(), body, plain, bytes)).toBe(key);
+    // Remembered by the bytes' hash: asked again, the same.
+    expect(requestKey('chat', target(), body, plain, bytes)).toBe(key);
+    const reordered = { temperature: 0, messages: [{ content: 'x', role: 'user' }], model: 'm', stream: true };
+    expect(requestKey('chat', target(), reordered, plain, Buffer.from(JSON.stringify(reordered)))).toBe(key);
+    const other = { ...body, temperature: 1 };
+    expect(requestKey('chat', target(), other, plain, Buffer.from(JSON.stringify(other)))).not.toBe(key);
+  });
+});
+
 describe('semanticQuery', () => {
   it('embeds only the last user message and scopes on everything else', () => {
     const query = semanticQuery(target(), chat('What is the capital of France?'), plain, 'p1', embedding)!;
