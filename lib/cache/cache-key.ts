@@ -54,7 +54,7 @@ function credentialIdentity(settings: ResolvedTarget['settings']): string {
  * what else shapes the answer (forwarded headers, `strict_api_compliance`).
  */
 export function requestKey(operation: Operation, target: ResolvedTarget, body: JsonObject, shaping: AnswerShaping, clientBytes?: Buffer): string {
-  return sha256(canonicalJson(keyMaterial(operation, target, bodyHash(body, clientBytes), shaping)));
+  return sha256(keyMaterial(operation, target, bodyHash(body, clientBytes), shaping));
 }
 
 /**
@@ -120,12 +120,23 @@ export function semanticQuery(target: ResolvedTarget, body: JsonObject, shaping:
   return { text, scope: `sc-${sha256(canonicalJson({ material, partition, embedding })).slice(0, 32)}` };
 }
 
-function keyMaterial(operation: Operation, target: ResolvedTarget, bodyHash: string, shaping: AnswerShaping) {
+/**
+ * Everything of a request's key but its partition, as one string: values at fixed positions (the
+ * settings in `settingFields` order, headers sorted by name), so it is as deterministic as a
+ * canonical form without walking an object tree on every request.
+ */
+function keyMaterial(operation: Operation, target: ResolvedTarget, bodyHash: string, shaping: AnswerShaping): string {
   // Only what changes where the request goes and what the provider does with it: a target's other
   // config fields (retry, hooks, the cache's own max_age) must not split the cache.
-  const settings: Record<string, unknown> = {};
   const all = target.settings as Record<string, unknown>;
-  for (const field of settingFields) if (all[field] !== undefined) settings[field] = all[field];
+  const settings = settingFields.map((field) => {
+    const value = all[field];
+    // A structured value is marked apart, so it never reads as a string of the same text.
+    return value === undefined ? null : typeof value === 'string' ? value : { json: canonicalJson(value) };
+  });
   // Forwarded headers may hold a client's secret: like the rest, they leave this process only hashed.
-  return { operation, provider: target.provider.name, baseUrl: target.baseUrl, settings, body: bodyHash, headers: shaping.forwardHeaders, strict: shaping.strictApiCompliance };
+  const headers = Object.keys(shaping.forwardHeaders)
+    .sort()
+    .map((name) => [name, shaping.forwardHeaders[name]]);
+  return JSON.stringify([operation, target.provider.name, target.baseUrl, settings, bodyHash, headers, shaping.strictApiCompliance]);
 }
