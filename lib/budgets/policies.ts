@@ -3,7 +3,7 @@
  * may spend, in USD or tokens, per period, counted per bucket of its `group_by` values. Conditions
  * and groups are the rate-limit policies' keys, matched by the same code.
  */
-import { activePolicyCache, type ActiveSplit } from '../ratelimit/policies';
+import { activePolicyCache } from '../ratelimit/policies';
 import type { PolicyCondition } from '../store/workspace-policies';
 import { usageLimitPolicyStore, type UsageLimitPolicyItem } from '../store/usage-limit-policies';
 
@@ -25,10 +25,11 @@ export interface ActiveBudget {
   reset: Pick<UsageLimitPolicyItem, 'periodic_reset' | 'periodic_reset_days' | 'created_at'>;
 }
 
-/** Budgets known before routing are checked once per request; those on a target key per attempt. */
-export type WorkspaceBudgets = ActiveSplit<ActiveBudget>;
-
-const active = activePolicyCache(
+/**
+ * The workspace's active budgets, from memory for at most the policies' cache TTL. Those known
+ * before routing are checked once per request; those on a target key per attempt.
+ */
+export const activeBudgets = activePolicyCache(
   usageLimitPolicyStore,
   (item: UsageLimitPolicyItem, groupKeys): ActiveBudget => ({
     id: item.id,
@@ -41,9 +42,3 @@ const active = activePolicyCache(
     reset: { periodic_reset: item.periodic_reset, periodic_reset_days: item.periodic_reset_days, created_at: item.created_at },
   }),
 );
-
-/** The workspace's active budgets, from memory for at most the policies' cache TTL. */
-export const activeBudgets = active.get;
-
-/** Drops what the hot path remembers (tests). */
-export const forgetActiveBudgets = active.clear;

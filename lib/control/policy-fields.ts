@@ -6,7 +6,7 @@ import { array, enum as oneOf, maxLength, minLength, object, optional, refine, s
 import type { AuthContext } from '../auth/authenticate';
 import { findWorkspace } from '../auth/workspaces';
 import { badRequest, forbidden } from '../core/errors';
-import { knownFields } from '../http/define-route';
+import { defineRoute, knownFields, type ControlRoute } from '../http/define-route';
 import { isPolicyKey } from '../ratelimit/policies';
 
 const keyRule = 'api_key, workspace_id, provider, model, config, virtual_key, prompt or metadata.<key>';
@@ -77,4 +77,40 @@ export function policyPage<T>(matching: readonly T[], query: { page_size?: strin
   const size = query.page_size === undefined ? defaultPageSize : Number(query.page_size);
   const page = Number(query.current_page ?? 0);
   return { page: matching.slice(page * size, page * size + size), total: matching.length };
+}
+
+/**
+ * `GET /{policyId}` (members) and `DELETE /{policyId}` (admins; archives it) of one kind of
+ * policy: both kinds read and archive alike, and differ only in how they are shown.
+ */
+export function policyByIdRoutes<T>(
+  path: string,
+  store: { find(workspaceId: string, id: string): Promise<T | undefined>; change(workspaceId: string, id: string, change: { status: 'archived' }): Promise<T | undefined> },
+  notFound: (id: string) => Error,
+  present: (policy: T) => unknown,
+): ControlRoute[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path,
+      role: 'member',
+      params: policyIdParams,
+      async handler({ params: { policyId } }, { auth }) {
+        const policy = await store.find(auth.workspaceId, policyId);
+        if (!policy) throw notFound(policyId);
+        return present(policy);
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path,
+      role: 'admin',
+      params: policyIdParams,
+      async handler({ params: { policyId } }, { auth }) {
+        const archived = await store.change(auth.workspaceId, policyId, { status: 'archived' });
+        if (!archived) throw notFound(policyId);
+        return present(archived);
+      },
+    }),
+  ];
 }

@@ -2,7 +2,7 @@ import { enum as oneOf, maxLength, number, optional, refine, string } from 'zod/
 import { notFound } from '../core/errors';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import { changePolicy, createPolicy, findPolicy, listPolicies, type PolicyCondition, type RateLimitPolicy } from '../ratelimit/policies';
-import { checkKeys, conditions, groupBy, newPolicyWorkspace, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
+import { checkKeys, conditions, groupBy, newPolicyWorkspace, policyByIdRoutes, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
 
 const policyObject = 'policy_usage_limits';
 const invalidCode = 'invalid_rate_limit_policy';
@@ -87,17 +87,6 @@ export const rateLimitsRoute = controlRoutes(
     },
   }),
   defineRoute({
-    method: 'GET',
-    path: '/v1/policies/rate-limits/{policyId}',
-    role: 'member',
-    params: policyIdParams,
-    async handler({ params: { policyId } }, { auth }) {
-      const policy = await findPolicy(auth.workspaceId, policyId);
-      if (!policy) throw policyNotFound(policyId);
-      return present(policy);
-    },
-  }),
-  defineRoute({
     method: 'PUT',
     path: '/v1/policies/rate-limits/{policyId}',
     role: 'admin',
@@ -117,17 +106,7 @@ export const rateLimitsRoute = controlRoutes(
       return present(changed);
     },
   }),
-  defineRoute({
-    method: 'DELETE',
-    path: '/v1/policies/rate-limits/{policyId}',
-    role: 'admin',
-    params: policyIdParams,
-    async handler({ params: { policyId } }, { auth }) {
-      const archived = await changePolicy(auth.workspaceId, policyId, { status: 'archived' });
-      if (!archived) throw policyNotFound(policyId);
-      return present(archived);
-    },
-  }),
+  ...policyByIdRoutes('/v1/policies/rate-limits/{policyId}', { find: findPolicy, change: changePolicy }, policyNotFound, present),
 );
 
 function present(policy: RateLimitPolicy) {

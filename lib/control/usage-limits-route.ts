@@ -6,7 +6,7 @@ import { badRequest, notFound } from '../core/errors';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import type { PolicyCondition } from '../store/workspace-policies';
 import { listUsage } from '../store/usage-counters';
-import { checkKeys, conditions, groupBy, newPolicyWorkspace, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
+import { checkKeys, conditions, groupBy, newPolicyWorkspace, policyByIdRoutes, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
 
 const policyObject = 'policy_usage_limits';
 const invalidCode = 'invalid_usage_limit_policy';
@@ -108,17 +108,6 @@ export const usageLimitsRoute = controlRoutes(
     },
   }),
   defineRoute({
-    method: 'GET',
-    path: '/v1/policies/usage-limits/{policyId}',
-    role: 'member',
-    params: policyIdParams,
-    async handler({ params: { policyId } }, { auth }) {
-      const budget = await findBudget(auth.workspaceId, policyId);
-      if (!budget) throw budgetNotFound(policyId);
-      return present(budget);
-    },
-  }),
-  defineRoute({
     method: 'PUT',
     path: '/v1/policies/usage-limits/{policyId}',
     role: 'admin',
@@ -140,17 +129,7 @@ export const usageLimitsRoute = controlRoutes(
       return present(changed);
     },
   }),
-  defineRoute({
-    method: 'DELETE',
-    path: '/v1/policies/usage-limits/{policyId}',
-    role: 'admin',
-    params: policyIdParams,
-    async handler({ params: { policyId } }, { auth }) {
-      const archived = await changeBudget(auth.workspaceId, policyId, { status: 'archived' });
-      if (!archived) throw budgetNotFound(policyId);
-      return present(archived);
-    },
-  }),
+  ...policyByIdRoutes('/v1/policies/usage-limits/{policyId}', { find: findBudget, change: changeBudget }, budgetNotFound, present),
 );
 
 function checkThreshold(budget: { alert_threshold?: number; credit_limit: number }): void {

@@ -1,3 +1,4 @@
+import type { AnswerShaping } from '../cache/cache-key';
 import type { TokenUsage } from '../core/usage';
 import type { HookResults } from '../guardrails/run-hooks';
 import type { RequestRecorder } from '../observability/request-recorder';
@@ -63,6 +64,8 @@ export interface TargetAttempt {
   timeout?: AttemptTimeout;
   /** The body this target's provider gets (see `attemptBody`). */
   body?: JsonObject;
+  /** What else shapes the provider's answer (see `attemptShaping`). */
+  shaping?: AnswerShaping;
   /**
    * Set by the `hooks` step when output hooks judge the answer: true once they passed. The cache
    * keeps only an answer they passed (a flagged or withheld one never).

@@ -41,27 +41,23 @@ export const policyCacheTtlMs = 5_000;
  * A workspace's active policies of one kind (rate limits, budgets), from memory for at most
  * `policyCacheTtlMs`; one Query on a miss, and a workspace without any costs a Map lookup.
  */
-export function activePolicyCache<T extends WorkspacePolicyItem, P>(store: WorkspacePolicyStore<T>, toActive: (item: T, groupKeys: string[], perTarget: boolean) => P) {
+export function activePolicyCache<T extends WorkspacePolicyItem, P>(store: WorkspacePolicyStore<T>, toActive: (item: T, groupKeys: string[]) => P) {
   const none: ActiveSplit<P> = Object.freeze({ request: [], target: [] }) as unknown as ActiveSplit<P>;
   const cache = new LoadingCache<ActiveSplit<P>>({ maxEntries: 10_000, missingTtlMs: policyCacheTtlMs });
-  return {
-    get: (workspaceId: string): Promise<ActiveSplit<P>> =>
-      cache
-        .get(workspaceId, policyCacheTtlMs, async () => {
-          const items = (await store.list(workspaceId)).filter((item) => item.status === 'active');
-          if (items.length === 0) return none;
-          const split: ActiveSplit<P> = { request: [], target: [] };
-          for (const item of items) {
-            const groupKeys = item.group_by.map((group) => group.key);
-            const perTarget = groupKeys.some(isTargetKey) || item.conditions.some((condition) => isTargetKey(condition.key));
-            (perTarget ? split.target : split.request).push(toActive(item, groupKeys, perTarget));
-          }
-          return split;
-        })
-        .then((found) => found ?? none),
-    /** Drops what the hot path remembers (tests). */
-    clear: () => cache.clear(),
-  };
+  return (workspaceId: string): Promise<ActiveSplit<P>> =>
+    cache
+      .get(workspaceId, policyCacheTtlMs, async () => {
+        const items = (await store.list(workspaceId)).filter((item) => item.status === 'active');
+        if (items.length === 0) return none;
+        const split: ActiveSplit<P> = { request: [], target: [] };
+        for (const item of items) {
+          const groupKeys = item.group_by.map((group) => group.key);
+          const perTarget = groupKeys.some(isTargetKey) || item.conditions.some((condition) => isTargetKey(condition.key));
+          (perTarget ? split.target : split.request).push(toActive(item, groupKeys));
+        }
+        return split;
+      })
+      .then((found) => found ?? none);
 }
 
 /** A policy as the hot path reads it: conditions and groups split by when they can be known. */
@@ -72,16 +68,7 @@ export interface ActivePolicy {
   value: number;
   conditions: PolicyCondition[];
   groupKeys: string[];
-  /** Limits a target attempt (a condition or group names a target key), not the request. */
-  perTarget: boolean;
 }
 
-export type WorkspacePolicies = ActiveSplit<ActivePolicy>;
-
-const active = activePolicyCache(rateLimitPolicyStore, (item: RateLimitPolicyItem, groupKeys, perTarget): ActivePolicy => ({ id: item.id, type: item.type, unit: item.unit, value: item.value, conditions: item.conditions, groupKeys, perTarget }));
-
 /** The workspace's active rate-limit policies. */
-export const activePolicies = active.get;
-
-/** Drops what the hot path remembers (tests). */
-export const forgetActivePolicies = active.clear;
+export const activePolicies = activePolicyCache(rateLimitPolicyStore, (item: RateLimitPolicyItem, groupKeys): ActivePolicy => ({ id: item.id, type: item.type, unit: item.unit, value: item.value, conditions: item.conditions, groupKeys }));

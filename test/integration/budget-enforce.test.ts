@@ -70,7 +70,7 @@ describe('enforceBudgets and countSpend', () => {
     await expect(enforceBudgets([b], team('amber'))).rejects.toBeInstanceOf(BudgetExceededError);
   });
 
-  it('passes a request no budget selects without reading anything', async () => {
+  it('passes a request no budget selects, with no bucket to count', async () => {
     const b = budget({ conditions: [{ key: 'metadata.team', value: 'only-this' }] });
     expect(await enforceBudgets([b], team('other'))).toEqual([]);
   });

@@ -23,9 +23,10 @@ export function attemptBody(attempt: TargetAttempt): JsonObject {
  * target forwards, and whether the answer keeps to the OpenAI schema (`strict_api_compliance`).
  */
 export function attemptShaping(attempt: TargetAttempt, request: UnifiedRequest): AnswerShaping {
+  if (attempt.shaping) return attempt.shaping;
   const { settings } = attempt.leaf;
   const names = settings.forward_headers ? [...settings.forward_headers, ...request.options.forwardHeaderNames] : request.options.forwardHeaderNames;
-  return { forwardHeaders: forwardedHeaders(request.headers, names), strictApiCompliance: settings.strict_api_compliance ?? true };
+  return (attempt.shaping = { forwardHeaders: forwardedHeaders(request.headers, names), strictApiCompliance: settings.strict_api_compliance ?? true });
 }
 
 /** `call` on the unified routes: the OpenAI-format request, with the target's overrides, through the provider's adapter. */
