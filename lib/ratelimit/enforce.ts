@@ -77,15 +77,16 @@ export async function enforce(policies: readonly ActivePolicy[], valueOf: ValueO
   const tokenSlots: CounterSlot[] = [];
   const selected = policies.filter((policy) => selects(policy, valueOf));
   // Token policies first: a read refuses nothing it should not, whereas a taken request stays taken.
-  for (const policy of selected) {
-    if (policy.type !== 'tokens') continue;
-    const slot = slotOf(policy, valueOf, now);
-    const spent = await readCounter(slot);
+  // Their windows are read at once; the first policy in order that is spent refuses.
+  const tokenPolicies = selected.filter((policy) => policy.type === 'tokens').map((policy) => ({ policy, slot: slotOf(policy, valueOf, now) }));
+  const spentOf = await Promise.all(tokenPolicies.map(({ slot }) => readCounter(slot)));
+  tokenPolicies.forEach(({ policy, slot }, index) => {
+    const spent = spentOf[index]!;
     const verdict = { policy, remaining: Math.max(0, policy.value - spent), windowEnd: slot.windowEnd };
     if (spent >= policy.value) throw rateLimited(verdict, now);
     keepTightest(state, verdict);
     tokenSlots.push(slot);
-  }
+  });
   for (const policy of selected) {
     if (policy.type !== 'requests') continue;
     const slot = slotOf(policy, valueOf, now);
