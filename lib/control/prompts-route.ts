@@ -18,7 +18,8 @@ import {
   type PromptKind,
   type SavedTemplate,
 } from '../prompts/saved-prompts';
-import { checkPartialTemplate, parseTemplate, partialNamePattern } from '../prompts/template';
+import { checkPartialChains, loadIncludedPartials } from '../prompts/partial-includes';
+import { checkPartialTemplate, parseTemplate, partialNamePattern, templatePartialNames } from '../prompts/template';
 import type { TemplateHead, TemplateVersion } from '../store/prompts';
 
 const notFoundOf = (kind: PromptKind) => (kind === 'PROMPT' ? promptNotFound : partialNotFound);
@@ -129,6 +130,20 @@ function partialFields(body: typeof partialBody._zod.output, latest?: SavedTempl
   return fields;
 }
 
+/**
+ * Refuses a template whose partials would loop or nest too deep once it is in use: the partials it
+ * reaches are read as published, with `partial` (a partial being saved or published) as given.
+ * Partials that do not exist yet are allowed; rendering names them.
+ */
+async function checkIncludes(workspaceId: string, roots: readonly string[], partial?: { name: string; text: string }, param = 'string'): Promise<void> {
+  const given = partial ? { [partial.name]: partial.text } : undefined;
+  const included = await loadIncludedPartials(workspaceId, roots, { fresh: true, given, param });
+  checkPartialChains(roots, included, param);
+}
+
+const checkPromptIncludes = (workspaceId: string, template: string) => checkIncludes(workspaceId, templatePartialNames(parseTemplate(template)));
+const checkPartialIncludes = (workspaceId: string, name: string, text: string, param?: string) => checkIncludes(workspaceId, [name], { name, text }, param);
+
 function pick(source: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
   return Object.fromEntries(fields.filter((field) => source[field] !== undefined).map((field) => [field, source[field]]));
 }
@@ -237,6 +252,11 @@ function versionedRoutes(kind: PromptKind, base: string, param: 'promptId' | 'pa
       body: makeDefaultBody,
       invalidCode: `invalid_${label}_body`,
       async handler({ params: { raw, ref }, body }, { auth }) {
+        if (kind === 'PARTIAL') {
+          // Publishing is what puts a version in use, so a version that would loop is refused here too.
+          const version = await getTemplate(kind, auth.workspaceId, { key: ref.key, version: body.version });
+          if (version && typeof version.fields.string === 'string') await checkPartialIncludes(auth.workspaceId, version.name, version.fields.string, 'version');
+        }
         const published = await publishTemplate(kind, auth.workspaceId, ref.key, body.version);
         if (published === 'not_found') throw notFound(raw);
         if (published === 'no_version') throw new GatewayError(404, `${raw.slice(0, 120)} has no version ${body.version}; see GET ${base}/${ref.key}/versions.`, { code: `${label}_version_not_found`, param: 'version' });
@@ -271,6 +291,7 @@ export const promptsRoute = controlRoutes(
       if (body.name === undefined) throw badRequest('name is required: a name people will recognise the prompt by.', 'name', 'invalid_prompt_body');
       if (body.patch !== undefined) throw badRequest('patch applies to PUT /v1/prompts/{promptId} only.', 'patch', 'invalid_prompt_body');
       const fields = promptFields(body);
+      await checkPromptIncludes(auth.workspaceId, fields.string as string);
       return created('PROMPT', await createTemplate('PROMPT', auth.workspaceId, { name: body.name, collection_id: body.collection_id, fields }));
     },
   }),
@@ -282,6 +303,8 @@ export const promptsRoute = controlRoutes(
     body: promptBody,
     invalidCode: 'invalid_prompt_body',
     async handler({ params: { raw, ref }, body }, { auth }) {
+      // With patch and no string, the template is the latest version's, checked when it was saved.
+      if (typeof body.string === 'string') await checkPromptIncludes(auth.workspaceId, body.string);
       const saved = await addTemplateVersion('PROMPT', auth.workspaceId, ref.key, (latest) => promptFields(body, body.patch ? latest : undefined));
       if (!saved) throw promptNotFound(raw);
       return present('PROMPT', saved);
@@ -312,7 +335,9 @@ export const promptsRoute = controlRoutes(
     async handler({ body }, { auth }) {
       if (body.name === undefined) throw badRequest('name is required: the name templates include the partial by, as {{>name}}.', 'name', 'invalid_partial_body');
       if (body.patch !== undefined) throw badRequest('patch applies to PUT /v1/prompts/partials/{partialId} only.', 'patch', 'invalid_partial_body');
-      return created('PARTIAL', await createTemplate('PARTIAL', auth.workspaceId, { name: body.name, fields: partialFields(body) }));
+      const fields = partialFields(body);
+      await checkPartialIncludes(auth.workspaceId, body.name, fields.string as string);
+      return created('PARTIAL', await createTemplate('PARTIAL', auth.workspaceId, { name: body.name, fields }));
     },
   }),
   defineRoute({
@@ -323,6 +348,13 @@ export const promptsRoute = controlRoutes(
     body: partialBody,
     invalidCode: 'invalid_partial_body',
     async handler({ params: { raw, ref }, body }, { auth }) {
+      if (typeof body.string === 'string') {
+        // The path may be the partial's id: its name is what templates include.
+        const latest = await getTemplate('PARTIAL', auth.workspaceId, { key: ref.key, version: 'latest' });
+        if (!latest) throw partialNotFound(raw);
+        checkPartialTemplate(body.string);
+        await checkPartialIncludes(auth.workspaceId, latest.name, body.string);
+      }
       const saved = await addTemplateVersion('PARTIAL', auth.workspaceId, ref.key, (latest) => partialFields(body, latest));
       if (!saved) throw partialNotFound(raw);
       return present('PARTIAL', saved);

@@ -5,8 +5,9 @@
  */
 import { badRequest } from '../core/errors';
 import { isPlainObject } from '../core/plain-object';
-import { findPartials, type SavedTemplate } from './saved-prompts';
-import { allPartialNames, parseTemplate, renderMessages } from './template';
+import { checkPartialChains, loadIncludedPartials } from './partial-includes';
+import type { SavedTemplate } from './saved-prompts';
+import { parseTemplate, renderMessages, templatePartialNames } from './template';
 
 export interface RenderInput {
   variables: Record<string, unknown>;
@@ -46,16 +47,10 @@ const bodyFields = ['tools', 'tool_choice', 'functions'] as const;
 export async function renderPrompt(workspaceId: string, prompt: SavedTemplate, input: RenderInput, options: { fresh?: boolean } = {}): Promise<Record<string, unknown>> {
   const { fields } = prompt;
   const template = parseTemplate(String(fields.string ?? ''));
-  // Partials include partials: load level by level until no new name turns up.
-  let partials: Record<string, string> = {};
-  for (let depth = 0; depth < 10; depth++) {
-    const wanted = allPartialNames(template, partials).filter((name) => partials[name] === undefined);
-    if (wanted.length === 0) break;
-    const found = await findPartials(workspaceId, wanted, options);
-    if (Object.keys(found).length === 0) break;
-    partials = { ...partials, ...found };
-  }
-  const messages = renderMessages(template, input.variables, partials);
+  const roots = templatePartialNames(template);
+  const included = await loadIncludedPartials(workspaceId, roots, options);
+  checkPartialChains(roots, included);
+  const messages = renderMessages(template, input.variables, included.texts);
   const body: Record<string, unknown> = { ...(isPlainObject(fields.parameters) ? fields.parameters : {}) };
   if (typeof fields.model === 'string') body.model = fields.model;
   body.messages = messages;

@@ -232,7 +232,8 @@ export function findPrompt(workspaceId: string, ref: TemplateRef): Promise<Saved
 
 /** The published text of each named partial that exists. */
 export async function findPartials(workspaceId: string, names: readonly string[], options: { fresh?: boolean } = {}): Promise<Record<string, string>> {
-  const found: Record<string, string> = {};
+  // No prototype: a partial may be named `__proto__` or `constructor` like any other.
+  const found: Record<string, string> = Object.create(null);
   await Promise.all(
     names.map(async (name) => {
       if (!keyPattern.test(name)) return;

@@ -23,10 +23,23 @@ export interface ParsedTemplate {
 export const partialNamePattern = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$/;
 
 /** How deep partials may include partials: deeper is a loop or a mistake. */
-const maxPartialDepth = 10;
+export const maxPartialDepth = 10;
+/** How deep sections may nest in one text; no prompt needs more, and rendering recurses per level. */
+export const maxSectionDepth = 50;
+/** The most text one render may produce, over all the texts of a template (UTF-8 bytes). */
+export const maxRenderBytes = 1024 * 1024;
+/**
+ * The most work one render may do: tokens visited, section items, context frames searched by
+ * lookups and characters of partials parsed. Sections nested over long lists can multiply work that
+ * prints nothing, so the output limit alone would not bound it.
+ */
+export const maxRenderSteps = 1_000_000;
 
-/** Prompts are not HTML: a value is inserted as given. */
-const renderConfig = { escape: (value: unknown) => String(value) };
+// Every text parsed is one the gateway was sent: Mustache's own cache keeps each one for the life of
+// the process, so parsing goes through a writer without it.
+const parser = new Mustache.Writer();
+(parser as unknown as { templateCache: unknown }).templateCache = undefined;
+const parse = (text: string): Token[] => parser.parse(text) as Token[];
 
 /**
  * Reads a template as saved: a JSON message list, or plain text. A `string` that parses as JSON but
@@ -70,12 +83,28 @@ function messageList(value: unknown, param: string): TemplateMessage[] {
 }
 
 function checkMustache(text: string, param: string): void {
+  let tokens: Token[];
   try {
-    Mustache.parse(text);
+    tokens = parse(text);
   } catch (error) {
     throw badRequest(`${param} is not a valid Mustache template: ${(error as Error).message}.`, param, 'invalid_prompt_template');
   }
+  if (deepestSection(tokens) > maxSectionDepth) throw sectionsTooDeep(param);
 }
+
+/** The deepest nesting of sections, counted only up to one past the limit (the recursion is bounded). */
+function deepestSection(tokens: Token[], depth = 0): number {
+  let deepest = depth;
+  for (const token of tokens) {
+    if (token[0] !== '#' && token[0] !== '^') continue;
+    deepest = depth + 1 > maxSectionDepth ? depth + 1 : Math.max(deepest, deepestSection(token[4] ?? [], depth + 1));
+    if (deepest > maxSectionDepth) return deepest;
+  }
+  return deepest;
+}
+
+const sectionsTooDeep = (param: string) =>
+  badRequest(`${param} nests sections ({{#name}} or {{^name}} inside one another) more than ${maxSectionDepth} levels deep; the limit is ${maxSectionDepth}.`, param, 'template_too_deep');
 
 /** Every text of a template that is rendered: string contents and the `text` of text parts. */
 function texts(template: ParsedTemplate): string[] {
@@ -90,13 +119,14 @@ function texts(template: ParsedTemplate): string[] {
 /** Names of the partials a text includes (`{{>name}}`), at any depth of sections. */
 export function partialNames(text: string): string[] {
   const names = new Set<string>();
-  const walk = (tokens: Token[]) => {
+  // A list of token lists rather than recursion: a text saved before the nesting limit may be deep.
+  const pending: Token[][] = [parse(text)];
+  for (let tokens = pending.pop(); tokens; tokens = pending.pop()) {
     for (const token of tokens) {
       if (token[0] === '>') names.add(token[1]);
-      if (token[4]) walk(token[4]);
+      else if ((token[0] === '#' || token[0] === '^') && token[4]) pending.push(token[4]);
     }
-  };
-  walk(Mustache.parse(text) as Token[]);
+  }
   return [...names];
 }
 
@@ -105,39 +135,57 @@ export function templatePartialNames(template: ParsedTemplate): string[] {
   return [...new Set(texts(template).flatMap(partialNames))];
 }
 
+/** A partial's text by name, never a property every object has (`{{>constructor}}`). */
+const partialText = (partials: Record<string, string>, name: string): string | undefined => (Object.hasOwn(partials, name) ? partials[name] : undefined);
+
+export const partialRecursion = (chain: readonly string[], param = 'string') =>
+  badRequest(
+    `Partial "${chain[0]}" includes itself: ${chain.join(' → ')}. A partial may not include itself, directly or through other partials.`,
+    param,
+    'partial_recursion',
+  );
+
+export const partialChainTooDeep = (chain: readonly string[], param = 'string') =>
+  badRequest(
+    `Partials include partials ${chain.length} levels deep (${chain.join(' → ')}); the limit is ${maxPartialDepth} levels of partials.`,
+    param,
+    'partial_chain_too_deep',
+  );
+
+const renderTooLarge = () =>
+  badRequest(
+    `The rendered prompt would be larger than ${maxRenderBytes / (1024 * 1024)} MB (${maxRenderBytes.toLocaleString('en-US')} bytes of text), the limit for one render. Send shorter variables or shorter lists, or include fewer partials.`,
+    'variables',
+    'prompt_render_too_large',
+  );
+
+const renderTooComplex = () =>
+  badRequest(
+    `Rendering the prompt takes more than ${maxRenderSteps.toLocaleString('en-US')} steps (sections repeated over lists inside one another, or partials included many times), the limit for one render. Send shorter lists, or nest fewer sections over them.`,
+    'variables',
+    'prompt_render_too_complex',
+  );
+
 /**
- * Variables a text would print but that `variables` does not hold. A name used only as a section
- * or inverted section may be absent (it is empty); names inside a section are looked up as
- * Mustache looks them up (the section's value first, then outward), for every item of a list.
+ * A value as a prompt prints it. Values are data: nothing of theirs is called, so an object with a
+ * `toString` or `valueOf` key prints as the JSON it is. Text prints as given, numbers and booleans as
+ * JSON writes them, null as nothing (as in Mustache), lists and objects as JSON (Mustache's
+ * `[object Object]` and comma-joined lists would tell a model nothing).
  */
-export function missingVariables(text: string, variables: Record<string, unknown>, partials: Record<string, string>): string[] {
-  const missing = new Set<string>();
-  const walk = (tokens: Token[], stack: unknown[], depth: number) => {
-    for (const token of tokens) {
-      const [type, name] = token;
-      if (type === 'name' || type === '&') {
-        if (lookup(stack, name) === undefined) missing.add(name);
-      } else if (type === '#') {
-        const value = lookup(stack, name);
-        if (Array.isArray(value)) for (const item of value) walk(token[4] ?? [], [...stack, item], depth);
-        else if (value) walk(token[4] ?? [], [...stack, value], depth);
-      } else if (type === '^') {
-        const value = lookup(stack, name);
-        if (!value || (Array.isArray(value) && value.length === 0)) walk(token[4] ?? [], stack, depth);
-      } else if (type === '>' && depth < maxPartialDepth && partials[name] !== undefined) {
-        walk(Mustache.parse(partials[name]) as Token[], stack, depth + 1);
-      }
-    }
-  };
-  walk(Mustache.parse(text) as Token[], [variables], 0);
-  return [...missing];
+export function printable(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'object') return JSON.stringify(value) ?? '';
+  return '';
 }
 
-/** Mustache's lookup: the nearest context holding the whole dotted name; `.` is the current one. */
-function lookup(stack: unknown[], name: string): unknown {
+/** Mustache's lookup over own properties only: the nearest context holding the whole dotted name; `.` is the current one. */
+function lookup(stack: unknown[], name: string, work: RenderWork): unknown {
   if (name === '.') return stack.at(-1);
   const parts = name.split('.');
   for (let index = stack.length - 1; index >= 0; index--) {
+    work.step(parts.length);
     let value: unknown = stack[index];
     let hit = true;
     for (const part of parts) {
@@ -152,17 +200,129 @@ function lookup(stack: unknown[], name: string): unknown {
   return undefined;
 }
 
-/** Renders one text: no HTML escaping, the partials given by name. */
+/** One render's budgets and findings, shared by every text of a template. */
+class RenderWork {
+  readonly missing = new Set<string>();
+  private steps = 0;
+  private bytes = 0;
+  private readonly parsedPartials = new Map<string, Token[]>();
+
+  constructor(readonly partials: Record<string, string>) {}
+
+  step(count = 1): void {
+    this.steps += count;
+    if (this.steps > maxRenderSteps) throw renderTooComplex();
+  }
+
+  emit(text: string): string {
+    // A string's UTF-8 size is at least its length, so a huge one is refused before it is measured.
+    this.bytes += text.length > maxRenderBytes ? text.length : Buffer.byteLength(text);
+    if (this.bytes > maxRenderBytes) throw renderTooLarge();
+    return text;
+  }
+
+  /** A partial's tokens, indented as Mustache indents a partial standing alone on its line; parsed once per render and indentation. */
+  partialTokens(token: Token, text: string): Token[] {
+    const [, name, , , indentation, tagIndex, lineHasNonSpace] = token as unknown as [string, string, number, number, string, number, boolean];
+    const indented = tagIndex === 0 && indentation ? indent(text, indentation, lineHasNonSpace) : text;
+    const key = `${name}\0${indented === text ? '' : `${indentation}\0${lineHasNonSpace}`}`;
+    const known = this.parsedPartials.get(key);
+    if (known) return known;
+    this.step(indented.length);
+    let tokens: Token[];
+    try {
+      tokens = parse(indented);
+    } catch (error) {
+      throw badRequest(`Partial "${name}" is not a valid Mustache template: ${(error as Error).message}. Fix it with PUT /v1/prompts/partials/${name}.`, 'string', 'invalid_prompt_template');
+    }
+    this.parsedPartials.set(key, tokens);
+    return tokens;
+  }
+}
+
+/** Mustache's indentation of a standalone partial: every line of it gets the tag's indentation. */
+function indent(text: string, indentation: string, lineHasNonSpace: boolean): string {
+  const spaces = indentation.replace(/[^ \t]/g, '');
+  return text
+    .split('\n')
+    .map((line, index) => (line.length > 0 && (index > 0 || !lineHasNonSpace) ? spaces + line : line))
+    .join('\n');
+}
+
+/**
+ * Renders tokens as Mustache does (sections over lists and objects, inverted sections, partials),
+ * over data only: names are looked up among own properties, values printed by `printable`. A
+ * variable that would print but is not given renders empty and is noted in `work.missing`.
+ */
+function renderTokens(tokens: Token[], stack: unknown[], work: RenderWork, partialChain: string[], sectionDepth: number): string {
+  let out = '';
+  for (const token of tokens) {
+    work.step();
+    const [type, name] = token;
+    if (type === 'text') out += work.emit(name);
+    else if (type === 'name' || type === '&') {
+      const value = lookup(stack, name, work);
+      if (value === undefined) work.missing.add(name);
+      else out += work.emit(printable(value));
+    } else if (type === '#' || type === '^') {
+      if (sectionDepth >= maxSectionDepth) throw sectionsTooDeep('string');
+      const value = lookup(stack, name, work);
+      const children = token[4] ?? [];
+      if (type === '^') {
+        if (!value || (Array.isArray(value) && value.length === 0)) out += renderTokens(children, stack, work, partialChain, sectionDepth + 1);
+      } else if (Array.isArray(value)) {
+        for (const item of value) {
+          work.step();
+          stack.push(item);
+          out += renderTokens(children, stack, work, partialChain, sectionDepth + 1);
+          stack.pop();
+        }
+      } else if (value && (typeof value === 'object' || typeof value === 'string' || typeof value === 'number')) {
+        stack.push(value);
+        out += renderTokens(children, stack, work, partialChain, sectionDepth + 1);
+        stack.pop();
+      } else if (value) {
+        out += renderTokens(children, stack, work, partialChain, sectionDepth + 1);
+      }
+    } else if (type === '>') {
+      const text = partialText(work.partials, name);
+      if (text === undefined) continue;
+      const chain = [...partialChain, name];
+      if (partialChain.includes(name)) throw partialRecursion(chain.slice(partialChain.indexOf(name)));
+      if (chain.length > maxPartialDepth) throw partialChainTooDeep(chain);
+      out += renderTokens(work.partialTokens(token, text), stack, work, chain, 0);
+    }
+  }
+  return out;
+}
+
+function renderWith(text: string, variables: Record<string, unknown>, work: RenderWork): string {
+  return renderTokens(parse(text), [variables], work, [], 0);
+}
+
+/**
+ * Variables a text would print but that `variables` does not hold. A name used only as a section
+ * or inverted section may be absent (it is empty); names inside a section are looked up as
+ * Mustache looks them up (the section's value first, then outward), for every item of a list.
+ */
+export function missingVariables(text: string, variables: Record<string, unknown>, partials: Record<string, string>): string[] {
+  const work = new RenderWork(partials);
+  renderWith(text, variables, work);
+  return [...work.missing];
+}
+
+/** Renders one text: no HTML escaping, the partials given by name, within one render's limits. */
 export function renderText(text: string, variables: Record<string, unknown>, partials: Record<string, string>): string {
-  return Mustache.render(text, variables, partials, renderConfig);
+  return renderWith(text, variables, new RenderWork(partials));
 }
 
 /**
  * The template's messages with every text rendered. Variables the template prints but that were
  * not given are a 400 naming them all; partials it includes but that do not exist are a 400 too.
+ * All texts share one render's limits: at most `maxRenderBytes` of text and `maxRenderSteps` of work.
  */
 export function renderMessages(template: ParsedTemplate, variables: Record<string, unknown>, partials: Record<string, string>): TemplateMessage[] {
-  const unknownPartials = allPartialNames(template, partials).filter((name) => partials[name] === undefined);
+  const unknownPartials = allPartialNames(template, partials).filter((name) => partialText(partials, name) === undefined);
   if (unknownPartials.length > 0) {
     throw badRequest(
       `The template includes partials that do not exist in this workspace: ${unknownPartials.join(', ')}. Create them with POST /v1/prompts/partials, or fix the names.`,
@@ -170,23 +330,24 @@ export function renderMessages(template: ParsedTemplate, variables: Record<strin
       'partial_not_found',
     );
   }
-  const missing = new Set(texts(template).flatMap((text) => missingVariables(text, variables, partials)));
-  if (missing.size > 0) {
-    const names = [...missing];
-    throw badRequest(
-      `The template uses ${names.length === 1 ? 'a variable' : 'variables'} that ${names.length === 1 ? 'was' : 'were'} not given: ${names.join(', ')}. Send ${names.length === 1 ? 'it' : 'them'} in "variables".`,
-      `variables.${names[0]}`,
-      'missing_variable',
-    );
-  }
-  const render = (text: string) => renderText(text, variables, partials);
-  return template.messages.map((message) => {
+  const work = new RenderWork(partials);
+  const render = (text: string) => renderWith(text, variables, work);
+  const messages = template.messages.map((message) => {
     if (typeof message.content === 'string') return { ...message, content: render(message.content) };
     if (Array.isArray(message.content)) {
       return { ...message, content: (message.content as Record<string, unknown>[]).map((part) => (typeof part.text === 'string' ? { ...part, text: render(part.text) } : part)) };
     }
     return { ...message };
   });
+  if (work.missing.size > 0) {
+    const names = [...work.missing];
+    throw badRequest(
+      `The template uses ${names.length === 1 ? 'a variable' : 'variables'} that ${names.length === 1 ? 'was' : 'were'} not given: ${names.join(', ')}. Send ${names.length === 1 ? 'it' : 'them'} in "variables".`,
+      `variables.${names[0]}`,
+      'missing_variable',
+    );
+  }
+  return messages;
 }
 
 /** Partial names the template includes, following the given partials' own includes. */
@@ -197,7 +358,8 @@ export function allPartialNames(template: ParsedTemplate, partials: Record<strin
     const name = queue.shift()!;
     if (seen.has(name)) continue;
     seen.add(name);
-    if (partials[name] !== undefined) queue.push(...partialNames(partials[name]));
+    const text = partialText(partials, name);
+    if (text !== undefined) queue.push(...partialNames(text));
   }
   return [...seen];
 }
