@@ -18,6 +18,7 @@ import { newId } from '../core/ids';
 import { maskedConfigFields } from '../providers/provider-fields';
 import { decryptSecrets, encryptSecrets, isBlob } from '../secrets/envelope';
 import { LoadingCache } from '../store/loading-cache';
+import { destinationOf, hostForChildren } from './secret-destinations';
 import type { Page } from '../store/newest-first';
 import {
   advanceConfigHead,
@@ -235,30 +236,40 @@ export function maskedSecretPaths(config: unknown): string[] {
 
 /**
  * Puts back, in `input`, each secret field holding the mask placeholder, from the same JSON path of
- * `previous` (so an answer can be edited and sent back). Returns the paths it could not fill.
+ * `previous` (so an answer can be edited and sent back). Returns the paths it could not fill, and
+ * the paths of kept secrets whose destination changed (provider, catalog entry, host, cloud
+ * destination or check URL, inherited hosts included): a secret only ever goes where it was stored
+ * for, so moving it needs the secret itself again.
  */
-export function restoreMaskedSecrets(input: unknown, previous: unknown): { config: unknown; unresolved: string[] } {
+export function restoreMaskedSecrets(input: unknown, previous: unknown, root = 'config'): { config: unknown; unresolved: string[]; moved: string[] } {
   const unresolved: string[] = [];
-  const walk = (value: unknown, before: unknown, path: string): unknown => {
-    if (Array.isArray(value)) return value.map((child, index) => walk(child, Array.isArray(before) ? before[index] : undefined, `${path}[${index}]`));
+  const moved: string[] = [];
+  // `host` and `hostBefore` are the custom_host a config target inherits, now and before.
+  const walk = (value: unknown, before: unknown, path: string, host: unknown, hostBefore: unknown): unknown => {
+    if (Array.isArray(value)) return value.map((child, index) => walk(child, Array.isArray(before) ? before[index] : undefined, `${path}[${index}]`, host, hostBefore));
     if (value === null || typeof value !== 'object') return value;
+    const node = value as Record<string, unknown>;
     const old = before !== null && typeof before === 'object' && !Array.isArray(before) ? (before as Record<string, unknown>) : {};
     const out: Record<string, unknown> = {};
-    for (const [key, child] of Object.entries(value)) {
+    for (const [key, child] of Object.entries(node)) {
       const childPath = `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`;
       if (secretConfigFields.has(key) && child === maskedSecret) {
-        if (Object.hasOwn(old, key) && old[key] !== undefined && old[key] !== null && old[key] !== maskedSecret) out[key] = old[key];
-        else {
+        if (Object.hasOwn(old, key) && old[key] !== undefined && old[key] !== null && old[key] !== maskedSecret) {
+          out[key] = old[key];
+          if (destinationOf(node, host) !== destinationOf(old, hostBefore)) moved.push(childPath);
+        } else {
           unresolved.push(childPath);
           out[key] = child;
         }
+      } else if (key === 'targets') {
+        out[key] = walk(child, old[key], childPath, hostForChildren(node, host), hostForChildren(old, hostBefore));
       } else {
-        out[key] = walk(child, old[key], childPath);
+        out[key] = walk(child, old[key], childPath, undefined, undefined);
       }
     }
     return out;
   };
-  return { config: walk(input, previous, 'config'), unresolved };
+  return { config: walk(input, previous, root, undefined, undefined), unresolved, moved };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -23,9 +23,10 @@
  * - Status code lists (`on_status_codes`, `strategy.on_status_codes`, `retry.on_status_codes`,
  *   `cb_config.failure_status_codes`) hold integers from 100 to 599.
  * - `retry.attempts` is an integer from 0 to 5. `cb_config.failure_threshold` is a number ≥ 1 and
- *   `cooldown_interval` a number ≥ 30000 (ms), as the spec types them.
+ *   `cooldown_interval` a number from 30000 (ms, as the spec types it) to 86400000 (a day).
  * - `cache.mode` is simple or semantic; `max_age` is a positive integer number of seconds ≤ 7,776,000
- *   (90 days). `request_timeout` is a positive integer (ms).
+ *   (90 days). `request_timeout` is an integer from 1 to 900000 (ms): the inference functions' own
+ *   timeout, past which the timeout could never fire.
  * - `custom_host` parses as an http:// or https:// URL (the address checks happen when connecting);
  *   `forward_headers` items are valid HTTP header names (RFC 9110 tokens).
  * - `provider`, `virtual_key`, `prompt_id`, `name`, hook and check ids, and guardrail id strings must
@@ -44,6 +45,7 @@ import type { infer as Infer, ZodMiniArray, ZodMiniOptional, ZodMiniType } from 
 import { GatewayError } from '../core/errors';
 import { JsonTooDeepError, parseClientJson } from '../http/json-body';
 import { isPlainObject } from '../core/plain-object';
+import { maxRequestTimeoutMs } from '../core/time';
 import { formatPath, ruleIssues, show, strategyModes, suggest, unknownKeyMessage, valueAt, type Path } from './schema-rules';
 import type { ConfigIssue, GatewayConfig } from './types';
 
@@ -114,10 +116,14 @@ const retrySchema = strict(
   'an object with `attempts` (0 to 5) and optional `on_status_codes`, `use_retry_after_headers`',
 );
 
+/** A breaker opens for at most a day: longer is a target switched off, which belongs in the config itself. */
+const maxCooldownMs = 86_400_000;
+const cooldownText = `a number of milliseconds from 30000 to ${maxCooldownMs} (a day)`;
+
 const circuitBreakerSchema = strict(
   {
     failure_threshold: numberAtLeast(1, 'a number of at least 1'),
-    cooldown_interval: numberAtLeast(30_000, 'a number of milliseconds, at least 30000'),
+    cooldown_interval: number(allowed(cooldownText)).check(gte(30_000, allowed(cooldownText)), lte(maxCooldownMs, allowed(cooldownText))),
     failure_status_codes: statusCodes(),
   },
   'an object with `failure_threshold` and `cooldown_interval`',
@@ -190,7 +196,7 @@ const configObject = strict(
     api_key: text(),
     virtual_key: optional(name()),
     prompt_id: optional(name()),
-    request_timeout: optional(intRange(1, Number.MAX_SAFE_INTEGER, 'a positive integer (milliseconds)')),
+    request_timeout: optional(intRange(1, maxRequestTimeoutMs, `an integer number of milliseconds from 1 to ${maxRequestTimeoutMs} (the inference functions' own timeout)`)),
     cache: optional(cacheSchema),
     retry: optional(retrySchema),
     cb_config: optional(circuitBreakerSchema),

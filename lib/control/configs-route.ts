@@ -14,8 +14,9 @@ import {
   type SavedConfigSummary,
 } from '../config/saved-configs';
 import { configError, parseConfig } from '../config/schema';
+import { unboundSecretIssues } from '../config/secret-destinations';
 import type { GatewayConfig } from '../config/types';
-import { GatewayError, notFound } from '../core/errors';
+import { badRequest, GatewayError, notFound } from '../core/errors';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import { listEnvelope, pageQuery } from '../http/pagination';
 
@@ -68,7 +69,9 @@ const configBody = knownFields(
  * - `GET /v1/configs/{configId}` answers the latest version; `{configId}@3` answers version 3.
  * - `PUT /v1/configs/{configId}` `{name?, config}` (admin) stores a new version; old ones stay
  *   readable. Secret fields sent back as the mask placeholder keep the latest version's value at the
- *   same JSON path, so an answer can be edited and sent back.
+ *   same JSON path, so an answer can be edited and sent back — unless its destination changed
+ *   (400 `credentials_required`: moving a secret takes the secret).
+ * - A target that stores a credential must name its provider, virtual_key or custom_host (400).
  * - `DELETE /v1/configs/{configId}` (admin) deletes the config with all its versions.
  *
  * Answers mask every `api_key`, `cloudA_secret_access_key`, `cloudA_session_token` and
@@ -122,6 +125,7 @@ export const configsRoute = controlRoutes(
         if (!latest) throw configNotFound(configId);
         const restored = restoreMaskedSecrets(config, latest.config);
         if (restored.unresolved.length > 0) throw maskedPlaceholderError(restored.unresolved);
+        if (restored.moved.length > 0) throw movedSecretError(restored.moved);
         config = restored.config;
         expectedVersion = latest.version;
       }
@@ -165,10 +169,22 @@ function presentSummary(summary: SavedConfigSummary) {
   return { object: 'config', ...summary };
 }
 
+/** A config to store: valid, and every stored credential bound to where it goes. */
 function validate(input: unknown): GatewayConfig {
   const result = parseConfig(input);
   if (!result.ok) throw configError(result.issues);
+  const unbound = unboundSecretIssues(result.config);
+  if (unbound.length > 0) throw configError(unbound);
   return result.config;
+}
+
+function movedSecretError(paths: string[]): GatewayError {
+  return badRequest(
+    `${paths.join(', ')} ${paths.length === 1 ? 'keeps its' : 'keep their'} stored value ("${maskedSecret}") while the provider, host, catalog entry or URL ${paths.length === 1 ? 'it goes' : 'they go'} to changes. ` +
+      'A stored secret only ever goes where it was saved for: send the secret itself again in this PUT to move it, or keep the destination.',
+    paths[0]!,
+    'credentials_required',
+  );
 }
 
 function maskedPlaceholderError(paths: string[]): GatewayError {

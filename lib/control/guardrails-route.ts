@@ -52,7 +52,8 @@ type GuardrailBody = { name: string; checks: Array<{ id: string; parameters?: Re
  * - `POST /v1/guardrails` `{name, checks: [{id, parameters}], actions: {deny, async, on_fail, on_success}}` (admin).
  * - `GET /v1/guardrails?limit=&after=` lists them newest first (names only).
  * - `GET /v1/guardrails/{guardrailId}` answers one, with `headers` parameter values masked.
- * - `PUT /v1/guardrails/{guardrailId}` replaces it whole (admin); a masked value sent back keeps the stored one.
+ * - `PUT /v1/guardrails/{guardrailId}` replaces it whole (admin); a masked value sent back keeps the stored one,
+ *   unless the check's URL changes (400 `credentials_required`: moving a secret takes the secret).
  * - `DELETE /v1/guardrails/{guardrailId}` (admin).
  *
  * Every check is validated when saved: an unknown id or a parameter the check cannot run with is a
@@ -98,8 +99,15 @@ export const guardrailsRoute = controlRoutes(
     async handler({ params: { guardrailId }, body }, { auth }) {
       const current = await getGuardrail(auth.workspaceId, guardrailId);
       if (!current) throw guardrailNotFound(guardrailId);
-      const restored = restoreMaskedSecrets(body.checks, current.checks);
+      const restored = restoreMaskedSecrets(body.checks, current.checks, 'checks');
       if (restored.unresolved.length > 0) throw badRequest(`${restored.unresolved[0]} is the mask placeholder and nothing is stored there to keep; send the real value.`, null, 'invalid_guardrail_body');
+      if (restored.moved.length > 0) {
+        throw badRequest(
+          `${restored.moved[0]} keeps its stored value ("********") while the URL it is sent to changes. A stored secret only ever goes where it was saved for: send the headers again in this PUT to move them, or keep the URL.`,
+          restored.moved[0]!,
+          'credentials_required',
+        );
+      }
       const replaced = await replaceGuardrail(auth.workspaceId, guardrailId, validated({ ...(body as GuardrailBody), checks: restored.config as GuardrailBody['checks'] }));
       if (!replaced) throw guardrailNotFound(guardrailId);
       return present(replaced);

@@ -12,12 +12,14 @@ export interface RequestPlan {
   identity: string;
   /** False when the request named its provider by headers alone. */
   fromConfig: boolean;
+  /** True for a saved config: its credentials are stored ones, bound to the destinations stored with them. */
+  saved: boolean;
 }
 
 /** Which config a request names: none (its headers select the provider), an inline one, or a saved one. */
 export type ConfigSource = { kind: 'headers' } | { kind: 'inline'; config: GatewayConfig; plan?: RequestPlan } | { kind: 'saved'; ref: string };
 
-const headerOnlyPlan: RequestPlan = { root: buildPlan({}), identity: 'headers', fromConfig: false };
+const headerOnlyPlan: RequestPlan = { root: buildPlan({}), identity: 'headers', fromConfig: false, saved: false };
 
 /**
  * Inline configs already read, by the header's text: clients send the same config on every request,
@@ -34,7 +36,7 @@ function readInlineConfig(value: string): ConfigSource {
   const parsed = parseConfigHeader(value);
   if (!parsed.ok) throw configError(parsed.issues);
   refusePromptId(parsed.config);
-  const plan: RequestPlan = { root: buildPlan(parsed.config), identity: `inline:${configHash(parsed.config)}`, fromConfig: true };
+  const plan: RequestPlan = { root: buildPlan(parsed.config), identity: `inline:${configHash(parsed.config)}`, fromConfig: true, saved: false };
   if (value.length <= maxRememberedHeaderLength) {
     if (inlineConfigs.size >= maxInlineConfigs) inlineConfigs.delete(inlineConfigs.keys().next().value!);
     inlineConfigs.set(value, { config: parsed.config, plan });
@@ -64,7 +66,7 @@ export function readConfigHeader(headers: Record<string, string>): ConfigSource 
 /** The strategy tree of the config a request names, a saved one read from the workspace's store. */
 export async function resolveRequestPlan(source: ConfigSource, workspaceId: string): Promise<RequestPlan> {
   if (source.kind === 'headers') return headerOnlyPlan;
-  if (source.kind === 'inline') return source.plan ?? { root: buildPlan(source.config), identity: `inline:${configHash(source.config)}`, fromConfig: true };
+  if (source.kind === 'inline') return source.plan ?? { root: buildPlan(source.config), identity: `inline:${configHash(source.config)}`, fromConfig: true, saved: false };
   const saved = await findSavedConfig(workspaceId, source.ref);
   if (!saved) {
     throw new GatewayError(400, `x-gateway-config names a saved config "${source.ref.slice(0, 100)}" that does not exist in this workspace (or not in that version). Send a config id from GET /v1/configs, or a JSON config object.`, {
@@ -73,7 +75,7 @@ export async function resolveRequestPlan(source: ConfigSource, workspaceId: stri
     });
   }
   refusePromptId(saved.config);
-  return { root: buildPlan(saved.config), identity: saved.id, fromConfig: true };
+  return { root: buildPlan(saved.config), identity: saved.id, fromConfig: true, saved: true };
 }
 
 /**

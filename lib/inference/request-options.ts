@@ -1,6 +1,7 @@
 import { badRequest } from '../core/errors';
 import { parseClientJson } from '../http/json-body';
 import { nameMap } from '../core/name-map';
+import { maxRequestTimeoutMs } from '../core/time';
 import type { CacheOptions } from './inference-request';
 
 /** Headers never forwarded by name: the gateway's own, and those that frame or route the request. */
@@ -45,8 +46,12 @@ export function readRequestTimeoutHeader(headers: Record<string, string>): numbe
   const value = headers['x-gateway-request-timeout']?.trim();
   if (!value) return undefined;
   const timeout = Number(value);
-  if (!Number.isInteger(timeout) || timeout <= 0) {
-    throw badRequest('x-gateway-request-timeout must be a positive whole number of milliseconds.', 'x-gateway-request-timeout', 'invalid_header');
+  if (!Number.isInteger(timeout) || timeout <= 0 || timeout > maxRequestTimeoutMs) {
+    throw badRequest(
+      `x-gateway-request-timeout must be a whole number of milliseconds from 1 to ${maxRequestTimeoutMs} (the inference functions' own ${maxRequestTimeoutMs / 1000} s timeout); got ${JSON.stringify(value.slice(0, 40))}.`,
+      'x-gateway-request-timeout',
+      'invalid_header',
+    );
   }
   return timeout;
 }

@@ -4,6 +4,7 @@ import { cloudHeaderFields, destinationFields, secretCredentialFields } from '..
 import { defaultBaseUrl, findProvider, providerNames } from '../providers/registry';
 import type { ProviderSettings, ResolvedTarget } from '../providers/types';
 import type { PlanNode } from '../routing/plan';
+import { storesSecret } from '../config/secret-destinations';
 
 /** What the request's headers say about the provider; a config's targets fall back on these. */
 export interface HeaderCredentials {
@@ -40,21 +41,23 @@ const howToSelect =
  * Resolves each leaf's target once per request, however often routing retries it: the catalog
  * lookup, decryption and destination checks of a target do not change between attempts.
  */
-export function targetResolver(headers: HeaderCredentials, workspaceId: string, fromConfig: boolean): (leaf: PlanNode) => Promise<ResolvedTarget> {
+export function targetResolver(headers: HeaderCredentials, workspaceId: string, plan: { fromConfig: boolean; saved: boolean }): (leaf: PlanNode) => Promise<ResolvedTarget> {
   const resolved = new Map<PlanNode, Promise<ResolvedTarget>>();
   return (leaf) => {
     let target = resolved.get(leaf);
-    if (!target) resolved.set(leaf, (target = resolveTarget(leaf, headers, workspaceId, fromConfig)));
+    if (!target) resolved.set(leaf, (target = resolveTarget(leaf, headers, workspaceId, plan.fromConfig, plan.saved)));
     return target;
   };
 }
 
 /**
  * The provider, base URL and credentials of one target: the target's own settings, then a catalog
- * integration it names (`@slug` or `virtual_key`), then the request's headers.
+ * integration it names (`@slug` or `virtual_key`), then the request's headers. `saved` is true for a
+ * saved config's targets, whose credentials are stored ones.
  */
-export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, workspaceId: string, fromConfig: boolean): Promise<ResolvedTarget> {
+export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, workspaceId: string, fromConfig: boolean, saved = false): Promise<ResolvedTarget> {
   const config = leaf.config;
+  if (saved && storesSecret(config)) refuseStoredSecretRedirect(leaf, headers);
   const providerRef = config.provider ?? headers.provider;
   const slug = providerRef?.startsWith('@') ? providerRef.slice(1) : config.virtual_key ?? (config.provider ? undefined : headers.virtualKey);
   // Header settings fill in what a target that names its provider by header leaves out.
@@ -92,6 +95,31 @@ export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, 
   }
   const resolved: ProviderSettings = apiKey === settings.api_key ? settings : { ...settings, api_key: apiKey };
   return { provider, baseUrl: customHost ? parseCustomHost(customHost) : defaultBaseUrl(provider, resolved), settings: resolved };
+}
+
+/**
+ * A saved target's stored credentials travel only to the destination saved with them: its own
+ * provider, catalog entry or custom_host. A request may not supply a destination for them — a
+ * different x-gateway-custom-host, or, for a target saved without a provider (as older versions
+ * allowed), a provider, catalog entry or cloud setting by header. Refused rather than ignored, so a
+ * caller learns why its header had no effect.
+ */
+function refuseStoredSecretRedirect(leaf: PlanNode, headers: HeaderCredentials): void {
+  const config = leaf.config;
+  const storedHost = leaf.settings.custom_host;
+  const refuse = (param: string): never => {
+    throw badRequest(
+      `${leaf.path} of this saved config stores a credential, which is only sent to the destination saved with it (its provider's base URL or its custom_host), so ${param} cannot choose where it goes. ` +
+        'To call another host, save a config (or a catalog entry) for it with its own credentials, or send your own key in Authorization with an inline config or x-gateway-provider.',
+      param,
+      'catalog_host_fixed',
+    );
+  };
+  if (headers.customHost !== undefined && (storedHost === undefined || parseCustomHost(headers.customHost) !== parseCustomHost(storedHost))) refuse('x-gateway-custom-host');
+  if (config.provider !== undefined || config.virtual_key !== undefined) return; // its destination is stored; headers do not apply
+  if (headers.virtualKey !== undefined) refuse('x-gateway-virtual-key');
+  if (headers.provider !== undefined && (headers.provider.startsWith('@') || storedHost === undefined)) refuse('x-gateway-provider');
+  for (const field in headers.cloud) refuse(cloudHeaderOf(field));
 }
 
 /** Cloud headers that carry a credential: a catalog provider's stored credentials cannot be mixed with them. */

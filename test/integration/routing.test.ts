@@ -136,6 +136,30 @@ describe('timeouts', () => {
     expect(response.headers.get('x-gateway-last-used-option-index')).toBe('config.targets[1]');
     await response.text();
   });
+
+  it('refuses a request timeout past the inference functions\' own 900 s, in the header and in a config, before any provider call', async () => {
+    const a = host('timeout-range');
+    for (const value of ['2147483648', '900001', '1e6', '-5']) {
+      const response = await chat(target(a), { 'x-gateway-request-timeout': value });
+      expect(response.status).toBe(400);
+      const { error } = await response.json();
+      expect(error).toMatchObject({ param: 'x-gateway-request-timeout', code: 'invalid_header' });
+      expect(error.message).toContain('from 1 to 900000');
+    }
+    for (const requestTimeout of [2 ** 31, 900_001]) {
+      const response = await chat({ ...target(a), request_timeout: requestTimeout });
+      expect(response.status).toBe(400);
+      expect((await response.json()).error.param).toBe('config.request_timeout');
+      const saved = await gatewayFetch('/configs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'too long', config: { ...target(a), request_timeout: requestTimeout } }) });
+      expect(saved.status).toBe(400);
+      expect(JSON.stringify(await saved.json())).toContain('config.request_timeout');
+    }
+    // The limit itself is accepted and waits: a provider that answers in time answers.
+    const atLimit = await chat(target(a), { 'x-gateway-request-timeout': '900000' });
+    expect(atLimit.status).toBe(200);
+    await atLimit.text();
+    expect(requestsTo(a.prefix)).toHaveLength(1);
+  });
 });
 
 describe('loadbalance and conditional', () => {

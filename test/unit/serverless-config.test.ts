@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { maxRequestTimeoutMs } from '../../lib/core/time';
 import { loadServerlessConfig, parseServerlessYaml, resolveIntrinsics } from '../../lib/local/template/serverless-config';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'serverless-config-test-'));
@@ -268,6 +269,13 @@ functions:
       Properties: { TableName: 'llm-gateway-ci-control' },
     });
     expect(config.environment.GATEWAY_CONTROL_TABLE).toEqual({ Ref: 'ControlTable' });
+  });
+
+  it('gives every streaming (inference) function the timeout that request timeouts are capped at', () => {
+    const config = loadServerlessConfig({ file: fileURLToPath(new URL('../../serverless.yml', import.meta.url)), stage: 'ci' });
+    const streaming = new Set(config.routes.filter((route) => route.streaming).map((route) => route.functionName));
+    expect(streaming.size).toBeGreaterThan(0);
+    for (const fn of config.functions.filter((candidate) => streaming.has(candidate.name))) expect(fn.timeoutSeconds * 1000).toBe(maxRequestTimeoutMs);
   });
 });
 

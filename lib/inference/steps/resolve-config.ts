@@ -9,7 +9,7 @@ export const resolveConfig: RequestStep = {
     const { options, caller } = context.request;
     return resolveRequestPlan(options.config, caller.workspaceId).then((plan) => {
       context.plan = plan;
-      context.targetOf = targetResolver(options.credentials, caller.workspaceId, plan.fromConfig);
+      context.targetOf = targetResolver(options.credentials, caller.workspaceId, plan);
       return next();
     });
   },
