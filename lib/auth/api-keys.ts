@@ -1,7 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { sha256Hex } from '../core/sha256';
 import { newId } from '../core/ids';
-import { getApiKeyItem, listApiKeyItems, putApiKeyItem, revokeApiKeyItem, type ApiKeyRecord, type Role } from '../store/api-keys';
+import { getApiKeyItem, listApiKeyItems, putApiKeyItem, type ApiKeyRecord, type Role } from '../store/api-keys';
+import { countOwnerKey } from '../store/organisation';
 import type { Page } from '../store/newest-first';
 
 export type { ApiKeyRecord, Role };
@@ -23,13 +24,21 @@ export function generateApiKeySecret(): string {
   return keyPrefix + randomBytes(32).toString('base64url');
 }
 
-function hintOf(secret: string): string {
-  return `${secret.slice(0, 8)}…${secret.slice(-4)}`;
+const generatedKeyPattern = /^gwk_[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The last 4 characters, and nothing else of the secret: enough to tell keys apart. A generated key
+ * also shows its `gwk_` prefix, which every generated key has and so tells nothing; an
+ * operator-chosen `GATEWAY_ADMIN_KEY` shows no prefix, since its first characters are part of the secret.
+ */
+export function hintOf(secret: string): string {
+  return `${generatedKeyPattern.test(secret) ? keyPrefix : ''}…${secret.slice(-4)}`;
 }
 
 /**
  * Stores a key. With `onlyIfAbsent`, an existing key with the same secret is left as it is
- * (used to install a known admin key idempotently).
+ * (used to install a known admin key idempotently). A new owner key joins its organisation's count
+ * of owner keys once it is stored, so a crash in between leaves it uncounted, never counted twice.
  */
 export async function putApiKey(
   secret: string,
@@ -43,6 +52,7 @@ export async function putApiKey(
     if (existing) return existing.record;
     throw new Error('An API key with this secret exists but could not be read back.');
   }
+  if (record.role === 'owner') await countOwnerKey(record.organisation_id, record.id);
   return record;
 }
 
@@ -62,9 +72,4 @@ export type KeyPage = Page<ApiKeyRecord>;
 /** Keys of a workspace, newest first. */
 export function listApiKeys(workspaceId: string, options: { limit: number; after?: string }): Promise<KeyPage> {
   return listApiKeyItems(workspaceId, options);
-}
-
-/** Marks a key revoked. Returns undefined when the workspace has no key with that id. */
-export function revokeApiKey(workspaceId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
-  return revokeApiKeyItem(workspaceId, keyId, Math.floor(Date.now() / 1000));
 }

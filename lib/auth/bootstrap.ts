@@ -1,5 +1,5 @@
 import { newId } from '../core/ids';
-import { putBootstrapMarkerIfAbsent, putOrganisation, readBootstrapMarker } from '../store/organisation';
+import { countOwnerKey, putBootstrapMarkerIfAbsent, putOrganisation, readBootstrapMarker } from '../store/organisation';
 import { promoteApiKeyToOwner } from '../store/api-keys';
 import { upgradeDefaultWorkspaceItem } from '../store/workspaces';
 import { generateApiKeySecret, hashApiKey, maxApiKeyLength, putApiKey } from './api-keys';
@@ -52,7 +52,9 @@ export async function ensureBootstrap(options: { adminKey?: string } = {}): Prom
     const installed = await putApiKey(options.adminKey, { name: 'Admin key (GATEWAY_ADMIN_KEY)', ...scope }, { onlyIfAbsent: true });
     if (installed.revoked_at !== undefined) result.revokedAdminKey = { id: installed.id, revokedAt: installed.revoked_at };
     // Installed by a version without owners: the operator's key is the organisation's owner.
-    else if (installed.role !== 'owner') await promoteApiKeyToOwner(hashApiKey(options.adminKey));
+    else if (installed.role !== 'owner' && (await promoteApiKeyToOwner(hashApiKey(options.adminKey)))) {
+      await countOwnerKey(result.organisationId, installed.id);
+    }
   } else if (created) {
     const secret = generateApiKeySecret();
     await putApiKey(secret, { name: 'First admin key', ...scope });

@@ -1,6 +1,7 @@
 import { _default, enum as oneOf, object, optional, refine, string } from 'zod/mini';
-import { generateApiKeySecret, listApiKeys, putApiKey, revokeApiKey, type ApiKeyRecord, type Role } from '../auth/api-keys';
+import { generateApiKeySecret, listApiKeys, putApiKey, type ApiKeyRecord, type Role } from '../auth/api-keys';
 import { requireOwner } from '../auth/authenticate';
+import { revokeApiKey } from '../auth/owner-keys';
 import { findWorkspace, workspaceIdPattern } from '../auth/workspaces';
 import { badRequest, GatewayError, notFound } from '../core/errors';
 import { controlRoutes, defineRoute, knownFields } from '../http/define-route';
@@ -25,7 +26,7 @@ const newKey = knownFields(
   (field) => `Unknown field "${field.slice(0, 100)}"; send ${bodyShape}.`,
 );
 
-/** `/v1/api-keys`: create, list and revoke gateway keys. Admin only. */
+/** `/v1/api-keys`: create, list and revoke gateway keys. Admin only; owner keys are owners' to create and revoke. */
 export const apiKeysRoute = controlRoutes(
   defineRoute({
     method: 'POST',
@@ -56,7 +57,7 @@ export const apiKeysRoute = controlRoutes(
     role: 'admin',
     params: object({ keyId: string() }),
     async handler({ params: { keyId } }, { auth }) {
-      const revoked = keyIdPattern.test(keyId) ? await revokeApiKey(auth.workspaceId, keyId) : undefined;
+      const revoked = keyIdPattern.test(keyId) ? await revokeApiKey(auth, keyId) : undefined;
       if (!revoked) throw notFound(`No API key with id ${keyId.slice(0, 100)} in this workspace.`, 'api_key_not_found');
       return { id: revoked.id, object: 'api_key', deleted: true, revoked_at: revoked.revoked_at };
     },

@@ -3,7 +3,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
 import { apiKeyKey } from './keys';
-import { queryNewestFirst, type Page } from './newest-first';
+import { queryAllNewestFirst, queryNewestFirst, type Page } from './newest-first';
 import { tables } from './tables';
 
 /**
@@ -19,7 +19,7 @@ export interface ApiKeyRecord {
   role: Role;
   organisation_id: string;
   workspace_id: string;
-  /** First and last characters of the secret, so people can tell their keys apart. */
+  /** The secret's last 4 characters (after `gwk_…` for a generated key), so people can tell their keys apart. */
   hint: string;
   created_at: number;
   revoked_at?: number;
@@ -52,34 +52,51 @@ export async function listApiKeyItems(workspaceId: string, options: { limit: num
   return { data: page.items.map(toRecord), has_more: page.has_more };
 }
 
-/** Sets `revoked_at` (once: a second revocation keeps the first time). Undefined when the workspace has no such key. */
-export async function revokeApiKeyItem(workspaceId: string, keyId: string, now: number): Promise<ApiKeyRecord | undefined> {
+/** The hash a workspace's key is stored under; undefined when the workspace has no key with that id. */
+export async function findApiKeyHashInWorkspace(workspaceId: string, keyId: string): Promise<string | undefined> {
   const found = await dynamoClient().send(
     new QueryCommand({
       TableName: tables.control,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :id',
       ExpressionAttributeValues: marshall({ ':pk': apiKeyKey.workspaceList(workspaceId), ':id': keyId }),
+      ProjectionExpression: '#hash',
+      ExpressionAttributeNames: { '#hash': 'hash' },
     }),
   );
   const item = found.Items?.[0];
-  if (!item) return undefined;
-  const { pk, sk } = unmarshall(item);
-  const result = await dynamoClient().send(
-    new UpdateItemCommand({
-      TableName: tables.control,
-      Key: marshall({ pk, sk }),
-      UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
-      ExpressionAttributeValues: marshall({ ':now': now }),
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  return toRecord(unmarshall(result.Attributes!));
+  return item ? String(unmarshall(item).hash) : undefined;
 }
 
-/** Makes a key an owner (a key installed before the owner role existed). */
-export async function promoteApiKeyToOwner(hash: string): Promise<void> {
-  await writeIfCondition(() =>
+/**
+ * Every key of a workspace with the hash it is stored under, as the listing index holds them (which
+ * may lag a write by a moment: read a key's item for its current state).
+ */
+export async function listAllApiKeyItems(workspaceId: string): Promise<{ record: ApiKeyRecord; hash: string }[]> {
+  return (await queryAllNewestFirst(tables.control, apiKeyKey.workspaceList(workspaceId))).map((item) => ({ record: toRecord(item), hash: String(item.hash) }));
+}
+
+/** Sets `revoked_at` (once: a second revocation keeps the first time). Undefined when no key is stored under `hash`. */
+export async function revokeApiKeyItem(hash: string, now: number): Promise<ApiKeyRecord | undefined> {
+  let result: { Attributes?: Record<string, any> } | undefined;
+  await writeIfCondition(async () => {
+    result = await dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: tables.control,
+        Key: marshall(apiKeyKey.item(hash)),
+        UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: marshall({ ':now': now }),
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+  });
+  return result?.Attributes ? toRecord(unmarshall(result.Attributes)) : undefined;
+}
+
+/** Makes a key an owner (a key installed before the owner role existed); false when it is revoked or absent. */
+export function promoteApiKeyToOwner(hash: string): Promise<boolean> {
+  return writeIfCondition(() =>
     dynamoClient().send(
       new UpdateItemCommand({
         TableName: tables.control,
