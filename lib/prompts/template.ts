@@ -35,11 +35,36 @@ export const maxRenderBytes = 1024 * 1024;
  */
 export const maxRenderSteps = 1_000_000;
 
-// Every text parsed is one the gateway was sent: Mustache's own cache keeps each one for the life of
-// the process, so parsing goes through a writer without it.
+// Mustache's own cache keeps every text it parses for the life of the process, so parsing goes
+// through a writer without it and a cache of our own, bounded by the characters it holds. Parsing
+// costs about 1 µs a character, and a warm function renders the same saved texts again and again.
 const parser = new Mustache.Writer();
 (parser as unknown as { templateCache: unknown }).templateCache = undefined;
-const parse = (text: string): Token[] => parser.parse(text) as Token[];
+const maxCachedChars = 1024 * 1024;
+const parsedTexts = new Map<string, Token[]>();
+let cachedChars = 0;
+
+/** Mustache's tokens for a text; shared between renders, so never changed. */
+function parse(text: string): Token[] {
+  const known = parsedTexts.get(text);
+  if (known) {
+    // Most recently used last, so the oldest is dropped first.
+    parsedTexts.delete(text);
+    parsedTexts.set(text, known);
+    return known;
+  }
+  const tokens = parser.parse(text) as Token[];
+  if (text.length <= maxCachedChars / 4) {
+    parsedTexts.set(text, tokens);
+    cachedChars += text.length;
+    for (const oldest of parsedTexts.keys()) {
+      if (cachedChars <= maxCachedChars) break;
+      parsedTexts.delete(oldest);
+      cachedChars -= oldest.length;
+    }
+  }
+  return tokens;
+}
 
 /**
  * Reads a template as saved: a JSON message list, or plain text. A `string` that parses as JSON but
