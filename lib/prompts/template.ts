@@ -1,9 +1,14 @@
 /**
- * Prompt templates: Mustache (the `mustache` package) without HTML escaping, over a template that is
- * either a JSON list of chat messages or plain text (one user message).
+ * Prompt templates: Mustache without HTML escaping, over a template that is either a JSON list of
+ * chat messages or plain text (one user message).
  *
  * A JSON template is parsed first and only the texts inside it are rendered, so a variable whose
  * value holds quotes, newlines or brackets can never break the message list.
+ *
+ * The `mustache` package parses; the rendering is our own walk of its tokens, because a render runs
+ * on a caller's values and an admin's partials: it reads variables as data (own properties only,
+ * nothing called), recurses only as deep as the limits below, and stops at an output size and a
+ * budget of work, with a 400 that names the limit.
  */
 import Mustache from 'mustache';
 import { badRequest } from '../core/errors';
