@@ -50,9 +50,10 @@ async function uncountRevokedOwnerKey(key: ApiKeyRecord, now: number): Promise<v
 
 /**
  * Starts the count of an organisation stored before owner keys were counted, from the owner keys
- * of all its workspaces, each confirmed by a consistent read of its item. A key the listing has not
- * caught up with yet is left out: the count may be low, never high. When another process starts it
- * at the same time, the first write stands.
+ * of its workspaces, each confirmed by a consistent read of its item. A key the listing has not
+ * caught up with yet is left out, and so are keys of archived workspaces (they work again only if
+ * an owner makes the workspace active): the count may be low, never high. When another process
+ * starts it at the same time, the first write stands.
  */
 async function startOwnerKeyCount(revoking: ApiKeyRecord): Promise<OwnerKeyCount | undefined> {
   const active = await activeOwnerKeyIds(revoking.organisation_id);
@@ -61,9 +62,9 @@ async function startOwnerKeyCount(revoking: ApiKeyRecord): Promise<OwnerKeyCount
   return readOwnerKeyCount(revoking.organisation_id);
 }
 
-/** Ids of the organisation's owner keys that are not revoked, in every workspace, archived ones too. */
+/** Ids of the organisation's owner keys that are not revoked, in its active workspaces. */
 export async function activeOwnerKeyIds(organisationId: string): Promise<Set<string>> {
-  const workspaces = await listWorkspaces(organisationId, ['active', 'archived']);
+  const workspaces = await listWorkspaces(organisationId, ['active']);
   const listed = (await Promise.all(workspaces.map((workspace) => listAllApiKeyItems(workspace.id)))).flat();
   const candidates = listed.filter(({ record }) => isActiveOwnerOf(organisationId, record));
   const confirmed = await Promise.all(candidates.map(async ({ hash }) => (await getApiKeyItem(hash))?.record));

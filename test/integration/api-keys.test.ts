@@ -158,3 +158,52 @@ describe('unknown and oversized keys', () => {
     expect(keyLookups()).toBeGreaterThanOrEqual(2_000);
   }, 60_000);
 });
+
+describe('owner keys and hints', () => {
+  async function createOwnerKey(name: string) {
+    const response = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: JSON.stringify({ name, role: 'owner' }) });
+    expect(response.status).toBe(200);
+    return (await response.json()) as { id: string; key: string; hint: string };
+  }
+  // Other files add keys to this workspace too: read every page.
+  async function allKeys(): Promise<any[]> {
+    const keys: any[] = [];
+    for (let after = ''; ; ) {
+      const page = await (await gatewayFetch(`/api-keys?limit=100${after ? `&after=${after}` : ''}`)).json();
+      keys.push(...page.data);
+      if (!page.has_more) return keys;
+      after = page.last_id;
+    }
+  }
+  const statusOf = async (id: string) => (await allKeys()).find((key: any) => key.id === id)?.status;
+
+  it('refuses an admin that revokes an owner key with 403, and lets an owner revoke it', async () => {
+    const owner = await createOwnerKey('owner revoked by an owner');
+    const admin = await createKey('admin', 'admin that tries');
+    const refused = await gatewayFetch(`/api-keys/${owner.id}`, { method: 'DELETE', headers: { 'x-gateway-api-key': admin.key } });
+    expect(refused.status).toBe(403);
+    const { error } = await refused.json();
+    expect(error).toMatchObject({ type: 'permission_error', code: 'owner_required' });
+    expect(error.message).toBe('Only an owner key may revoke an owner key; the key used has the admin role.');
+    expect(await statusOf(owner.id)).toBe('active');
+
+    // The shared gateway's own key is an owner too, so this one is not the last.
+    const revoked = await gatewayFetch(`/api-keys/${owner.id}`, { method: 'DELETE' });
+    expect(revoked.status).toBe(200);
+    expect(await statusOf(owner.id)).toBe('revoked');
+    // An admin still revokes admin and member keys.
+    const member = await createKey('member', 'revoked by an admin');
+    expect((await gatewayFetch(`/api-keys/${member.id}`, { method: 'DELETE', headers: { 'x-gateway-api-key': admin.key } })).status).toBe(200);
+  });
+
+  it('shows at most the last 4 characters of a key in its hint (and the gwk_ every generated key starts with)', async () => {
+    const member = await createKey('member', 'hinted');
+    expect(member.hint).toBe(`gwk_…${member.key.slice(-4)}`);
+    const listed = await allKeys();
+    expect(listed.find((key: any) => key.id === member.id).hint).toBe(member.hint);
+    for (const key of listed) expect(key.hint, key.name).toMatch(/^(gwk_)?….{4}$/);
+    // GATEWAY_ADMIN_KEY is the operator's choice: even its first characters are part of the secret.
+    const operatorHints = listed.filter((key: any) => key.name === 'Admin key (GATEWAY_ADMIN_KEY)').map((key: any) => key.hint);
+    expect(operatorHints).toContain(`…${env().adminKey.slice(-4)}`);
+  });
+});
