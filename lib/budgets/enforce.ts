@@ -1,11 +1,12 @@
 /**
  * Applying budgets to a request: which budgets select it, which bucket and period it falls in,
- * whether that bucket has usage left, and after the answer, adding what the request spent and
- * raising the period's alert once.
+ * reserving what it may spend while that bucket has usage left, and after the answer, settling
+ * what it spent and raising the period's alert once.
  */
 import { GatewayError } from '../core/errors';
 import { bucketOf, selects, type ValueOf } from '../ratelimit/enforce';
-import { addUsage, markAlerted, readUsage, type UsageSlot } from '../store/usage-counters';
+import { claim, settle, type Reservation } from '../store/reserved-counters';
+import { markAlerted, usageCounter, type UsageSlot } from '../store/usage-counters';
 import { periodAt } from './periods';
 import type { ActiveBudget } from './policies';
 
@@ -17,10 +18,11 @@ export const counterUnits = (type: ActiveBudget['type'], amount: number) => (typ
 /** A counter's units as the budget's own (USD or tokens). */
 export const budgetUnits = (type: ActiveBudget['type'], units: number) => (type === 'cost' ? units / nanoUsdPerUsd : units);
 
-/** A bucket a request fell in, and the budget that made it: what the answer's spend is added to. */
+/** A bucket a request fell in, the budget that made it, and what the request reserved on it. */
 export interface BudgetSlot {
   budget: ActiveBudget;
   slot: UsageSlot;
+  reservation: Reservation;
 }
 
 export function slotOfBudget(budget: ActiveBudget, valueOf: ValueOf, now: number): UsageSlot {
@@ -39,27 +41,56 @@ export class BudgetExceededError extends GatewayError {
   }
 }
 
+/** What a request may spend in a budget's units (counter units: tokens, or nano-dollars). */
+export type Estimate = (budget: ActiveBudget) => number;
+
 /**
- * Checks every budget that selects the request against its bucket's usage in the current period;
- * throws the 412 of the first one spent, or answers the buckets to add the answer's spend to.
+ * Reserves the request's estimate on every budget that selects it, admitted only while the
+ * bucket's usage with every reservation under way is below the limit; throws the 412 of the first
+ * one that refuses (releasing what the others reserved), or answers the reservations to settle
+ * once the answer is complete. Requests admitted this way pass the limit together by at most the
+ * last one's usage, when each uses no more than it reserved.
  */
-export async function enforceBudgets(budgets: readonly ActiveBudget[], valueOf: ValueOf, now = Date.now()): Promise<BudgetSlot[]> {
+export async function enforceBudgets(budgets: readonly ActiveBudget[], valueOf: ValueOf, estimate: Estimate = () => 0, now = Date.now()): Promise<BudgetSlot[]> {
   const selected = budgets.filter((budget) => selects(budget, valueOf)).map((budget) => ({ budget, slot: slotOfBudget(budget, valueOf, now) }));
-  for (const { budget, slot } of selected) if (spentBuckets.has(spentKey(budget, slot))) throw budgetExceeded(budget, slot);
-  const used = await Promise.all(selected.map(({ slot }) => readUsage(slot)));
-  selected.forEach(({ budget, slot }, index) => {
-    if (used[index]! >= counterUnits(budget.type, budget.creditLimit)) {
-      rememberSpent(budget, slot);
-      throw budgetExceeded(budget, slot);
-    }
+  for (const { budget, slot } of selected) if (spentBuckets.has(spentKey(budget, slot))) throw budgetExceeded(budget, slot, true);
+  const claims = await Promise.allSettled(
+    selected.map(({ budget, slot }) => claim(usageCounter(slot), Math.max(0, Math.round(estimate(budget))), counterUnits(budget.type, budget.creditLimit), now)),
+  );
+  const reserved: BudgetSlot[] = [];
+  let refusal: Error | undefined;
+  claims.forEach((result, index) => {
+    const { budget, slot } = selected[index]!;
+    if (result.status === 'rejected') return void (refusal ??= result.reason as Error);
+    const claimed = result.value;
+    if (claimed.admitted) return void reserved.push({ budget, slot, reservation: claimed.reservation });
+    const spent = claimed.settled >= counterUnits(budget.type, budget.creditLimit);
+    if (spent) rememberSpent(budget, slot);
+    refusal ??= budgetExceeded(budget, slot, spent);
   });
-  return selected;
+  if (!refusal) return reserved;
+  await releaseBudgets(reserved);
+  throw refusal;
+}
+
+/** Throws the 412 of a budget whose bucket this container already knows is spent (no I/O). */
+export function refuseSpent(budgets: readonly ActiveBudget[], valueOf: ValueOf, now = Date.now()): void {
+  for (const budget of budgets) {
+    if (!selects(budget, valueOf)) continue;
+    const slot = slotOfBudget(budget, valueOf, now);
+    if (spentBuckets.has(spentKey(budget, slot))) throw budgetExceeded(budget, slot, true);
+  }
+}
+
+/** Lets reservations go unused (a refused request, an attempt a fallback replaced). */
+export function releaseBudgets(slots: readonly BudgetSlot[]): Promise<unknown> {
+  return Promise.all(slots.map(({ slot, reservation }) => settleUsage(usageCounter(slot), reservation, 0)));
 }
 
 /**
  * Buckets this container has seen spent, so a client that goes on sending after its budget is
- * used up costs no reads. Exact: a period's usage only grows, and the key holds the limit and the
- * period, so a raised limit or a new period is a new key. Bounded, oldest first out.
+ * used up costs no writes. Exact: a period's settled usage only grows, and the key holds the limit
+ * and the period, so a raised limit or a new period is a new key. Bounded, oldest first out.
  */
 const spentBuckets = new Set<string>();
 const maxSpentBuckets = 10_000;
@@ -70,8 +101,10 @@ function rememberSpent(budget: ActiveBudget, slot: UsageSlot): void {
   spentBuckets.add(spentKey(budget, slot));
 }
 
-function budgetExceeded(budget: ActiveBudget, slot: UsageSlot): BudgetExceededError {
+/** The 412: a bucket spent, or one whose requests under way hold what is left of it. */
+function budgetExceeded(budget: ActiveBudget, slot: UsageSlot, spent: boolean): BudgetExceededError {
   const limit = budget.type === 'cost' ? `$${budget.creditLimit}` : `${budget.creditLimit} tokens`;
+  if (!spent) return new BudgetExceededError(`Budget exhausted: usage-limit policy ${budget.id} allows ${limit}, and requests under way have reserved what is left of it. Try again when they finish.`, budget.id);
   const reset = slot.periodEnd === undefined ? 'It does not reset.' : `It resets at ${new Date(slot.periodEnd).toISOString()}.`;
   return new BudgetExceededError(`Budget exhausted: usage-limit policy ${budget.id} allows ${limit} and has been used up. ${reset}`, budget.id);
 }
@@ -83,18 +116,27 @@ export interface Spend {
   cost: number | null;
 }
 
-/** Adds a request's spend to every bucket that selected it, and raises each bucket's alert once per period. */
+/**
+ * Settles each reservation with what the request spent (the rest is released), and raises each
+ * bucket's alert once per period.
+ */
 export async function countSpend(slots: readonly BudgetSlot[], spend: Spend, now = Date.now()): Promise<void> {
   await Promise.all(
-    slots.map(async ({ budget, slot }) => {
+    slots.map(async ({ budget, slot, reservation }) => {
       const amount = budget.type === 'cost' ? counterUnits('cost', spend.cost ?? 0) : spend.tokens;
+      const total = await settleUsage(usageCounter(slot), reservation, Math.max(0, amount), now);
       if (amount <= 0) return;
-      const total = await addUsage(slot, amount);
       if (total >= counterUnits(budget.type, budget.creditLimit)) rememberSpent(budget, slot);
       if (budget.alertThreshold === undefined || total < counterUnits(budget.type, budget.alertThreshold)) return;
       if (await markAlerted(slot, now)) emitBudgetAlert(budget, slot, budgetUnits(budget.type, total), now);
     }),
   );
+}
+
+/** Nothing reserved and nothing spent needs no write. */
+function settleUsage(counter: ReturnType<typeof usageCounter>, reservation: Reservation, used: number, now = Date.now()): Promise<number> {
+  if (reservation.amount === 0 && used === 0) return Promise.resolve(0);
+  return settle(counter, reservation, used, now);
 }
 
 /** Filter pattern of a budget alert in the process log (a metric filter or subscription can pick it up). */

@@ -4,7 +4,8 @@
  */
 import { sha256Hex } from '../core/sha256';
 import { GatewayError } from '../core/errors';
-import { addToCounter, readCounter, type CounterSlot } from '../store/rate-counters';
+import { tokenCounter, type CounterSlot } from '../store/rate-counters';
+import { claim, settle, type Reservation } from '../store/reserved-counters';
 import { admitRequest } from './limiter';
 import { metadataPrefix, windowMs, type ActivePolicy } from './policies';
 
@@ -57,10 +58,16 @@ export interface RateLimitState {
   targetPolicies: readonly ActivePolicy[];
   /** The tightest policy of each type: the one whose headers the answer carries. */
   tightest: { requests?: Verdict; tokens?: Verdict };
-  /** Token buckets of the request's own policies. */
-  requestTokens: CounterSlot[];
-  /** Token buckets of the last target attempt (the one whose answer the client gets). */
-  targetTokens: CounterSlot[];
+  /** Token reservations of the request's own policies. */
+  requestTokens: TokenReservation[];
+  /** Token reservations of the last target attempt (the one whose answer the client gets). */
+  targetTokens: TokenReservation[];
+}
+
+/** What a request reserved on a token policy's window, settled with its tokens once it is answered. */
+export interface TokenReservation {
+  slot: CounterSlot;
+  reservation: Reservation;
 }
 
 export function newRateLimitState(targetPolicies: readonly ActivePolicy[]): RateLimitState {
@@ -68,34 +75,47 @@ export function newRateLimitState(targetPolicies: readonly ActivePolicy[]): Rate
 }
 
 /**
- * Checks every policy that selects the request: token policies against what the window has spent,
- * request policies by taking a request from their window. Answers the tokens buckets to count
- * after the answer; throws the 429 of the first policy that refuses. A request refused by one
- * policy still counts against the request policies taken before it.
+ * Checks every policy that selects the request: token policies by reserving the request's
+ * estimated tokens on their window while its total (reservations under way included) is below the
+ * limit, request policies by taking a request from their window. Answers the token reservations to
+ * settle after the answer; throws the 429 of the first policy that refuses. A request refused by
+ * one policy still counts against the request policies taken before it; its token reservations
+ * are released.
  */
-export async function enforce(policies: readonly ActivePolicy[], valueOf: ValueOf, state: RateLimitState, now = Date.now()): Promise<CounterSlot[]> {
-  const tokenSlots: CounterSlot[] = [];
+export async function enforce(policies: readonly ActivePolicy[], valueOf: ValueOf, state: RateLimitState, tokens = 0, now = Date.now()): Promise<TokenReservation[]> {
+  const reserved: TokenReservation[] = [];
   const selected = policies.filter((policy) => selects(policy, valueOf));
-  // Token policies first: a read refuses nothing it should not, whereas a taken request stays taken.
-  // Their windows are read at once; the first policy in order that is spent refuses.
+  // Token policies first: a refused reservation is released, whereas a taken request stays taken.
+  // Their windows are claimed at once; the first policy in order that refuses answers.
   const tokenPolicies = selected.filter((policy) => policy.type === 'tokens').map((policy) => ({ policy, slot: slotOf(policy, valueOf, now) }));
-  const spentOf = await Promise.all(tokenPolicies.map(({ slot }) => readCounter(slot)));
-  tokenPolicies.forEach(({ policy, slot }, index) => {
-    const spent = spentOf[index]!;
-    const verdict = { policy, remaining: Math.max(0, policy.value - spent), windowEnd: slot.windowEnd };
-    if (spent >= policy.value) throw rateLimited(verdict, now);
+  const claims = await Promise.allSettled(tokenPolicies.map(({ policy, slot }) => claim(tokenCounter(slot), tokens, policy.value, now)));
+  let refusal: unknown;
+  claims.forEach((result, index) => {
+    const { policy, slot } = tokenPolicies[index]!;
+    if (result.status === 'rejected') return void (refusal ??= result.reason);
+    // What the window had left when the request was admitted: its own reservation is not spent yet.
+    const counted = result.value.admitted ? result.value.total - result.value.reservation.amount : result.value.total;
+    const verdict = { policy, remaining: Math.max(0, policy.value - counted), windowEnd: slot.windowEnd };
+    if (!result.value.admitted) return void (refusal ??= rateLimited(verdict, now));
     keepTightest(state, verdict);
-    tokenSlots.push(slot);
+    reserved.push({ slot, reservation: result.value.reservation });
   });
+  if (refusal) {
+    await releaseTokens(reserved);
+    throw refusal;
+  }
   for (const policy of selected) {
     if (policy.type !== 'requests') continue;
     const slot = slotOf(policy, valueOf, now);
     const admission = await admitRequest(slot, policy.value);
     const verdict = { policy, remaining: admission.remaining, windowEnd: slot.windowEnd };
-    if (!admission.admitted) throw rateLimited(verdict, now);
+    if (!admission.admitted) {
+      await releaseTokens(reserved);
+      throw rateLimited(verdict, now);
+    }
     keepTightest(state, verdict);
   }
-  return tokenSlots;
+  return reserved;
 }
 
 function keepTightest(state: RateLimitState, verdict: Verdict): void {
@@ -153,8 +173,12 @@ export function duration(ms: number): string {
   return `${seconds}s`;
 }
 
-/** Counts an answer's tokens in every bucket that selected it. */
-export function countTokens(slots: readonly CounterSlot[], tokens: number): Promise<unknown> {
-  if (tokens <= 0 || slots.length === 0) return Promise.resolve();
-  return Promise.all(slots.map((slot) => addToCounter(slot, tokens)));
+/** Settles each reservation with the answer's tokens: the window keeps those and lets the rest of the reservation go. */
+export function countTokens(reserved: readonly TokenReservation[], tokens: number): Promise<unknown> {
+  return Promise.all(reserved.map(({ slot, reservation }) => (reservation.amount === 0 && tokens <= 0 ? undefined : settle(tokenCounter(slot), reservation, Math.max(0, tokens)))));
+}
+
+/** Lets reservations go unused (a refused request, an attempt a fallback replaced). */
+export function releaseTokens(reserved: readonly TokenReservation[]): Promise<unknown> {
+  return countTokens(reserved, 0);
 }

@@ -2,9 +2,8 @@ import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
-import { coalescedAdd, sharedRead } from './counter-batching';
-import { getItemFast, updateItemFast } from './lean-dynamo';
 import { rateCounterKey } from './keys';
+import type { ReservedCounter } from './reserved-counters';
 import { tables } from './tables';
 
 /** Where a counter lives: its policy, bucket and window, and when the window ends (epoch ms). */
@@ -45,27 +44,7 @@ export async function reserveOnCounter(slot: CounterSlot, amount: number, limit:
   return written ? count : undefined;
 }
 
-/**
- * Adds spent tokens to the window's count, whatever it is (tokens are counted after the answer).
- * Adds to one window that overlap in this container go in one write (counter-batching.ts).
- */
-export async function addToCounter(slot: CounterSlot, amount: number): Promise<void> {
-  await coalescedAdd(counterId(slot), amount, async (sum) => {
-    const attributes = await updateItemFast({
-      TableName: tables.state,
-      Key: marshall(rateCounterKey.item(slot.policyId, slot.bucket, slot.windowStart)),
-      UpdateExpression: 'ADD #n :amount, #w :one SET expiresAt = :ttl',
-      ExpressionAttributeNames: { '#n': 'n', '#w': 'writes' },
-      ExpressionAttributeValues: marshall({ ':amount': sum, ':one': 1, ':ttl': expiresAt(slot) }),
-      ReturnValues: 'UPDATED_NEW',
-    });
-    return Number(attributes?.n?.N ?? sum);
-  });
+/** A token policy's window as a counter that requests reserve on and settle (reserved-counters.ts). */
+export function tokenCounter(slot: CounterSlot): ReservedCounter {
+  return { id: `RL#${slot.policyId}#${slot.bucket}#${slot.windowStart}`, key: marshall(rateCounterKey.item(slot.policyId, slot.bucket, slot.windowStart)), expiresAt: expiresAt(slot) };
 }
-
-/** The window's count as of now (a strongly consistent read: the previous request's tokens count); concurrent reads of one window share one. */
-export function readCounter(slot: CounterSlot): Promise<number> {
-  return sharedRead(counterId(slot), async () => Number((await getItemFast(tables.state, marshall(rateCounterKey.item(slot.policyId, slot.bucket, slot.windowStart)), { consistent: true }))?.n?.N ?? 0));
-}
-
-const counterId = (slot: CounterSlot) => `RL#${slot.policyId}#${slot.bucket}#${slot.windowStart}`;

@@ -2,9 +2,8 @@ import { QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
-import { coalescedAdd, sharedRead } from './counter-batching';
-import { getItemFast, updateItemFast } from './lean-dynamo';
 import { usageCounterKey } from './keys';
+import { readTotals, type ReservedCounter } from './reserved-counters';
 import { tables } from './tables';
 
 /** Where a budget's usage lives: its policy, the period's start, the bucket, and when the period ends (undefined: never). */
@@ -21,30 +20,15 @@ export interface UsageSlot {
 const expiryGraceSeconds = 86_400;
 
 const key = (slot: UsageSlot) => marshall(usageCounterKey.item(slot.policyId, slot.periodStart, slot.bucket));
-const counterId = (slot: UsageSlot) => `UL#${slot.policyId}#${slot.periodStart}#${slot.bucket}`;
 
-/**
- * Adds usage to the bucket's period, whatever its total; answers the total after the write. Adds
- * to one bucket that overlap in this container go in one write (counter-batching.ts).
- */
-export function addUsage(slot: UsageSlot, amount: number): Promise<number> {
-  const ttl = slot.periodEnd === undefined ? '' : ', expiresAt = :ttl';
-  return coalescedAdd(counterId(slot), amount, async (sum) => {
-    const attributes = await updateItemFast({
-      TableName: tables.state,
-      Key: key(slot),
-      UpdateExpression: `ADD #n :amount SET #g = if_not_exists(#g, :group)${ttl}`,
-      ExpressionAttributeNames: { '#n': 'n', '#g': 'group' },
-      ExpressionAttributeValues: marshall({ ':amount': sum, ':group': slot.group, ...(slot.periodEnd === undefined ? {} : { ':ttl': Math.ceil(slot.periodEnd / 1000) + expiryGraceSeconds }) }),
-      ReturnValues: 'UPDATED_NEW',
-    });
-    return Number(attributes?.n?.N ?? sum);
-  });
-}
-
-/** The bucket's usage in the period (strongly consistent: the previous answer's usage counts); concurrent reads of one bucket share one. */
-export function readUsage(slot: UsageSlot): Promise<number> {
-  return sharedRead(counterId(slot), async () => Number((await getItemFast(tables.state, key(slot), { consistent: true }))?.n?.N ?? 0));
+/** The bucket's period as a counter that requests reserve on and settle (reserved-counters.ts). */
+export function usageCounter(slot: UsageSlot): ReservedCounter {
+  return {
+    id: `UL#${slot.policyId}#${slot.periodStart}#${slot.bucket}`,
+    key: key(slot),
+    expiresAt: slot.periodEnd === undefined ? undefined : Math.ceil(slot.periodEnd / 1000) + expiryGraceSeconds,
+    group: slot.group,
+  };
 }
 
 /** Marks the bucket's period alerted; true only for the one write that marked it, so an alert is raised once per period. */
@@ -69,7 +53,7 @@ export interface BucketUsage {
   alertedAt?: number;
 }
 
-/** The buckets of a budget's period that have any usage, at most `limit` of them. */
+/** The buckets of a budget's period that have any usage settled, at most `limit` of them. */
 export async function listUsage(policyId: string, periodStart: number, limit: number): Promise<BucketUsage[]> {
   const buckets: BucketUsage[] = [];
   let start: Record<string, any> | undefined;
@@ -85,8 +69,12 @@ export async function listUsage(policyId: string, periodStart: number, limit: nu
       }),
     );
     for (const raw of page.Items ?? []) {
+      // Usage settled: what requests under way reserved is not spent yet, and a bucket only
+      // reserved on (or whose requests spent nothing) has no usage to show.
+      const usage = readTotals(raw).settled;
+      if (usage <= 0) continue;
       const item = unmarshall(raw);
-      buckets.push({ group: (item.group ?? {}) as Record<string, string | null>, usage: Number(item.n ?? 0), ...(typeof item.alertedAt === 'number' ? { alertedAt: item.alertedAt } : {}) });
+      buckets.push({ group: (item.group ?? {}) as Record<string, string | null>, usage, ...(typeof item.alertedAt === 'number' ? { alertedAt: item.alertedAt } : {}) });
     }
     start = page.LastEvaluatedKey;
   } while (start && buckets.length < limit);

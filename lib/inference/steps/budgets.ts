@@ -1,13 +1,15 @@
-import { BudgetExceededError, countSpend, enforceBudgets, type BudgetSlot } from '../../budgets/enforce';
+import { BudgetExceededError, counterUnits, countSpend, enforceBudgets, refuseSpent, releaseBudgets, type BudgetSlot, type Estimate } from '../../budgets/enforce';
 import { activeBudgets, type ActiveBudget } from '../../budgets/policies';
+import { costOf, priceOf } from '../../pricing/prices';
 import type { AttemptOutcome } from '../../routing/attempt-outcome';
-import type { InferenceContext, RequestStep, TargetStep } from '../run-inference';
-import { requestValues, targetValues } from './rate-limits';
+import type { InferenceContext, RequestStep, TargetAttempt, TargetStep } from '../run-inference';
+import { estimatedTokens, modelOf, requestValues, targetValues, tokenEstimate } from './rate-limits';
 
 interface BudgetState {
-  targetBudgets: readonly ActiveBudget[];
+  /** Budgets reserved on per target attempt: those on a target key, and cost budgets (priced once the target is known). */
+  attemptBudgets: readonly ActiveBudget[];
   requestSlots: BudgetSlot[];
-  /** The last target attempt's buckets: the attempt whose answer the client gets. */
+  /** The last target attempt's reservations: the attempt whose answer the client gets. */
   targetSlots: BudgetSlot[];
 }
 
@@ -15,9 +17,11 @@ const states = new WeakMap<InferenceContext, BudgetState>();
 
 /**
  * `budgets` of a request: the workspace's usage-limit policies on the key, the workspace, the
- * prompt and metadata, checked before routing. A spent bucket refuses the request with 412 and no
- * provider is called; otherwise the request's spend is added once its answer is complete, with
- * the request's own post-response write.
+ * prompt and metadata. A token budget reserves the request's estimated tokens before routing; a
+ * cost budget is reserved on per target attempt, when the provider and model that price the
+ * estimate are known (a bucket known to be spent refuses here already). A refusal is a 412 and no
+ * provider is called; otherwise the reservations are settled with what the request spent once its
+ * answer is complete, with the request's own post-response write.
  */
 export const requestBudgetStep: RequestStep = {
   name: 'budgets',
@@ -25,32 +29,37 @@ export const requestBudgetStep: RequestStep = {
     const { request } = context;
     const budgets = await activeBudgets(request.caller.workspaceId);
     if (budgets.request.length === 0 && budgets.target.length === 0) return next();
-    const state: BudgetState = { targetBudgets: budgets.target, requestSlots: [], targetSlots: [] };
+    const tokenBudgets = budgets.request.filter((budget) => budget.type === 'tokens');
+    const costBudgets = budgets.request.filter((budget) => budget.type === 'cost');
+    const state: BudgetState = { attemptBudgets: [...costBudgets, ...budgets.target], requestSlots: [], targetSlots: [] };
     states.set(context, state);
-    if (budgets.request.length > 0) {
-      try {
-        state.requestSlots = await enforceBudgets(budgets.request, requestValues(request));
-      } catch (error) {
-        if (error instanceof BudgetExceededError) context.recorder.budgetExceeded(error.policyId);
-        throw error;
-      }
+    try {
+      refuseSpent(costBudgets, requestValues(request));
+      if (tokenBudgets.length > 0) state.requestSlots = await enforceBudgets(tokenBudgets, requestValues(request), () => estimatedTokens(context));
+    } catch (error) {
+      if (error instanceof BudgetExceededError) context.recorder.budgetExceeded(error.policyId);
+      throw error;
     }
-    if (state.requestSlots.length > 0 || budgets.target.length > 0) context.waitUntil(countWhenFinished(context, state));
+    context.waitUntil(countWhenFinished(context, state));
     return next();
   },
 };
 
-/** `budgets` of a target attempt: budgets on provider, model, config or catalog slug. A refusal is this attempt's 412, which a fallback may route around. */
+/**
+ * `budgets` of a target attempt: budgets on provider, model, config or catalog slug, and the
+ * request's cost budgets. A refusal is this attempt's 412, which a fallback may route around.
+ */
 export const targetBudgetStep: TargetStep = {
   name: 'budgets',
   async run(attempt, next) {
     const state = states.get(attempt.inference);
-    if (!state || state.targetBudgets.length === 0) return next();
+    if (!state || state.attemptBudgets.length === 0) return next();
+    // The attempt before this one failed: what it reserved is no longer needed.
+    if (state.targetSlots.length > 0) attempt.inference.waitUntil(releaseBudgets(state.targetSlots.splice(0)).catch(reportCountError));
     try {
-      state.targetSlots = await enforceBudgets(state.targetBudgets, targetValues(attempt));
+      state.targetSlots = await enforceBudgets(state.attemptBudgets, targetValues(attempt), attemptEstimate(attempt));
     } catch (error) {
       if (!(error instanceof BudgetExceededError)) throw error;
-      state.targetSlots = [];
       attempt.inference.recorder.budgetExceeded(error.policyId);
       const refused: AttemptOutcome = { ok: false, status: 412, headers: {}, error, network: false };
       return refused;
@@ -59,11 +68,30 @@ export const targetBudgetStep: TargetStep = {
   },
 };
 
-/** Adds the request's spend once its log record is complete: its tokens, and its cost from the pricing table (a cache hit spends neither). */
+/** What an attempt may spend: estimated tokens, and for a cost budget their price at this target's model (0 when it has none: a cost budget counts such a model as 0). */
+function attemptEstimate(attempt: TargetAttempt): Estimate {
+  const overrides = attempt.leaf.settings.override_params;
+  const tokens = tokenEstimate(attempt.inference, overrides);
+  return (budget) => {
+    if (budget.type === 'tokens') return tokens.prompt + tokens.completion;
+    const usage = { prompt_tokens: tokens.prompt, completion_tokens: tokens.completion, total_tokens: tokens.prompt + tokens.completion };
+    return counterUnits('cost', costOf(priceOf(attempt.target?.provider.name, modelOf(attempt)), usage) ?? 0);
+  };
+}
+
+/**
+ * Settles the reservations once the request's log record is complete: with its tokens, and its
+ * cost from the pricing table. A cache hit, a failure, or a cut stream without usage spends
+ * nothing, so its reservations are released whole.
+ */
 function countWhenFinished(context: InferenceContext, state: BudgetState): Promise<unknown> {
   return new Promise<{ tokens: number; cost: number | null }>((resolve) =>
     context.recorder.onFinish((record) => resolve({ tokens: (record.usage?.total_tokens ?? 0) + (record.cache_embedding_usage?.total_tokens ?? 0), cost: record.cost })),
   )
     .then((spend) => countSpend([...state.requestSlots, ...state.targetSlots], spend))
-    .catch((error: unknown) => console.error('Usage could not be counted against budgets', error));
+    .catch(reportCountError);
+}
+
+function reportCountError(error: unknown): void {
+  console.error('Usage could not be counted against budgets', error);
 }

@@ -1,6 +1,7 @@
 import { parseConfigRef } from '../../config/saved-configs';
 import type { AttemptOutcome } from '../../routing/attempt-outcome';
-import { answerHeaders, countTokens, enforce, metadataValue, newRateLimitState, RateLimitedError, type RateLimitState, type ValueOf } from '../../ratelimit/enforce';
+import { answerHeaders, countTokens, enforce, metadataValue, newRateLimitState, RateLimitedError, releaseTokens, type RateLimitState, type ValueOf } from '../../ratelimit/enforce';
+import { estimateTokens } from '../../ratelimit/estimate';
 import { activePolicies, metadataPrefix } from '../../ratelimit/policies';
 import type { InferenceRequest } from '../inference-request';
 import type { InferenceContext, RequestStep, TargetAttempt, TargetStep } from '../run-inference';
@@ -11,8 +12,9 @@ const states = new WeakMap<InferenceContext, RateLimitState>();
 /**
  * `rate-limits` of a request: the workspace's policies on the key, the workspace, the prompt and
  * metadata, checked before routing (a refusal is a 429 and no provider is called). The answer
- * carries the `x-ratelimit-*` headers of the tightest policy of each type; token policies count
- * the answer's tokens once it is complete, with the request's own post-response write.
+ * carries the `x-ratelimit-*` headers of the tightest policy of each type; token policies reserve
+ * the request's estimated tokens before it is served and settle them with the answer's tokens once
+ * it is complete, with the request's own post-response write.
  */
 export const requestRateLimitStep: RequestStep = {
   name: 'rate-limits',
@@ -24,7 +26,7 @@ export const requestRateLimitStep: RequestStep = {
     states.set(context, state);
     if (policies.request.length > 0) {
       try {
-        state.requestTokens = await enforce(policies.request, requestValues(request), state);
+        state.requestTokens = await enforce(policies.request, requestValues(request), state, estimatedTokens(context));
       } catch (error) {
         if (error instanceof RateLimitedError) context.recorder.rateLimited(error.policyId);
         throw error;
@@ -50,8 +52,10 @@ export const targetRateLimitStep: TargetStep = {
   async run(attempt, next) {
     const state = states.get(attempt.inference);
     if (!state || state.targetPolicies.length === 0) return next();
+    // The attempt before this one failed: what it reserved is no longer needed.
+    if (state.targetTokens.length > 0) attempt.inference.waitUntil(releaseTokens(state.targetTokens.splice(0)).catch(reportCountError));
     try {
-      state.targetTokens = await enforce(state.targetPolicies, targetValues(attempt), state);
+      state.targetTokens = await enforce(state.targetPolicies, targetValues(attempt), state, estimatedTokens(attempt.inference, attempt.leaf.settings.override_params));
     } catch (error) {
       if (!(error instanceof RateLimitedError)) throw error;
       attempt.inference.recorder.rateLimited(error.policyId);
@@ -91,8 +95,25 @@ export function targetValues(attempt: TargetAttempt): ValueOf {
   };
 }
 
+/**
+ * What the request may spend in tokens: its body's estimated prompt, plus its completion cap (the
+ * target's `override_params` win) or the default (ratelimit/estimate.ts).
+ */
+export function estimatedTokens(context: InferenceContext, overrides?: Record<string, unknown>): number {
+  const estimate = tokenEstimate(context, overrides);
+  return estimate.prompt + estimate.completion;
+}
+
+export function tokenEstimate(context: InferenceContext, overrides?: Record<string, unknown>) {
+  const { request } = context;
+  if (request.kind === 'passthrough') return estimateTokens({ bytes: request.bytes?.length ?? 0 });
+  const body = context.inputBody ?? request.body;
+  const bytes = context.inputBody || !request.clientBytes ? JSON.stringify(body).length : request.clientBytes.length;
+  return estimateTokens({ bytes, body, embeddings: request.operation === 'embeddings', overrides });
+}
+
 /** The model this target is asked for: the target's `override_params` win over the body. */
-function modelOf(attempt: TargetAttempt): string | undefined {
+export function modelOf(attempt: TargetAttempt): string | undefined {
   const overridden = attempt.leaf.settings.override_params?.model;
   if (typeof overridden === 'string') return overridden;
   const { inference } = attempt;
@@ -110,9 +131,17 @@ function catalogSlugOf(attempt: TargetAttempt): string | undefined {
   return config.virtual_key ?? (config.provider ? undefined : headers.virtualKey);
 }
 
-/** Counts the answer's total tokens once its body is complete (a stream's usage arrives at its end); a cache hit spends none. */
+/**
+ * Settles the reservations with the answer's total tokens once its body is complete (a stream's
+ * usage arrives at its end); a cache hit, a failure or a cut stream without usage spends none, so
+ * its reservations are released whole.
+ */
 function countWhenFinished(context: InferenceContext, state: RateLimitState): Promise<unknown> {
   return new Promise<number>((resolve) => context.recorder.onFinish((record) => resolve(record.usage?.total_tokens ?? 0)))
     .then((tokens) => countTokens([...state.requestTokens, ...state.targetTokens], tokens))
-    .catch((error: unknown) => console.error('Token usage could not be counted against rate limits', error));
+    .catch(reportCountError);
+}
+
+function reportCountError(error: unknown): void {
+  console.error('Token usage could not be counted against rate limits', error);
 }
