@@ -108,6 +108,15 @@ interface DfaState {
 const MATCHED = -2;
 const UNKNOWN = -1;
 
+/**
+ * Takes the work a run does where no cached answer exists (instructions followed, threads stepped)
+ * and may stop the run by throwing: a pattern that needs a new DFA state at every character, or a
+ * Pike VM run over many threads, is linear in the text but with the program's size as the factor.
+ */
+export interface StepMeter {
+  spend(steps: number): void;
+}
+
 export class Machine {
   private readonly ops: Uint8Array;
   private readonly args: Int32Array;
@@ -131,6 +140,9 @@ export class Machine {
   private readonly closure: Int32Array;
   private threadPcs: [Int32Array, Int32Array];
   private threadStarts: [Int32Array, Int32Array];
+  /** The meter of the call in progress, and the steps taken since it was last charged. */
+  private meter: StepMeter | undefined;
+  private steps = 0;
 
   constructor(node: Node, flags: RegexFlags) {
     const builder = new ProgramBuilder(flags);
@@ -148,6 +160,23 @@ export class Machine {
     this.threadStarts = [new Int32Array(size + 1), new Int32Array(size + 1)];
   }
 
+  /** Runs `work` with `meter` charged for the steps it takes (calls are synchronous, so never interleave). */
+  metered<T>(meter: StepMeter | undefined, work: () => T): T {
+    const outer = this.meter;
+    this.meter = meter;
+    this.steps = 0;
+    try {
+      return work();
+    } finally {
+      this.meter = outer;
+    }
+  }
+
+  private charge(): void {
+    if (this.meter && this.steps > 0) this.meter.spend(this.steps);
+    this.steps = 0;
+  }
+
   /** True when the pattern matches somewhere in `text` at or after `from`. */
   matchesFrom(text: string, from = 0): boolean {
     let state = this.initialState(classAt(text, from - 1));
@@ -159,6 +188,7 @@ export class Machine {
       if (next === UNKNOWN) {
         next = this.transition(state, code);
         table = this.table;
+        this.charge();
       }
       if (next === MATCHED) return true;
       state = next;
@@ -208,6 +238,8 @@ export class Machine {
       }
       current = 1 - current;
       count = nextCount;
+      this.steps += count + 1;
+      this.charge();
       if (index >= length) break;
       if (count === 0 && matchStart >= 0) break;
     }
@@ -233,6 +265,7 @@ export class Machine {
       const at = stack[--top];
       if (this.marks[at] === generation) continue;
       this.marks[at] = generation;
+      this.steps++;
       const op = this.ops[at];
       if (op === SET || op === MATCH) {
         pcs[count] = at;
@@ -261,6 +294,7 @@ export class Machine {
     if (known !== undefined) return known;
     if (this.states.length >= maxDfaStates) {
       // Start over rather than grow without bound: a text that needs more states is still matched, more slowly.
+      this.steps += this.states.length;
       this.states = [];
       this.stateIds = new Map();
       this.initialStates.fill(UNKNOWN);
@@ -292,6 +326,7 @@ export class Machine {
       const at = stack[--top];
       if (this.marks[at] === generation) continue;
       this.marks[at] = generation;
+      this.steps++;
       const op = this.ops[at];
       if (op === MATCH) return -1;
       if (op === SET) closure[found++] = at;
@@ -319,6 +354,7 @@ export class Machine {
         this.marks[target] = generation;
         targets.push(target);
       }
+      this.steps += found;
       targets.sort((a, b) => a - b);
       next = this.intern(Int32Array.from(targets), classOf(code));
     }
@@ -332,7 +368,10 @@ export class Machine {
 
   private matchesAtEnd(id: number): boolean {
     const state = this.states[id];
-    if (state.atEnd === UNKNOWN) state.atEnd = this.close(state, NONE) < 0 ? 1 : 0;
+    if (state.atEnd === UNKNOWN) {
+      state.atEnd = this.close(state, NONE) < 0 ? 1 : 0;
+      this.charge();
+    }
     return state.atEnd === 1;
   }
 }

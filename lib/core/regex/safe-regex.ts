@@ -1,8 +1,9 @@
-import { Machine } from './machine';
+import { Machine, type StepMeter } from './machine';
 import { matchesEmpty, parseFlags, parsePattern, RegexSyntaxError } from './syntax';
 
 export { RegexSyntaxError } from './syntax';
 export { maxPatternLength } from './syntax';
+export type { StepMeter } from './machine';
 
 /**
  * A user-supplied regular expression that runs in time linear in the text, whatever the pattern:
@@ -14,11 +15,12 @@ export interface SafeRegex {
   readonly flags: string;
   /** True when the pattern can match the empty string. */
   readonly matchesEmpty: boolean;
-  test(text: string): boolean;
+  /** Each method takes an optional meter that is charged for the work done and may stop it by throwing. */
+  test(text: string, meter?: StepMeter): boolean;
   /** The first match as JavaScript would find it: its index and text. */
-  firstMatch(text: string): { index: number; text: string } | undefined;
+  firstMatch(text: string, meter?: StepMeter): { index: number; text: string } | undefined;
   /** Every non-overlapping, non-empty match replaced by `replacement` (taken literally); the count says how many. */
-  replaceAll(text: string, replacement: string): { text: string; count: number };
+  replaceAll(text: string, replacement: string, meter?: StepMeter): { text: string; count: number };
 }
 
 /** Compiles `pattern`, or throws a RegexSyntaxError saying what is wrong with it. */
@@ -30,33 +32,36 @@ export function compileSafeRegex(pattern: string, flags = ''): SafeRegex {
     source: pattern,
     flags,
     matchesEmpty: matchesEmpty(tree),
-    test: (text) => machine.matchesFrom(text, 0),
-    firstMatch(text) {
-      if (!machine.matchesFrom(text, 0)) return undefined;
-      const span = machine.firstMatch(text, 0);
-      return span && { index: span[0], text: text.slice(span[0], span[1]) };
-    },
-    replaceAll(text, replacement) {
-      let result = '';
-      let copied = 0;
-      let from = 0;
-      let count = 0;
-      // The DFA answers "any match left?" cheaply; the Pike VM runs only to locate one that exists.
-      while (from <= text.length && machine.matchesFrom(text, from)) {
-        const span = machine.firstMatch(text, from);
-        if (!span) break;
-        const [start, end] = span;
-        if (end === start) {
-          from = end + 1;
-          continue;
-        }
-        result += text.slice(copied, start) + replacement;
-        count++;
-        copied = from = end;
-      }
-      return { text: count === 0 ? text : result + text.slice(copied), count };
-    },
+    test: (text, meter) => machine.metered(meter, () => machine.matchesFrom(text, 0)),
+    firstMatch: (text, meter) =>
+      machine.metered(meter, () => {
+        if (!machine.matchesFrom(text, 0)) return undefined;
+        const span = machine.firstMatch(text, 0);
+        return span && { index: span[0], text: text.slice(span[0], span[1]) };
+      }),
+    replaceAll: (text, replacement, meter) => machine.metered(meter, () => replaceEvery(machine, text, replacement)),
   };
+}
+
+function replaceEvery(machine: Machine, text: string, replacement: string): { text: string; count: number } {
+  let result = '';
+  let copied = 0;
+  let from = 0;
+  let count = 0;
+  // The DFA answers "any match left?" cheaply; the Pike VM runs only to locate one that exists.
+  while (from <= text.length && machine.matchesFrom(text, from)) {
+    const span = machine.firstMatch(text, from);
+    if (!span) break;
+    const [start, end] = span;
+    if (end === start) {
+      from = end + 1;
+      continue;
+    }
+    result += text.slice(copied, start) + replacement;
+    count++;
+    copied = from = end;
+  }
+  return { text: count === 0 ? text : result + text.slice(copied), count };
 }
 
 /**

@@ -3,6 +3,7 @@ import { defineCheck } from '../define-check';
 import { scannedText } from '../limits';
 import { optionalBoolean, optionalEnum, optionalString, regexParameter, requiredString } from '../parameters';
 import { maxPatternLength, splitRegexLiteral } from '../../core/regex/safe-regex';
+import { stepLimits, WorkBudget } from '../work-budget';
 
 /** Checks that rewrite the text passed on; the runner writes `transformedText` back. */
 
@@ -48,7 +49,7 @@ export const regexReplace = defineCheck({
   run({ rule, regex, redactText, failOnDetection }, input) {
     // Every match is replaced (not only the first, as a `RegExp` without `g` would): a redaction that
     // leaves the second secret in place is no redaction.
-    const { text, count } = regex.replaceAll(scannedText(input.text), redactText);
+    const { text, count } = regex.replaceAll(scannedText(input.text), redactText, new WorkBudget('default.regexReplace', stepLimits.regex));
     return {
       verdict: !(failOnDetection && count > 0),
       transformedText: count > 0 ? text : undefined,

@@ -113,7 +113,14 @@ export interface PiiFinding {
 /** Findings in text order; where two overlap, the category earlier in `piiCategories` keeps the span. */
 export function findPii(text: string, categories: readonly PiiCategory[]): PiiFinding[] {
   const findings: PiiFinding[] = [];
-  const overlaps = (start: number, end: number) => findings.some((found) => start < found.index + found.length && found.index < end);
+  // Characters already inside a finding. Matches of one pattern never overlap each other, so
+  // looking at a match's own characters keeps the whole scan linear (a list of findings searched
+  // per match was quadratic on a text full of addresses).
+  const covered = new Uint8Array(text.length);
+  const overlaps = (start: number, end: number) => {
+    for (let i = start; i < end; i++) if (covered[i] === 1) return true;
+    return false;
+  };
   for (const category of piiCategories) {
     if (!categories.includes(category)) continue;
     for (const { pattern, accept } of detectors[category]) {
@@ -123,6 +130,7 @@ export function findPii(text: string, categories: readonly PiiCategory[]): PiiFi
         if (accept && !accept(candidate)) continue;
         if (overlaps(match.index, match.index + candidate.length)) continue;
         findings.push({ category, index: match.index, length: candidate.length });
+        covered.fill(1, match.index, match.index + candidate.length);
       }
     }
   }

@@ -167,15 +167,19 @@ export const allowedRequestTypes = defineCheck({
 
 type Primitive = string | number | boolean;
 
+// Sets, since a request may declare many tools and parameters and each is looked up in every list.
 interface ParameterRules {
-  tools: { allowedTypes: string[]; blockedTypes: string[]; allowedFunctionNames: string[]; blockedFunctionNames: string[] };
-  params: { allowedKeys: string[]; blockedKeys: string[]; values: Map<string, { allowedValues?: Primitive[]; blockedValues?: Primitive[] }> };
+  tools: { allowedTypes: Set<string>; blockedTypes: Set<string>; allowedFunctionNames: Set<string>; blockedFunctionNames: Set<string> };
+  params: { allowedKeys: Set<string>; blockedKeys: Set<string>; values: Map<string, { allowedValues?: Primitive[]; blockedValues?: Primitive[] }> };
 }
+
+const maxValuesListed = 1_000;
 
 function primitiveList(owner: Record<string, unknown>, name: string, path: string): Primitive[] | undefined {
   const value = owner[name];
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value)) fail(path, 'a list of strings, numbers or booleans', value);
+  if (value.length > maxValuesListed) throw new CheckParameterError(path, `\`${path}\` has ${value.length} items; at most ${maxValuesListed} are allowed.`);
   value.forEach((item, index) => {
     if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean') fail(`${path}[${index}]`, 'a string, number or boolean', item);
   });
@@ -206,7 +210,7 @@ function parseParameterRules(params: Record<string, unknown>): ParameterRules {
   }
   const list = (owner: Record<string, unknown>, name: string, path: string) => {
     try {
-      return stringList(owner, name, { allowCommaString: false });
+      return new Set(stringList(owner, name, { allowCommaString: false }));
     } catch (error) {
       if (error instanceof CheckParameterError) throw new CheckParameterError(`${path}.${error.parameter}`, error.message.replaceAll(`\`${error.parameter}\``, `\`${path}.${error.parameter}\``));
       throw error;
@@ -250,15 +254,15 @@ export const requestParametersCheck = defineCheck({
   run({ tools, params }, input) {
     const violations: { rule: string; value: unknown; message: string }[] = [];
     for (const { type, name } of declaredTools(input.request)) {
-      if (tools.blockedTypes.includes(type)) violations.push({ rule: 'tools.blockedTypes', value: type, message: `Tools of type "${type}" are blocked.` });
-      else if (tools.allowedTypes.length > 0 && !tools.allowedTypes.includes(type)) violations.push({ rule: 'tools.allowedTypes', value: type, message: `Tools of type "${type}" are not allowed.` });
+      if (tools.blockedTypes.has(type)) violations.push({ rule: 'tools.blockedTypes', value: type, message: `Tools of type "${type}" are blocked.` });
+      else if (tools.allowedTypes.size > 0 && !tools.allowedTypes.has(type)) violations.push({ rule: 'tools.allowedTypes', value: type, message: `Tools of type "${type}" are not allowed.` });
       if (name === undefined) continue;
-      if (tools.blockedFunctionNames.includes(name)) violations.push({ rule: 'tools.blockedFunctionNames', value: name, message: `The function "${name}" is blocked.` });
-      else if (tools.allowedFunctionNames.length > 0 && !tools.allowedFunctionNames.includes(name)) violations.push({ rule: 'tools.allowedFunctionNames', value: name, message: `The function "${name}" is not allowed.` });
+      if (tools.blockedFunctionNames.has(name)) violations.push({ rule: 'tools.blockedFunctionNames', value: name, message: `The function "${name}" is blocked.` });
+      else if (tools.allowedFunctionNames.size > 0 && !tools.allowedFunctionNames.has(name)) violations.push({ rule: 'tools.allowedFunctionNames', value: name, message: `The function "${name}" is not allowed.` });
     }
     for (const key of Object.keys(input.request)) {
-      if (params.blockedKeys.includes(key)) violations.push({ rule: 'params.blockedKeys', value: key, message: `The parameter "${key}" is blocked.` });
-      else if (params.allowedKeys.length > 0 && !params.allowedKeys.includes(key)) violations.push({ rule: 'params.allowedKeys', value: key, message: `The parameter "${key}" is not allowed.` });
+      if (params.blockedKeys.has(key)) violations.push({ rule: 'params.blockedKeys', value: key, message: `The parameter "${key}" is blocked.` });
+      else if (params.allowedKeys.size > 0 && !params.allowedKeys.has(key)) violations.push({ rule: 'params.allowedKeys', value: key, message: `The parameter "${key}" is not allowed.` });
     }
     for (const [key, { allowedValues, blockedValues }] of params.values) {
       if (!Object.hasOwn(input.request, key)) continue;

@@ -3,6 +3,8 @@ import { defineCheck } from '../define-check';
 import { scannedText } from '../limits';
 import { optionalEnum, optionalNumber, optionalString, regexParameter, requiredString, stringList } from '../parameters';
 import { maxPatternLength } from '../../core/regex/safe-regex';
+import { stepLimits, WorkBudget } from '../work-budget';
+import { WordFinder } from '../word-finder';
 
 /** Checks that read only the text: patterns, counts, words, case, endings. */
 
@@ -20,7 +22,7 @@ export const regexMatch = defineCheck({
     return { rule, regex: regexParameter('rule', rule, flags) };
   },
   run({ rule, regex }, input) {
-    const match = regex.firstMatch(scannedText(input.text));
+    const match = regex.firstMatch(scannedText(input.text), new WorkBudget('default.regexMatch', stepLimits.regex));
     return {
       verdict: match !== undefined,
       data: match
@@ -146,16 +148,24 @@ export function listVerdict(operator: ListOperator, found: number, total: number
   return operator === 'any' ? found > 0 : operator === 'all' ? found === total : found === 0;
 }
 
+/** The most characters a `contains` list holds in all: its matcher is built once and kept with the config. */
+export const maxWordCharacters = 100_000;
+
 export const contains = defineCheck({
   id: 'default.contains',
   sides: bothSides,
   invertible: false,
   parameters: ['words', 'operator'],
-  parse: (params) => ({ words: stringList(params, 'words', { required: true }), operator: operatorParameter(params, 'any') }),
-  run({ words, operator }, input) {
-    const text = scannedText(input.text);
-    const found = words.filter((word) => text.includes(word));
-    const missing = words.filter((word) => !found.includes(word));
+  parse(params) {
+    const words = stringList(params, 'words', { required: true });
+    const characters = words.reduce((sum, word) => sum + word.length, 0);
+    if (characters > maxWordCharacters) throw new CheckParameterError('words', `\`words\` holds ${characters} characters in all; at most ${maxWordCharacters} are allowed.`);
+    return { words, finder: new WordFinder(words), operator: operatorParameter(params, 'any') };
+  },
+  run({ words, finder, operator }, input) {
+    const present = finder.found(scannedText(input.text));
+    const found = words.filter((_word, index) => present[index]);
+    const missing = words.filter((_word, index) => !present[index]);
     const verdict = listVerdict(operator, found.length, words.length);
     return { verdict, data: { operator, found, missing, explanation: `${found.length} of ${words.length} words or phrases found (operator "${operator}").` } };
   },
