@@ -22,14 +22,14 @@ const seconds = (ms: number) => Math.floor(ms / 1000);
 export async function revokeApiKey(caller: AuthContext, keyId: string): Promise<ApiKeyRecord | undefined> {
   const hash = await findApiKeyHashInWorkspace(caller.workspaceId, keyId);
   const found = hash === undefined ? undefined : await getApiKeyItem(hash);
-  if (!hash || !found) return undefined;
+  if (!found) return undefined;
   const key = found.record;
   if (key.role === 'owner') requireOwner(caller, 'revoke an owner key');
   if (key.revoked_at !== undefined) return key;
   const now = seconds(Date.now());
   // Counted before the key is marked: a crash in between leaves an active key uncounted, which can only refuse a later revocation, never allow one too many.
   if (key.role === 'owner') await uncountRevokedOwnerKey(key, now);
-  return revokeApiKeyItem(hash, now);
+  return revokeApiKeyItem(found.storedHash, now);
 }
 
 async function uncountRevokedOwnerKey(key: ApiKeyRecord, now: number): Promise<void> {
@@ -63,7 +63,7 @@ async function startOwnerKeyCount(revoking: ApiKeyRecord): Promise<OwnerKeyCount
 }
 
 /** Ids of the organisation's owner keys that are not revoked, in its active workspaces. */
-export async function activeOwnerKeyIds(organisationId: string): Promise<Set<string>> {
+async function activeOwnerKeyIds(organisationId: string): Promise<Set<string>> {
   const workspaces = await listWorkspaces(organisationId, ['active']);
   const listed = (await Promise.all(workspaces.map((workspace) => listAllApiKeyItems(workspace.id)))).flat();
   const candidates = listed.filter(({ record }) => isActiveOwnerOf(organisationId, record));
