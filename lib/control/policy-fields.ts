@@ -10,14 +10,15 @@ import { defineRoute, knownFields, type ControlRoute } from '../http/define-rout
 import { isPolicyKey } from '../ratelimit/policies';
 
 const keyRule = 'api_key, workspace_id, provider, model, config, virtual_key, prompt or metadata.<key>';
-const conditionValueRule = 'A condition value must be a string (or "*" for any request with the key), or a list of strings.';
 const maxConditions = 20;
 const maxConditionValues = 100;
+// One message for both forms: a union names no branch, so it must state every limit itself.
+const conditionValueRule = `A condition value must be a non-empty string (or "*" for any request with the key), or a list of 1 to ${maxConditionValues} strings.`;
 
 const condition = knownFields(
   {
     key: string(`A condition key must be one of ${keyRule}.`),
-    value: union([string(conditionValueRule).check(minLength(1, conditionValueRule)), array(string(conditionValueRule), conditionValueRule).check(minLength(1, conditionValueRule), maxLength(maxConditionValues, `A condition takes at most ${maxConditionValues} values.`))], {
+    value: union([string(conditionValueRule).check(minLength(1, conditionValueRule)), array(string(conditionValueRule), conditionValueRule).check(minLength(1, conditionValueRule), maxLength(maxConditionValues, conditionValueRule))], {
       error: conditionValueRule,
     }),
   },
@@ -60,6 +61,20 @@ export async function scopedWorkspace(auth: AuthContext, workspaceId: string | u
 export async function newPolicyWorkspace(auth: AuthContext, body: { workspace_id?: string; organisation_id?: string }): Promise<string> {
   if (body.organisation_id !== undefined && body.organisation_id !== auth.organisationId) throw forbidden('organisation_id must be the organisation of the gateway key.');
   return scopedWorkspace(auth, body.workspace_id);
+}
+
+/**
+ * A `PUT` may send back the policy as it was read, `workspace_id` and `organisation_id` included,
+ * but cannot move it: a policy stays in the workspace it was created for (as `POST` set it), so
+ * naming another one is a 400 rather than a change silently left undone.
+ */
+export function checkUnmoved(auth: AuthContext, body: { workspace_id?: unknown; organisation_id?: unknown }, code: string): void {
+  if (body.workspace_id !== undefined && body.workspace_id !== auth.workspaceId) {
+    throw badRequest('workspace_id cannot be changed: a policy stays in the workspace it was created for. Create the policy in the other workspace instead.', 'workspace_id', code);
+  }
+  if (body.organisation_id !== undefined && body.organisation_id !== auth.organisationId) {
+    throw badRequest('organisation_id cannot be changed: a policy stays in the organisation it was created for.', 'organisation_id', code);
+  }
 }
 
 const wholeNumber = (field: string) =>

@@ -2,7 +2,7 @@ import { enum as oneOf, maxLength, number, optional, refine, string } from 'zod/
 import { notFound } from '../core/errors';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import { changePolicy, createPolicy, findPolicy, listPolicies, type PolicyCondition, type RateLimitPolicy } from '../ratelimit/policies';
-import { checkKeys, conditions, groupBy, newPolicyWorkspace, policyByIdRoutes, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
+import { checkKeys, checkUnmoved, conditions, groupBy, newPolicyWorkspace, policyByIdRoutes, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
 
 const policyObject = 'policy_usage_limits';
 const invalidCode = 'invalid_rate_limit_policy';
@@ -94,6 +94,7 @@ export const rateLimitsRoute = controlRoutes(
     body: updateBody,
     invalidCode,
     async handler({ params: { policyId }, body }, { auth }) {
+      checkUnmoved(auth, body, invalidCode);
       if (body.conditions || body.group_by) checkKeys(body.conditions ?? [], body.group_by ?? [], invalidCode);
       const changed = await changePolicy(auth.workspaceId, policyId, {
         value: body.value,

@@ -6,7 +6,7 @@ import { badRequest, notFound } from '../core/errors';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import type { PolicyCondition } from '../store/workspace-policies';
 import { listUsage } from '../store/usage-counters';
-import { checkKeys, conditions, groupBy, newPolicyWorkspace, policyByIdRoutes, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
+import { checkKeys, checkUnmoved, conditions, groupBy, newPolicyWorkspace, policyByIdRoutes, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
 
 const policyObject = 'policy_usage_limits';
 const invalidCode = 'invalid_usage_limit_policy';
@@ -115,6 +115,7 @@ export const usageLimitsRoute = controlRoutes(
     body: updateBody,
     invalidCode,
     async handler({ params: { policyId }, body }, { auth }) {
+      checkUnmoved(auth, body, invalidCode);
       if (body.conditions || body.group_by) checkKeys(body.conditions ?? [], body.group_by ?? [], invalidCode);
       const changed = await changeBudget(
         auth.workspaceId,

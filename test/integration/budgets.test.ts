@@ -142,6 +142,26 @@ describe('usage-limit policy routes', () => {
     expect(created.body.error).toMatchObject({ param, code: 'invalid_usage_limit_policy' });
   });
 
+  it('refuses a PUT that names another workspace, and takes its own workspace as read', async () => {
+    const created = await createBudget(taggedBudget(tag('unmoved'), { credit_limit: 40 }));
+    const id = created.body.id;
+    const moved = await gatewayFetch(`/policies/usage-limits/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ credit_limit: 50, workspace_id: `ws_elsewhere${run}` }) });
+    expect(moved.status).toBe(400);
+    expect((await moved.json()).error).toMatchObject({ param: 'workspace_id', code: 'invalid_usage_limit_policy', message: expect.stringContaining('cannot be changed') });
+    const read = await readBudget(id);
+    expect(read.credit_limit).toBe(40);
+    const roundTrip = await gatewayFetch(`/policies/usage-limits/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ credit_limit: 60, workspace_id: read.workspace_id }) });
+    expect(roundTrip.status).toBe(200);
+    expect(await roundTrip.json()).toMatchObject({ id, credit_limit: 60, workspace_id: read.workspace_id });
+  });
+
+  it('names the limit of 100 condition values', async () => {
+    const refused = await createBudget({ ...taggedBudget(tag('values'), {}), conditions: [{ key: 'model', value: Array.from({ length: 101 }, (_, index) => `m${index}`) }] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ param: 'conditions[0].value', code: 'invalid_usage_limit_policy' });
+    expect(refused.body.error.message).toContain('1 to 100 strings');
+  });
+
   it("keeps another workspace's budgets out of sight", async () => {
     const otherKey = await createWorkspaceAdminKey(`ws_ul${run}`);
     const theirs = await createBudget(taggedBudget(tag('theirs'), {}), otherKey);

@@ -145,6 +145,34 @@ describe('rate-limit policy routes', () => {
     expect(created.body.error).toMatchObject({ param, code: 'invalid_rate_limit_policy' });
   });
 
+  it('takes up to 100 condition values, and says so when given 101', async () => {
+    const values = (count: number) => Array.from({ length: count }, (_, index) => `m${index}`);
+    const accepted = await createPolicy({ ...taggedPolicy(tag('values'), { value: 1 }), conditions: [{ key: 'model', value: values(100) }] });
+    expect(accepted.status).toBe(200);
+    const refused = await createPolicy({ ...taggedPolicy(tag('values'), { value: 1 }), conditions: [{ key: 'model', value: values(101) }] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ param: 'conditions[0].value', code: 'invalid_rate_limit_policy' });
+    expect(refused.body.error.message).toContain('1 to 100 strings');
+  });
+
+  it('refuses a PUT that names another workspace or organisation, and takes its own workspace as read', async () => {
+    const created = await createPolicy(taggedPolicy(tag('unmoved'), { value: 4 }));
+    const id = created.body.id;
+    const read = await (await gatewayFetch(`/policies/rate-limits/${id}`)).json();
+    for (const [field, value] of [
+      ['workspace_id', `ws_elsewhere${run}`],
+      ['organisation_id', 'org_elsewhere'],
+    ]) {
+      const moved = await gatewayFetch(`/policies/rate-limits/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ value: 5, [field]: value }) });
+      expect(moved.status).toBe(400);
+      expect((await moved.json()).error).toMatchObject({ param: field, code: 'invalid_rate_limit_policy', message: expect.stringContaining('cannot be changed') });
+    }
+    expect((await (await gatewayFetch(`/policies/rate-limits/${id}`)).json()).value).toBe(4);
+    const roundTrip = await gatewayFetch(`/policies/rate-limits/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ value: 6, workspace_id: read.workspace_id, organisation_id: read.organisation_id }) });
+    expect(roundTrip.status).toBe(200);
+    expect(await roundTrip.json()).toMatchObject({ id, value: 6, workspace_id: read.workspace_id });
+  });
+
   it("keeps another workspace's policies out of sight, and refuses naming a workspace that is not the key's", async () => {
     const otherKey = await createWorkspaceAdminKey(`ws_rl${run}`);
     const theirs = await createPolicy(taggedPolicy(tag('theirs'), { value: 1 }), otherKey);
