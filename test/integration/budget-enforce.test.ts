@@ -3,7 +3,7 @@
  * functions the `budgets` steps call.
  */
 import { randomBytes } from 'node:crypto';
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BudgetExceededError, countSpend, enforceBudgets } from '../../lib/budgets/enforce';
@@ -30,6 +30,11 @@ const budget = (fields: Partial<ActiveBudget> = {}): ActiveBudget => ({
 });
 
 const team = (name: string) => (key: string) => (key === 'metadata.team' ? name : undefined);
+
+async function counterTotal(slot: { policyId: string; periodStart: number; bucket: string }): Promise<number> {
+  const { Item } = await dynamoClient().send(new GetItemCommand({ TableName: stateTable, Key: marshall(usageCounterKey.item(slot.policyId, slot.periodStart, slot.bucket)), ConsistentRead: true }));
+  return Number(Item?.n?.N ?? 0);
+}
 
 /** Sets a bucket's usage as another container's writes would have left it. */
 async function setUsage(slot: { policyId: string; periodStart: number; bucket: string }, n: number): Promise<void> {
@@ -68,6 +73,25 @@ describe('enforceBudgets and countSpend', () => {
     await countSpend([slot!], { tokens: 5, cost: null });
     await setUsage(slot!.slot, 0);
     await expect(enforceBudgets([b], team('amber'))).rejects.toBeInstanceOf(BudgetExceededError);
+  });
+
+  it('counts reservations under way, settles them with the spend, and releases what a refused request reserved', async () => {
+    const b = budget({ creditLimit: 100 });
+    const [first] = await enforceBudgets([b], team('teal'), () => 60);
+    // Usage is 0, but 60 is reserved: a second request still finds the bucket below the limit, a third does not.
+    const [second] = await enforceBudgets([b], team('teal'), () => 60);
+    const refused = enforceBudgets([b], team('teal'), () => 60);
+    await expect(refused).rejects.toThrow('requests under way');
+    await countSpend([first!], { tokens: 15, cost: null });
+    await countSpend([second!], { tokens: 0, cost: null });
+    expect(await counterTotal(first!.slot)).toBe(15);
+
+    // A request two budgets select, refused by the second, leaves nothing reserved on the first.
+    const spent = budget({ creditLimit: 10 });
+    const [spentSlot] = await enforceBudgets([spent], team('teal'));
+    await setUsage(spentSlot!.slot, 10);
+    await expect(enforceBudgets([b, spent], team('teal'), () => 60)).rejects.toThrow('has been used up');
+    expect(await counterTotal(first!.slot)).toBe(15);
   });
 
   it('passes a request no budget selects, with no bucket to count', async () => {
