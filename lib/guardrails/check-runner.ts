@@ -19,6 +19,7 @@ export const runConfiguredCheck: RunCheck = (check, input) => {
 function reportOf(id: string, result: CheckResult): CheckRun {
   const report: CheckRun = { id, verdict: result.verdict, data: result.data ?? null, execution_time: result.execution_time, transformed: result.transformed };
   if (result.error !== undefined) report.error = result.error;
+  if (result.textUnread) report.textUnread = true;
   if (result.transformedText !== undefined) report.transformedText = result.transformedText;
   if (result.transformedBody !== undefined) report.transformedBody = result.transformedBody;
   return report;

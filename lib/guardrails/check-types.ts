@@ -85,6 +85,8 @@ export interface CheckResult {
   data?: unknown;
   /** Why the check could not judge (it threw); the verdict then follows `failOnError`. */
   error?: string;
+  /** The check stopped because the text is longer than checks read: a hook that denies fails on it. */
+  textUnread?: boolean;
   /** Milliseconds the check took. */
   execution_time: number;
   /** True when the check rewrote the text or body. */

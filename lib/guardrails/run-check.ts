@@ -1,5 +1,6 @@
 import { isPlainObject } from '../core/plain-object';
 import type { CheckDefinition, CheckInput, CheckOutcome, CheckResult } from './check-types';
+import { TextTooLongError } from './limits';
 
 /**
  * Runs one check under the gateway's failure policy (DESIGN §5): a check that throws — bad
@@ -71,5 +72,7 @@ function judged<P>(definition: CheckDefinition<P>, parameters: unknown, input: C
 function failed<P>(definition: CheckDefinition<P>, parameters: unknown, error: unknown, start: number): CheckResult {
   const failOnError = flag(parameters, 'failOnError', definition.failOnErrorByDefault ?? false);
   const message = error instanceof Error ? error.message : String(error);
-  return { verdict: !failOnError, error: message, data: { explanation: `The check could not run: ${message}`, failOnError }, execution_time: elapsed(start), transformed: false };
+  const result: CheckResult = { verdict: !failOnError, error: message, data: { explanation: `The check could not run: ${message}`, failOnError }, execution_time: elapsed(start), transformed: false };
+  if (error instanceof TextTooLongError) result.textUnread = true;
+  return result;
 }

@@ -36,8 +36,11 @@ export interface HookResults {
   after_request_hooks: HookResult[];
 }
 
-/** A check's report, with the text or body it rewrote (which `hook_results` does not show). */
-export type CheckRun = CheckReport & { transformedText?: string; transformedBody?: JsonObject };
+/**
+ * A check's report, with what `hook_results` does not show: the text or body it rewrote, and
+ * whether it stopped short of reading the whole text.
+ */
+export type CheckRun = CheckReport & { transformedText?: string; transformedBody?: JsonObject; textUnread?: boolean };
 
 /**
  * Runs one check; a check that throws is reported by the runner, never thrown (see the catalogue's
@@ -83,7 +86,8 @@ export async function runHooks(hooks: readonly HookSpec[], side: HookSide, excha
     const text = side === 'input' ? requestText(exchange.operation, request) : answerText(exchange.operation, response ?? {});
     const input: CheckInput = { side: side === 'input' ? 'request' : 'response', text, operation: exchange.operation, request, response, metadata: exchange.metadata, headers: exchange.headers };
     const runs = hook.checks.map((check) => runCheck(check, input));
-    const reports = runs.some((run) => run instanceof Promise) ? await Promise.all(runs) : (runs as CheckRun[]);
+    const ran = runs.some((run) => run instanceof Promise) ? await Promise.all(runs) : (runs as CheckRun[]);
+    const reports = hook.deny ? ran.map(failClosed) : ran;
     const verdict = reports.every((report) => report.verdict);
     let transformed = false;
     const rewrite = reports.findLast((report) => report.transformedBody !== undefined || (report.transformedText !== undefined && report.transformedText !== text));
@@ -108,10 +112,21 @@ export async function runHooks(hooks: readonly HookSpec[], side: HookSide, excha
   return { results, passed, denied: false, request, response, transformed: rewritten };
 }
 
+/**
+ * In a hook that denies, a check that could not read the whole text fails whatever its
+ * `failOnError`: passing it would let the unread part through unjudged, so padding a message past
+ * the scan limit would be a way around any deny hook.
+ */
+function failClosed(run: CheckRun): CheckRun {
+  if (!run.textUnread || !run.verdict) return run;
+  const data = run.data !== null && typeof run.data === 'object' ? run.data : {};
+  return { ...run, verdict: false, data: { ...data, explanation: `${run.error} A hook that denies does not pass text its checks did not read.` } };
+}
+
 /** A check's report as `hook_results` shows it: without the rewrite it carried to the runner. */
 function shownReport(run: CheckRun): CheckReport {
-  if (run.transformedText === undefined && run.transformedBody === undefined) return run;
-  const { transformedText: _text, transformedBody: _body, ...report } = run;
+  if (run.transformedText === undefined && run.transformedBody === undefined && run.textUnread === undefined) return run;
+  const { transformedText: _text, transformedBody: _body, textUnread: _unread, ...report } = run;
   return report;
 }
 

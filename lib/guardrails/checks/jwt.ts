@@ -58,12 +58,34 @@ async function keySetFor(url: URL, maxAgeSeconds: number, signal: AbortSignal | 
   return fetchKeySet(url, maxAgeSeconds, signal);
 }
 
-function maxTokenAgeParameter(params: Record<string, unknown>): string | number {
+/** The longest `maxTokenAge`, in seconds: a year ("1y", as long as a leap year) and no more. */
+export const maxTokenAgeLimit = 31_622_400;
+
+const secondsPerUnit: [RegExp, number][] = [
+  [/^(s|sec|secs|second|seconds)$/, 1],
+  [/^(m|min|mins|minute|minutes)$/, 60],
+  [/^(h|hr|hrs|hour|hours)$/, 3_600],
+  [/^(d|day|days)$/, 86_400],
+  [/^(w|week|weeks)$/, 604_800],
+  [/^(y|yr|yrs|year|years)$/, 31_557_600],
+];
+
+/** Seconds; a duration text is read here (not left to the verifier) so its range is checked when the check is saved. */
+function maxTokenAgeParameter(params: Record<string, unknown>): number {
   const value = params.maxTokenAge;
-  if (value === undefined || value === null) return '1d';
-  if (typeof value === 'number' && Number.isFinite(value) && value > 0) return value;
-  if (typeof value === 'string' && /^\d+(\.\d+)?\s*(s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days|w|week|weeks|y|yr|yrs|year|years)$/i.test(value.trim())) return value.trim();
-  throw new CheckParameterError('maxTokenAge', '`maxTokenAge` must be a number of seconds or a duration such as "30m", "12h" or "1d".');
+  if (value === undefined || value === null) return 86_400;
+  let seconds: number | undefined;
+  if (typeof value === 'number' && Number.isFinite(value)) seconds = value;
+  const text = typeof value === 'string' ? /^(\d{1,12}(?:\.\d{1,6})?)\s*([a-z]{1,7})$/i.exec(value.trim()) : null;
+  if (text) {
+    const unit = secondsPerUnit.find(([names]) => names.test(text[2].toLowerCase()));
+    if (unit) seconds = Number(text[1]) * unit[1];
+  }
+  if (seconds === undefined) throw new CheckParameterError('maxTokenAge', '`maxTokenAge` must be a number of seconds or a duration such as "30m", "12h" or "1d".');
+  if (seconds <= 0 || seconds > maxTokenAgeLimit) {
+    throw new CheckParameterError('maxTokenAge', `\`maxTokenAge\` must be more than 0 and at most ${maxTokenAgeLimit} seconds (366 days); got ${JSON.stringify(value)}.`);
+  }
+  return seconds;
 }
 
 const bearer = /^bearer\s+/i;
