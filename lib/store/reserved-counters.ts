@@ -91,7 +91,7 @@ export async function claim(counter: ReservedCounter, amount: number, limit: num
  */
 export async function settle(counter: ReservedCounter, reservation: Reservation, used: number, now = Date.now()): Promise<number> {
   const item = await coalescedAdd(`${counter.id}#${reservation.slice}`, [used - reservation.amount, -reservation.amount, used], async ([change, release, usedSum]) => {
-    const names = { '#n': 'n', '#r': sliceName(reservation.slice), ...stampNames(counter) };
+    const names = { '#n': 'n', ...stampNames(counter) };
     const stamp = stampExpression(counter);
     let attributes: Item | undefined;
     const settled = await writeIfCondition(async () => {
@@ -100,7 +100,7 @@ export async function settle(counter: ReservedCounter, reservation: Reservation,
         Key: counter.key,
         UpdateExpression: `ADD #n :change, #r :release${stamp}`,
         ConditionExpression: 'attribute_exists(#r)',
-        ExpressionAttributeNames: names,
+        ExpressionAttributeNames: { ...names, '#r': sliceName(reservation.slice) },
         ExpressionAttributeValues: marshall({ ':change': change!, ':release': release!, ...stampValues(counter) }),
         ReturnValues: 'ALL_NEW',
       });
@@ -108,12 +108,11 @@ export async function settle(counter: ReservedCounter, reservation: Reservation,
     if (settled) return attributes;
     // The slice was released as stale already (a request that outlived every timeout): its
     // reservation is gone from `n`, so only the usage is added.
-    const { '#r': _released, ...rest } = names;
     return updateItemFast({
       TableName: tables.state,
       Key: counter.key,
       UpdateExpression: `ADD #n :used${stamp}`,
-      ExpressionAttributeNames: rest,
+      ExpressionAttributeNames: names,
       ExpressionAttributeValues: marshall({ ':used': usedSum!, ...stampValues(counter) }),
       ReturnValues: 'ALL_NEW',
     });
