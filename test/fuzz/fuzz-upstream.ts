@@ -68,6 +68,14 @@ export const allFaults: readonly Fault[] = [...(Object.keys(faults) as NamedFaul
 
 export const faultHeader = 'x-fuzz-fault';
 
+/**
+ * The secret the fuzz fixtures store (in saved configs and a saved guardrail), and the only path
+ * prefix of the fake it may ever reach: anything else that receives it shows a stored secret sent
+ * to a host a request or an edit chose.
+ */
+export const storedSecret = 'sk-fuzz-stored-secret-d8c1';
+export const storedSecretHome = '/home/';
+
 /** Faults after which the gateway may answer 502 (the provider was unreachable or unreadable). */
 export function isBrokenFault(fault: Fault): boolean {
   return !fault.startsWith('status-') && fault !== 'slow';
@@ -114,8 +122,11 @@ export interface FuzzUpstream {
   tokenUri: string;
   /** A loopback URL on which nothing listens (connections are refused). */
   refusedUrl: string;
-  /** Requests answered, and how many of them asked for a fault (by fault). */
-  stats: { requests: number; byFormat: Record<string, number>; faults: Record<string, number> };
+  /**
+   * Requests answered, and how many of them asked for a fault (by fault); `leaks` lists the paths
+   * of requests that carried the fixtures' stored secret anywhere but under `storedSecretHome`.
+   */
+  stats: { requests: number; byFormat: Record<string, number>; faults: Record<string, number>; leaks: string[] };
   close(): Promise<void>;
 }
 
@@ -128,7 +139,7 @@ const maxStallMs = 60_000;
 export async function startFuzzUpstream(options: { refusedPort: number }): Promise<FuzzUpstream> {
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
-  const stats: FuzzUpstream['stats'] = { requests: 0, byFormat: {}, faults: {} };
+  const stats: FuzzUpstream['stats'] = { requests: 0, byFormat: {}, faults: {}, leaks: [] };
   let url = '';
 
   const later = (ms: number, run: () => void) => {
@@ -159,6 +170,7 @@ export async function startFuzzUpstream(options: { refusedPort: number }): Promi
     stats.requests++;
     const rawUrl = req.url ?? '/';
     const pathname = rawUrl.split('?')[0];
+    if (!pathname.startsWith(storedSecretHome) && (JSON.stringify(req.headers).includes(storedSecret) || body.includes(storedSecret))) stats.leaks.push(`${req.method} ${rawUrl.slice(0, 200)}`);
     let json: unknown;
     try {
       json = body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined;

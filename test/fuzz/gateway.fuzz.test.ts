@@ -18,7 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSharedGateway } from '../support/gateway-client';
 import { connectToGatewayStore } from '../support/gateway-store';
 import type { SpawnedGateway } from '../support/spawn-gateway';
-import { startFuzzUpstream, type FuzzUpstream } from './fuzz-upstream';
+import { createSavedConfig } from '../../lib/config/saved-configs';
+import { startFuzzUpstream, storedSecret, type FuzzUpstream } from './fuzz-upstream';
 import { deadlineOf, judge, requestDeadlineMs } from './oracle';
 import { collectGarbage, inspectorUrl } from './inspector-gc';
 import { createRawClient, type RawOutcome } from './raw-client';
@@ -68,6 +69,10 @@ beforeAll(async () => {
     savedConfig: '',
     scratchConfig: '',
     spareKeyId: '',
+    homeConfig: '',
+    legacyConfig: '',
+    movableConfig: '',
+    webhookGuardrail: '',
   };
   await createFixtures();
 }, 90_000);
@@ -130,6 +135,15 @@ async function createFixtures(): Promise<void> {
     { slug: 'fuzz-scratch', provider: 'openai', name: 'fuzz scratch', api_key: 'sk-fuzz' },
   ];
   for (const entry of entries) await adminCall('POST', '/providers', entry);
+
+  // The stored secret may only ever reach the fake's /home/ paths (the fake counts any other).
+  const home = `${upstream.url}/home/v1`;
+  values.homeConfig = (await adminCall('POST', '/configs', { name: 'fuzz home', config: { provider: 'openai', api_key: storedSecret, custom_host: home } })).id;
+  values.movableConfig = (await adminCall('POST', '/configs', { name: 'fuzz movable', config: { strategy: { mode: 'fallback' }, custom_host: home, targets: [{ provider: 'openai', api_key: storedSecret }, { provider: 'groq', api_key: storedSecret }] } })).id;
+  // Saved as an older version could: a stored key without a provider (the routes refuse that now).
+  values.legacyConfig = (await createSavedConfig(store.otherWorkspaceId, { name: 'fuzz legacy', config: { api_key: storedSecret, retry: { attempts: 1 } } })).id;
+  await adminCall('GET', `/configs/${values.legacyConfig}`);
+  values.webhookGuardrail = (await adminCall('POST', '/guardrails', { name: 'fuzz webhook', checks: [{ id: 'default.webhook', parameters: { webhookURL: `${home}/hook`, headers: { authorization: storedSecret } } }] })).id;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,7 +194,7 @@ function report(request: FuzzRequest, outcome: RawOutcome | undefined, problems:
     'Answer:',
     indent(answer),
     ...(stderr.trim() ? ['Gateway stderr meanwhile:', indent(stderr.trim())] : []),
-    `Placeholders: {{admin}} = the fuzz workspace's admin key, {{member}} = a member key of it, {{fake}} = ${values.fake} (the fake provider), {{refused}} = ${values.refused}, {{savedConfig}} = ${values.savedConfig}, {{scratchConfig}} = ${values.scratchConfig}, {{tokenUri}} = ${values.tokenUri}, {{privateKey}} = a fresh RSA key.`,
+    `Placeholders: {{admin}} = the fuzz workspace's admin key, {{member}} = a member key of it, {{fake}} = ${values.fake} (the fake provider), {{refused}} = ${values.refused}, {{savedConfig}} = ${values.savedConfig}, {{scratchConfig}} = ${values.scratchConfig}, {{homeConfig}} = ${values.homeConfig}, {{legacyConfig}} = ${values.legacyConfig}, {{movableConfig}} = ${values.movableConfig}, {{webhookGuardrail}} = ${values.webhookGuardrail}, {{tokenUri}} = ${values.tokenUri}, {{privateKey}} = a fresh RSA key.`,
   ].join('\n');
 }
 
@@ -254,6 +268,7 @@ describe.skipIf(process.platform !== 'linux')('gateway fuzz', () => {
       let runIndex = -1;
       let firstFailureAt: number | undefined;
       let skipped = 0;
+      let leaksSeen = 0;
       const started = Date.now();
       const mainDeadline = started + settings.timeMs;
 
@@ -275,6 +290,10 @@ describe.skipIf(process.platform !== 'linux')('gateway fuzz', () => {
         if (recent.length > 8) recent.shift();
 
         const problems = judge(request, outcome, deadlineMs);
+        if (upstream.stats.leaks.length > leaksSeen) {
+          problems.push(`leak: the stored secret reached the fake outside /home/: ${upstream.stats.leaks.slice(leaksSeen).join(', ')}`);
+          leaksSeen = upstream.stats.leaks.length;
+        }
         const probeNow = runIndex % probeEvery === 0;
         if (probeNow && alive()) rss.samples.push(Math.round(rssMb()));
         // The gateway's stderr arrives through a pipe of its own: give it a moment to catch up with the answer.

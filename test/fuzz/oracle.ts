@@ -81,6 +81,7 @@ export function judge(request: FuzzRequest, outcome: RawOutcome, deadlineMs: num
       problems.push(`answer: a 200 that is not a JSON object (content-type "${contentType}"): ${JSON.stringify(text.slice(0, 200))}`);
     }
   }
+  if (request.mustRefuse !== undefined && status < 400 && outcome.failure === undefined) problems.push(`refusal: ${request.mustRefuse}, yet the gateway answered ${status}`);
   const key = keyKindOf(request);
   if ((key === 'missing' || key === 'garbage') && status < 400) problems.push(`auth: answered ${status} to a request without a valid gateway key`);
   if (key === 'member' && adminWrites.has(request.family) && ['POST', 'PUT', 'DELETE'].includes(request.method) && status < 300) {

@@ -30,6 +30,8 @@ export const families = [
   'log-trace',
   'unknown-route',
   'raw-target',
+  'stored-secrets',
+  'durations',
 ] as const;
 export type Family = (typeof families)[number];
 
@@ -52,6 +54,8 @@ export interface FuzzRequest {
   body: BodyPlan;
   /** The most provider attempts the request can cause when a provider stalls (for its deadline). */
   stallAttempts: number;
+  /** Why the gateway must refuse this request (any 4xx), when it must. */
+  mustRefuse?: string;
 }
 
 /** Placeholder values known once the gateway, the fake and the setup records exist. */
@@ -65,6 +69,14 @@ export interface Placeholders {
   savedConfig: string;
   scratchConfig: string;
   spareKeyId: string;
+  /** A saved config whose stored key belongs to `{{fake}}/home/v1` (provider named). */
+  homeConfig: string;
+  /** A saved config whose stored key names no provider, as older versions could save one. */
+  legacyConfig: string;
+  /** A saved fallback config whose stored keys an edit may try to move. */
+  movableConfig: string;
+  /** A saved guardrail whose webhook stores a secret header. */
+  webhookGuardrail: string;
 }
 
 export function resolve(text: string, values: Placeholders): string {
@@ -657,6 +669,7 @@ function assemble(parts: {
   body: BodyPlan;
   contentType?: string;
   stallAttempts?: number;
+  mustRefuse?: string;
 }): FuzzRequest {
   const headers: Array<[string, string]> = [...parts.key[1], ...(parts.headers ?? [])];
   if (parts.body.kind !== 'none' && parts.contentType !== undefined && parts.contentType !== '') headers.push(['content-type', parts.contentType]);
@@ -664,7 +677,9 @@ function assemble(parts: {
   const guarded = new Set(['x-gateway-request-timeout', 'x-gateway-forward-headers', faultHeader, 'x-gateway-config', 'x-gateway-custom-host', 'x-gateway-provider']);
   const stalls = (parts.stallAttempts ?? 0) > 0 && headers.some(([name]) => name === 'x-gateway-request-timeout');
   for (const header of parts.extra) if (!stalls || !guarded.has(header[0].toLowerCase())) headers.push(header);
-  return { family: parts.family, method: parts.method, target: parts.target, headers, body: parts.body, stallAttempts: parts.stallAttempts ?? 0 };
+  const request: FuzzRequest = { family: parts.family, method: parts.method, target: parts.target, headers, body: parts.body, stallAttempts: parts.stallAttempts ?? 0 };
+  if (parts.mustRefuse !== undefined) request.mustRefuse = parts.mustRefuse;
+  return request;
 }
 
 /** A random request timeout, unless the route already set the small one a stalling fault needs. */
@@ -872,6 +887,121 @@ const rawTargetRequest = fc
     }),
   );
 
+// ---------------------------------------------------------------------------------------------
+// Stored secrets: a saved config's key or a saved check's headers never go where a request or an
+// edit that keeps them points (the fake counts every request carrying them outside /home/).
+
+const attackerHost = '{{fake}}/attacker/v1';
+
+/** Mostly keys of the workspace that owns the fixtures: a refusal for a bad key proves nothing here. */
+const ownKey = fc.oneof(
+  { weight: 3, arbitrary: fc.constant<[KeyKind, Array<[string, string]>]>(['admin', [['x-gateway-api-key', '{{admin}}']]]) },
+  { weight: 3, arbitrary: fc.constant<[KeyKind, Array<[string, string]>]>(['member', [['x-gateway-api-key', '{{member}}']]]) },
+  { weight: 1, arbitrary: gatewayKey },
+);
+
+/** Present in `weight` of `weight + absent` requests. */
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>, weight: number, absent: number) => fc.oneof({ weight, arbitrary }, { weight: absent, arbitrary: fc.constant(undefined) });
+
+const redirectingHeaders = fc
+  .record({
+    customHost: sometimes(fc.oneof({ weight: 4, arbitrary: fc.constant(attackerHost) }, { weight: 1, arbitrary: fc.constantFrom('{{fake}}/home/v1', '{{fake}}/home/v1/', '{{refused}}/v1', 'not a url') }), 3, 1),
+    provider: sometimes(fc.constantFrom('openai', 'anthropic', '@fuzz-openai', '@missing'), 1, 2),
+    virtualKey: sometimes(fc.constantFrom('fuzz-openai', 'missing'), 1, 5),
+    cloud: sometimes(fc.constantFrom<[string, string]>(['x-gateway-clouda-region', 'us-east-1'], ['x-gateway-cloudb-project-id', 'p'], ['x-gateway-cloudc-resource-name', 'r']), 1, 4),
+    authorization: sometimes(fc.constant('Bearer sk-client-own'), 1, 1),
+  })
+  .map((picked) => {
+    const headers: Array<[string, string]> = [];
+    if (picked.customHost !== undefined) headers.push(['x-gateway-custom-host', picked.customHost]);
+    if (picked.provider !== undefined) headers.push(['x-gateway-provider', picked.provider]);
+    if (picked.virtualKey !== undefined) headers.push(['x-gateway-virtual-key', picked.virtualKey]);
+    if (picked.cloud !== undefined) headers.push(picked.cloud);
+    if (picked.authorization !== undefined) headers.push(['authorization', picked.authorization]);
+    return headers;
+  });
+
+const storedSecretChat = fc
+  .record({ config: fc.constantFrom('{{homeConfig}}', '{{legacyConfig}}', '{{movableConfig}}'), headers: redirectingHeaders, key: ownKey, stream: fc.boolean() })
+  .map((parts) =>
+    assemble({
+      family: 'stored-secrets',
+      method: 'POST',
+      target: '/v1/chat/completions',
+      key: parts.key,
+      headers: [['x-gateway-config', parts.config], ...parts.headers],
+      extra: [],
+      body: jsonBody({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: parts.stream }),
+      contentType: 'application/json',
+      mustRefuse: parts.headers.some(([name, value]) => name === 'x-gateway-custom-host' && value === attackerHost) ? 'a saved config\'s key may not go to a host the request names' : undefined,
+    }),
+  );
+
+const mask = '********';
+/** The movable config as GET shows it, and edits of it: moves keep a masked key while its destination changes. */
+const movableMasked = () => ({ strategy: { mode: 'fallback' }, custom_host: '{{fake}}/home/v1', targets: [{ provider: 'openai', api_key: mask }, { provider: 'groq', api_key: mask }] });
+const configEdits: Array<[string, () => Record<string, any>]> = [
+  ['a new inherited host', () => ({ ...movableMasked(), custom_host: attackerHost })],
+  ['a new own host', () => { const c = movableMasked(); c.targets[0] = { ...c.targets[0]!, custom_host: attackerHost } as any; return c; }],
+  ['swapped targets', () => { const c = movableMasked(); c.targets.reverse(); return c; }],
+  ['another provider', () => { const c = movableMasked(); c.targets[1] = { ...c.targets[1]!, provider: 'together-ai' }; return c; }],
+  ['a catalog entry', () => { const c = movableMasked(); c.targets[0] = { ...c.targets[0]!, provider: '@fuzz-openai' }; return c; }],
+];
+const guardrailEdits: Array<[string, Record<string, unknown>]> = [
+  ['a new webhook URL', { id: 'default.webhook', parameters: { webhookURL: `${attackerHost}/hook`, headers: mask } }],
+  ['the log check on another URL', { id: 'default.log', parameters: { logURL: `${attackerHost}/log`, headers: mask } }],
+];
+
+const storedSecretEdit = fc
+  .record({ which: fc.constantFrom('config', 'guardrail'), index: fc.nat(), key: ownKey })
+  .map((parts) => {
+    const config = parts.which === 'config';
+    const edits = config ? configEdits : guardrailEdits;
+    const [what, edit] = edits[parts.index % edits.length]!;
+    const body = config ? { config: (edit as () => unknown)() } : { name: 'fuzz webhook', checks: [edit] };
+    return assemble({
+      family: 'stored-secrets',
+      method: 'PUT',
+      target: config ? '/v1/configs/{{movableConfig}}' : '/v1/guardrails/{{webhookGuardrail}}',
+      key: parts.key,
+      extra: [],
+      body: jsonBody(body),
+      contentType: 'application/json',
+      mustRefuse: `an edit that keeps a masked secret may not move it (${what})`,
+    });
+  });
+
+const storedSecretsRequest = fc.oneof({ weight: 3, arbitrary: storedSecretChat }, { weight: 1, arbitrary: storedSecretEdit });
+
+// ---------------------------------------------------------------------------------------------
+// Durations: every timeout a request or a config can set is range-checked (Node fires timers past
+// 2^31 ms at once), and a request timeout never exceeds the inference functions' 900 s.
+
+const pastLimit = fc.constantFrom(2 ** 31, 2 ** 31 + 1, 2 ** 32, 900_001, 1e12, Number.MAX_SAFE_INTEGER);
+const withinLimit = fc.constantFrom(1_000, 60_000, 900_000);
+
+const durationsRequest = fc
+  .record({ where: fc.constantFrom('header', 'inline', 'saved', 'cooldown', 'webhook'), value: fc.oneof({ weight: 3, arbitrary: pastLimit }, { weight: 1, arbitrary: withinLimit }), key: ownKey })
+  .map((parts) => {
+    const tooLong = parts.value > 900_000;
+    const target = { provider: 'openai', api_key: 'sk', custom_host: '{{fake}}/p/openai/v1' };
+    const chat = jsonBody({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    const refuse = (what: string, refused: boolean) => (refused ? `${what} of ${parts.value} ms is past its limit` : undefined);
+    const common = { family: 'durations' as const, key: parts.key, extra: [], contentType: 'application/json' };
+    switch (parts.where) {
+      case 'header':
+        return assemble({ ...common, method: 'POST', target: '/v1/chat/completions', headers: [['x-gateway-config', headerJson(target)], ['x-gateway-request-timeout', String(parts.value)]], body: chat, mustRefuse: refuse('x-gateway-request-timeout', tooLong) });
+      case 'inline':
+        return assemble({ ...common, method: 'POST', target: '/v1/chat/completions', headers: [['x-gateway-config', headerJson({ ...target, request_timeout: parts.value })]], body: chat, mustRefuse: refuse('request_timeout', tooLong) });
+      case 'saved':
+        return assemble({ ...common, method: 'POST', target: '/v1/configs', body: jsonBody({ name: 'fuzz duration', config: { ...target, request_timeout: parts.value } }), mustRefuse: refuse('request_timeout', tooLong) });
+      case 'cooldown':
+        return assemble({ ...common, method: 'POST', target: '/v1/configs', body: jsonBody({ name: 'fuzz cooldown', config: { ...target, cb_config: { failure_threshold: 1, cooldown_interval: parts.value } } }), mustRefuse: refuse('cb_config.cooldown_interval', parts.value > 86_400_000) });
+      default:
+        return assemble({ ...common, method: 'POST', target: '/v1/guardrails', body: jsonBody({ name: 'fuzz webhook timeout', checks: [{ id: 'default.webhook', parameters: { webhookURL: '{{fake}}/home/hook', timeout: parts.value } }] }), mustRefuse: refuse('the webhook timeout', tooLong) });
+    }
+  });
+
 /** One request of any family. */
 export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
   { weight: 8, arbitrary: unifiedRequest('chat') },
@@ -886,6 +1016,8 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
   { weight: 1, arbitrary: traceRequest },
   { weight: 1, arbitrary: unknownRouteRequest },
   { weight: 1, arbitrary: rawTargetRequest },
+  { weight: 2, arbitrary: storedSecretsRequest },
+  { weight: 1, arbitrary: durationsRequest },
 );
 
 /** The key a request authenticates with (the last `x-gateway-api-key` header wins, as API Gateway keeps it). */
