@@ -64,7 +64,7 @@ describe('the local runtime', () => {
     const first = await start({ ...shared, GATEWAY_ADMIN_KEY: operatorKey });
     expect(first.errors()).not.toMatch(/revoked/);
     const list = (await (await fetch(`${first.url}/api-keys?limit=100`, { headers: { 'x-gateway-api-key': operatorKey } })).json()) as any;
-    const installed = list.data.find((key: any) => key.hint === `${operatorKey.slice(0, 8)}…${operatorKey.slice(-4)}`);
+    const installed = list.data.find((key: any) => key.name === 'Admin key (GATEWAY_ADMIN_KEY)' && key.status === 'active' && key.hint === `…${operatorKey.slice(-4)}`);
     const revoked = await fetch(`${first.url}/api-keys/${installed.id}`, { method: 'DELETE', headers: { 'x-gateway-api-key': operatorKey } });
     expect(revoked.status).toBe(200);
     await first.stop();
