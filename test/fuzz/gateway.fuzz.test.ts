@@ -73,6 +73,8 @@ beforeAll(async () => {
     legacyConfig: '',
     movableConfig: '',
     webhookGuardrail: '',
+    doublingPrompt: '',
+    plainPrompt: '',
   };
   await createFixtures();
 }, 90_000);
@@ -143,6 +145,13 @@ async function createFixtures(): Promise<void> {
   // Saved as an older version could: a stored key without a provider (the routes refuse that now).
   values.legacyConfig = (await createSavedConfig(store.otherWorkspaceId, { name: 'fuzz legacy', config: { api_key: storedSecret, retry: { attempts: 1 } } })).id;
   await adminCall('GET', `/configs/${values.legacyConfig}`);
+  // Prompts over partials: fz_b includes fz_a (absent, so saving fz_a must not close the loop), and
+  // fz_d9 … fz_d0 each include the one below twice (512 copies of {{v}}).
+  await adminCall('POST', '/prompts/partials', { name: 'fz_b', string: 'B then {{>fz_a}}' });
+  await adminCall('POST', '/prompts/partials', { name: 'fz_d0', string: '{{v}}' });
+  for (let level = 1; level <= 9; level++) await adminCall('POST', '/prompts/partials', { name: `fz_d${level}`, string: `{{>fz_d${level - 1}}}{{>fz_d${level - 1}}}` });
+  values.doublingPrompt = (await adminCall('POST', '/prompts', { name: 'fuzz doubling', model: 'gpt-4o-mini', string: '{{>fz_d9}}' })).id;
+  values.plainPrompt = (await adminCall('POST', '/prompts', { name: 'fuzz plain', model: 'gpt-4o-mini', string: 'Hello {{name}}: {{#items}}{{.}},{{/items}}' })).id;
   values.webhookGuardrail = (await adminCall('POST', '/guardrails', { name: 'fuzz webhook', checks: [{ id: 'default.webhook', parameters: { webhookURL: `${home}/hook`, headers: { authorization: storedSecret } } }] })).id;
 }
 
@@ -194,7 +203,7 @@ function report(request: FuzzRequest, outcome: RawOutcome | undefined, problems:
     'Answer:',
     indent(answer),
     ...(stderr.trim() ? ['Gateway stderr meanwhile:', indent(stderr.trim())] : []),
-    `Placeholders: {{admin}} = the fuzz workspace's admin key, {{member}} = a member key of it, {{fake}} = ${values.fake} (the fake provider), {{refused}} = ${values.refused}, {{savedConfig}} = ${values.savedConfig}, {{scratchConfig}} = ${values.scratchConfig}, {{homeConfig}} = ${values.homeConfig}, {{legacyConfig}} = ${values.legacyConfig}, {{movableConfig}} = ${values.movableConfig}, {{webhookGuardrail}} = ${values.webhookGuardrail}, {{tokenUri}} = ${values.tokenUri}, {{privateKey}} = a fresh RSA key.`,
+    `Placeholders: {{admin}} = the fuzz workspace's admin key, {{member}} = a member key of it, {{fake}} = ${values.fake} (the fake provider), {{refused}} = ${values.refused}, {{savedConfig}} = ${values.savedConfig}, {{scratchConfig}} = ${values.scratchConfig}, {{homeConfig}} = ${values.homeConfig}, {{legacyConfig}} = ${values.legacyConfig}, {{movableConfig}} = ${values.movableConfig}, {{webhookGuardrail}} = ${values.webhookGuardrail}, {{doublingPrompt}} = ${values.doublingPrompt}, {{plainPrompt}} = ${values.plainPrompt}, {{tokenUri}} = ${values.tokenUri}, {{privateKey}} = a fresh RSA key.`,
   ].join('\n');
 }
 

@@ -32,6 +32,7 @@ export const families = [
   'raw-target',
   'stored-secrets',
   'durations',
+  'prompts',
 ] as const;
 export type Family = (typeof families)[number];
 
@@ -77,6 +78,10 @@ export interface Placeholders {
   movableConfig: string;
   /** A saved guardrail whose webhook stores a secret header. */
   webhookGuardrail: string;
+  /** A prompt over partials that double their text ten levels deep (fz_d9 … fz_d0 = {{v}}). */
+  doublingPrompt: string;
+  /** A prompt that prints a variable and a section over a list. */
+  plainPrompt: string;
 }
 
 export function resolve(text: string, values: Placeholders): string {
@@ -1002,6 +1007,69 @@ const durationsRequest = fc
     }
   });
 
+// ---------------------------------------------------------------------------------------------
+// Prompts: partials that loop or nest too deep are refused when saved, renders are bounded in
+// depth, size and work, and variables are data (fixtures: fz_b includes fz_a; fz_d9 … fz_d0 double).
+
+const admin: [KeyKind, Array<[string, string]>] = ['admin', [['x-gateway-api-key', '{{admin}}']]];
+/** The render limit; fz_d9 prints `v` 512 times. */
+const renderLimitBytes = 1024 * 1024;
+
+const hostileVariable = fc.oneof(
+  fc.constantFrom<unknown>({ toString: 'x', valueOf: 1 }, { toJSON: 'x' }, JSON.parse('{"__proto__": {"polluted": true}}'), { constructor: { prototype: 1 } }, null, 7, true, []),
+  fc.integer({ min: 0, max: 5_000 }).map((length) => Array.from({ length }, (_, index) => index)),
+  fc.integer({ min: 40, max: 400 }).map((depth) => { let value: unknown = 'leaf'; for (let level = 0; level < depth; level++) value = { a: value }; return value; }),
+  fc.integer({ min: 1, max: 20_000 }).map((length) => 'w'.repeat(length)),
+);
+
+const promptsRequest = fc.oneof(
+  // A partial that includes itself, or closes the loop fz_a → fz_b → fz_a.
+  fc.record({ n: fc.nat(1_000), form: fc.constantFrom('self', 'self-in-section', 'close-loop', 'put-self') }).map(({ n, form }) => {
+    const name = `fz_self_${n}`;
+    const bodies = {
+      'self': ['POST', '/v1/prompts/partials', { name, string: `again {{>${name}}}` }],
+      'self-in-section': ['POST', '/v1/prompts/partials', { name, string: `{{#more}}{{>${name}}}{{/more}}` }],
+      'close-loop': ['POST', '/v1/prompts/partials', { name: 'fz_a', string: 'A then {{>fz_b}}' }],
+      'put-self': ['PUT', '/v1/prompts/partials/fz_b', { string: 'B then {{>fz_b}}' }],
+    } as const;
+    const [verb, path, body] = bodies[form];
+    return assemble({ family: 'prompts', method: verb, target: path, key: admin, extra: [], body: jsonBody(body), contentType: 'application/json', mustRefuse: 'a partial may not include itself, directly or through others' });
+  }),
+  // Sections nested around a text: at most 50 levels.
+  fc.record({ depth: fc.oneof(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 61, max: 5_000 })), partial: fc.boolean() }).map(({ depth, partial }) => {
+    const string = '{{#a}}'.repeat(depth) + 'x' + '{{/a}}'.repeat(depth);
+    const body = partial ? { name: `fz_deep_${depth}`, string } : { name: `fz deep ${depth}`, model: 'gpt-4o-mini', string };
+    return assemble({ family: 'prompts', method: 'POST', target: partial ? '/v1/prompts/partials' : '/v1/prompts', key: admin, extra: [], body: jsonBody(body), contentType: 'application/json', mustRefuse: depth > 50 ? `${depth} nested sections are past the limit of 50` : undefined });
+  }),
+  // Doubling partials: 512 copies of v, past 1 MB once v is longer than 2 KB.
+  fc.record({ length: fc.integer({ min: 1, max: 8_000 }), route: fc.constantFrom('render', 'completions'), key: ownKey }).map(({ length, route, key }) =>
+    assemble({
+      family: 'prompts',
+      method: 'POST',
+      target: `/v1/prompts/{{doublingPrompt}}/${route}`,
+      key,
+      headers: route === 'completions' ? [['x-gateway-provider', 'openai'], ['authorization', 'Bearer sk'], ['x-gateway-custom-host', '{{fake}}/p/openai/v1']] : [],
+      extra: [],
+      body: jsonBody({ variables: { v: 'v'.repeat(length) } }),
+      contentType: 'application/json',
+      mustRefuse: length * 512 > renderLimitBytes ? `${length * 512} bytes of rendered text are past the 1 MB limit` : undefined,
+    }),
+  ),
+  // Variables as data: objects with toString, prototype keys, long lists, deep objects, long text.
+  fc.record({ name: hostileVariable, items: hostileVariable, route: fc.constantFrom('render', 'completions'), key: ownKey }).map(({ name, items, route, key }) =>
+    assemble({
+      family: 'prompts',
+      method: 'POST',
+      target: `/v1/prompts/{{plainPrompt}}/${route}`,
+      key,
+      headers: route === 'completions' ? [['x-gateway-provider', 'openai'], ['authorization', 'Bearer sk'], ['x-gateway-custom-host', '{{fake}}/p/openai/v1']] : [],
+      extra: [],
+      body: jsonBody({ variables: { name, items } }),
+      contentType: 'application/json',
+    }),
+  ),
+);
+
 /** One request of any family. */
 export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
   { weight: 8, arbitrary: unifiedRequest('chat') },
@@ -1018,6 +1086,7 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
   { weight: 1, arbitrary: rawTargetRequest },
   { weight: 2, arbitrary: storedSecretsRequest },
   { weight: 1, arbitrary: durationsRequest },
+  { weight: 2, arbitrary: promptsRequest },
 );
 
 /** The key a request authenticates with (the last `x-gateway-api-key` header wins, as API Gateway keeps it). */

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSavedConfig } from '../../lib/config/saved-configs';
-import { env } from '../support/gateway-client';
+import { env, type TestResponse } from '../support/gateway-client';
 import { connectToGatewayStore, secretCheckingCaller } from '../support/gateway-store';
 import { ownPath, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 
@@ -31,7 +31,7 @@ afterAll(() => upstream.close());
 
 const chatBody = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'where does my key go' }] });
 
-function chatAsMember(headers: Record<string, string>) {
+function chatAsMember(headers: Record<string, string>): Promise<TestResponse> {
   return fetch(`${env().gatewayUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-gateway-api-key': memberKey, ...headers }, body: chatBody });
 }
 
@@ -70,7 +70,8 @@ describe('a saved config\'s provider key', () => {
     const legacy = await createSavedConfig(store.workspaceId, { name: 'legacy', config: { api_key: key, retry: { attempts: 1 } } });
     const legacyFallback = await createSavedConfig(store.workspaceId, { name: 'legacy fallback', config: { strategy: { mode: 'fallback' }, targets: [{ api_key: key }, { api_key: key }] } });
     for (const id of [legacy.id, legacyFallback.id]) {
-      for (const headers of [{ 'x-gateway-custom-host': attacker.custom_host }, { 'x-gateway-custom-host': attacker.custom_host, 'x-gateway-provider': 'openai' }, { 'x-gateway-provider': 'openai' }, { 'x-gateway-provider': '@anything' }]) {
+      const redirects: Array<Record<string, string>> = [{ 'x-gateway-custom-host': attacker.custom_host }, { 'x-gateway-custom-host': attacker.custom_host, 'x-gateway-provider': 'openai' }, { 'x-gateway-provider': 'openai' }, { 'x-gateway-provider': '@anything' }];
+      for (const headers of redirects) {
         const response = await chatAsMember({ 'x-gateway-config': id, ...headers });
         expect(response.status).toBe(400);
         const { error } = await response.json();
