@@ -1,6 +1,6 @@
 /**
- * Chat under a token budget that is never used up: what a budget costs each request (a consistent
- * read of its bucket before the call, and an add of the answer's tokens after it).
+ * Chat under a token budget that is never used up: what a budget costs each request (a conditional
+ * reservation on its bucket before the call, and a settle of the answer's tokens after it).
  */
 import { ADMIN_KEY } from '../environment';
 import { policyScenario } from './policy-scenario';
