@@ -238,7 +238,7 @@ export class Machine {
       }
       current = 1 - current;
       count = nextCount;
-      this.steps += count + 1;
+      this.steps += count;
       this.charge();
       if (index >= length) break;
       if (count === 0 && matchStart >= 0) break;

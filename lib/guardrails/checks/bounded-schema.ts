@@ -1,4 +1,4 @@
-import { type Schema, Validator } from '@cfworker/json-schema';
+import { dereference, type Schema, validate } from '@cfworker/json-schema';
 import { isPlainObject } from '../../core/plain-object';
 import { CheckParameterError } from '../check-types';
 import { stepLimits, WorkBudget } from '../work-budget';
@@ -200,19 +200,38 @@ export interface ValidationError {
   error: string;
 }
 
+type Lookup = ReturnType<typeof dereference>;
+
 export class BoundedSchema {
   constructor(
-    private readonly validator: Validator,
+    private readonly schema: Schema | boolean,
+    private readonly draft: Draft,
+    private readonly lookup: Lookup,
     private readonly readsStrings: boolean,
   ) {}
 
-  /** Validates one value, charging `budget`; a CheckBudgetError stops it when the budget runs out. */
+  /**
+   * Validates one value, charging `budget`; a CheckBudgetError stops it when the budget runs out.
+   * The verdict comes from a pass that stops at the first error; only a value that fails is
+   * validated again to list every error, under a small budget of its own (listing costs more than
+   * judging, and a failed listing falls back to the first pass's errors).
+   */
   validate(value: unknown, budget: WorkBudget): { valid: boolean; errors: ValidationError[] } {
     const stringVisit = this.readsStrings ? Math.ceil(longestString(value, budget) / charactersPerStep) : 0;
+    const judged = this.pass(value, budget, stringVisit, true);
+    if (judged.valid) return judged;
+    try {
+      return this.pass(value, new WorkBudget('default.jsonSchema', stepLimits.jsonSchemaReport), stringVisit, false);
+    } catch {
+      return judged;
+    }
+  }
+
+  private pass(value: unknown, budget: WorkBudget, stringVisit: number, firstErrorOnly: boolean) {
     const outer = current;
     current = { budget, stringVisit };
     try {
-      return this.validator.validate(metered(value, budget));
+      return validate(metered(value, budget), this.schema, this.draft, this.lookup, firstErrorOnly);
     } finally {
       current = outer;
     }
@@ -236,9 +255,9 @@ export function compileSchema(schema: Schema | boolean, draft: Draft): BoundedSc
   const copy = JSON.parse(text) as Schema | boolean;
   let bounded: BoundedSchema;
   try {
-    const validator = new Validator(copy as Schema, draft, false);
-    refuseExpansion(copy, (validator as unknown as { lookup: Record<string, unknown> }).lookup);
-    bounded = new BoundedSchema(validator, meterVisits(copy));
+    const lookup = dereference(copy as Schema);
+    refuseExpansion(copy, lookup);
+    bounded = new BoundedSchema(copy, draft, lookup, meterVisits(copy));
     // References are resolved on first use: find one that points nowhere now, not on a request.
     bounded.validate(null, new WorkBudget('default.jsonSchema', stepLimits.jsonSchema));
   } catch (error) {

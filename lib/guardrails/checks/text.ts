@@ -3,7 +3,7 @@ import { defineCheck } from '../define-check';
 import { scannedText } from '../limits';
 import { optionalEnum, optionalNumber, optionalString, regexParameter, requiredString, stringList } from '../parameters';
 import { maxPatternLength } from '../../core/regex/safe-regex';
-import { stepLimits, WorkBudget } from '../work-budget';
+import { CheckBudgetError, stepLimits, WorkBudget } from '../work-budget';
 import { WordFinder } from '../word-finder';
 
 /** Checks that read only the text: patterns, counts, words, case, endings. */
@@ -22,12 +22,22 @@ export const regexMatch = defineCheck({
     return { rule, regex: regexParameter('rule', rule, flags) };
   },
   run({ rule, regex }, input) {
-    const match = regex.firstMatch(scannedText(input.text), new WorkBudget('default.regexMatch', stepLimits.regex));
+    const text = scannedText(input.text);
+    const budget = new WorkBudget('default.regexMatch', stepLimits.regex);
+    if (!regex.test(text, budget)) return { verdict: false, data: { rule, matched: false, explanation: 'The pattern did not match the text.' } };
+    // The verdict is known; where the match lies is for the report, so a budget spent locating it
+    // does not turn a match into an error (which failOnError: false would let pass).
+    let match: { index: number; text: string } | undefined;
+    try {
+      match = regex.firstMatch(text, budget);
+    } catch (error) {
+      if (!(error instanceof CheckBudgetError)) throw error;
+    }
     return {
-      verdict: match !== undefined,
+      verdict: true,
       data: match
         ? { rule, matched: true, match: { text: excerpt(match.text), index: match.index }, explanation: `The pattern matched at character ${match.index}.` }
-        : { rule, matched: false, explanation: 'The pattern did not match the text.' },
+        : { rule, matched: true, explanation: 'The pattern matched; where was not worked out within the check\'s budget.' },
     };
   },
 });
