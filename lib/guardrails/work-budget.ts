@@ -15,13 +15,13 @@ export interface StepLimit {
 
 export const stepLimits = {
   /** Subschemas applied to values, plus values read, including item comparisons for `uniqueItems`. */
-  jsonSchema: { unit: 'validation steps', steps: 100_000 },
+  jsonSchema: { unit: 'validation steps', steps: 50_000 },
   /** Listing every error of a value that failed (the verdict is known by then). */
-  jsonSchemaReport: { unit: 'validation steps', steps: 10_000 },
+  jsonSchemaReport: { unit: 'validation steps', steps: 5_000 },
   /** Keys looked up across every JSON object found in the text. */
-  jsonKeys: { unit: 'key lookups', steps: 2_000_000 },
+  jsonKeys: { unit: 'key lookups', steps: 1_000_000 },
   /** Pattern instructions followed where the fast path has no answer cached. */
-  regex: { unit: 'pattern steps', steps: 4_000_000 },
+  regex: { unit: 'pattern steps', steps: 2_000_000 },
 } satisfies Record<string, StepLimit>;
 
 /** A check stopped because its work budget ran out; the message names the check's limit. */

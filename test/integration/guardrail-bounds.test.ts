@@ -98,7 +98,7 @@ describe('a budget of work per check run', () => {
     const hook = hookOf('default.jsonSchema', { schema: { type: 'array', uniqueItems: true }, failOnError: true }, { deny: true });
     const answered = await post(JSON.stringify(target(h, { before_request_hooks: [hook] })), chat(objects));
     expect(answered.status).toBe(446);
-    expect(answered.body.hook_results.before_request_hooks[0].checks[0]).toMatchObject({ verdict: false, error: expect.stringMatching(/stopped after 100,000 validation steps/) });
+    expect(answered.body.hook_results.before_request_hooks[0].checks[0]).toMatchObject({ verdict: false, error: expect.stringMatching(/stopped after 50,000 validation steps/) });
     expect(h.calls()).toBe(0);
   });
 
