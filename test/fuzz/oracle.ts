@@ -12,7 +12,7 @@ export const requestDeadlineMs = 15_000;
 /** The time a request gets: 15 s, or far less when it relies on a small request timeout to end. */
 export function deadlineOf(request: FuzzRequest): number {
   const stalls = faultsOf(request).some(isStallFault);
-  if (!stalls) return requestDeadlineMs;
+  if (!stalls) return Math.min(requestDeadlineMs, request.deadlineMs ?? requestDeadlineMs);
   const timeout = requestTimeoutOf(request);
   if (timeout === undefined || request.stallAttempts < 1) {
     throw new Error('Generator bug: a request with a stall fault needs one x-gateway-request-timeout and a known number of attempts.');

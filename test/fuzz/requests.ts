@@ -33,6 +33,7 @@ export const families = [
   'stored-secrets',
   'durations',
   'prompts',
+  'guardrail-checks',
 ] as const;
 export type Family = (typeof families)[number];
 
@@ -57,6 +58,8 @@ export interface FuzzRequest {
   stallAttempts: number;
   /** Why the gateway must refuse this request (any 4xx), when it must. */
   mustRefuse?: string;
+  /** A deadline tighter than the usual one, for requests whose work must stay bounded. */
+  deadlineMs?: number;
 }
 
 /** Placeholder values known once the gateway, the fake and the setup records exist. */
@@ -675,6 +678,7 @@ function assemble(parts: {
   contentType?: string;
   stallAttempts?: number;
   mustRefuse?: string;
+  deadlineMs?: number;
 }): FuzzRequest {
   const headers: Array<[string, string]> = [...parts.key[1], ...(parts.headers ?? [])];
   if (parts.body.kind !== 'none' && parts.contentType !== undefined && parts.contentType !== '') headers.push(['content-type', parts.contentType]);
@@ -684,6 +688,7 @@ function assemble(parts: {
   for (const header of parts.extra) if (!stalls || !guarded.has(header[0].toLowerCase())) headers.push(header);
   const request: FuzzRequest = { family: parts.family, method: parts.method, target: parts.target, headers, body: parts.body, stallAttempts: parts.stallAttempts ?? 0 };
   if (parts.mustRefuse !== undefined) request.mustRefuse = parts.mustRefuse;
+  if (parts.deadlineMs !== undefined) request.deadlineMs = parts.deadlineMs;
   return request;
 }
 
@@ -1070,6 +1075,65 @@ const promptsRequest = fc.oneof(
   ),
 );
 
+// ---------------------------------------------------------------------------------------------
+// Guardrail checks: pathological schemas, lists and patterns over large texts are refused or stop
+// on their budget well within a tight deadline, and a deny hook never passes text it did not read.
+
+/**
+ * Far under the usual 15 s: a check that ran unbounded would take seconds to minutes here. Texts
+ * stay near 300 KB, which passes every step budget many times over, except where the scan limit
+ * itself is the point (the 1 MB inputs are the unit tests' and bench/check-bounds.ts's), so the
+ * run's memory measures what the gateway keeps, not the churn of many 1 MB bodies.
+ */
+const boundedCheckDeadlineMs = 5_000;
+
+const chatWith = (content: string) => jsonBody({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
+const chatRepeating = (fill: string, times: number, suffix = '') => ({ kind: 'repeat', prefix: '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"', fill, times, suffix: `${suffix}"}]}` }) as BodyPlan;
+
+const checkCase: fc.Arbitrary<{ check: Record<string, unknown>; body: BodyPlan; mustRefuse?: string }> = fc.oneof(
+  fc.integer({ min: 8, max: 40 }).map((levels) => {
+    const $defs: Record<string, unknown> = {};
+    for (let level = 0; level < levels; level++) $defs[`d${level}`] = { anyOf: [{ $ref: `#/$defs/d${level + 1}` }, { $ref: `#/$defs/d${level + 1}` }] };
+    $defs[`d${levels}`] = { type: 'number' };
+    return { check: { id: 'default.jsonSchema', parameters: { schema: { $ref: '#/$defs/d0', $defs } } }, body: chatWith('1'), mustRefuse: levels >= 14 ? `a schema expanding to 2^${levels} subschemas is past the 10,000 limit` : undefined };
+  }),
+  fc.integer({ min: 10, max: 60 }).map((depth) => ({
+    check: { id: 'default.jsonSchema', parameters: { schema: { $defs: { node: { anyOf: [{ type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 }, { type: 'array', items: { $ref: '#/$defs/node' } }] } }, $ref: '#/$defs/node' } } },
+    body: chatWith(`${'['.repeat(depth)}"x"${']'.repeat(depth)}`),
+  })),
+  fc.integer({ min: 1_000, max: 20_000 }).map((count) => ({
+    check: { id: 'default.jsonSchema', parameters: { schema: { type: 'array', uniqueItems: true } } },
+    body: chatWith(JSON.stringify(Array.from({ length: count }, (_, index) => ({ k: index })))),
+  })),
+  fc.integer({ min: 10_000, max: 100_000 }).map((times) => ({
+    check: { id: 'default.contains', parameters: { words: Array.from({ length: 1_000 }, (_, index) => `ab${index}x`), operator: 'any' } },
+    body: chatRepeating('ab ', times),
+  })),
+  fc.integer({ min: 10_000, max: 150_000 }).map((times) => ({ check: { id: 'default.regexMatch', parameters: { rule: '[ab]*a[ab]{300}c' } }, body: chatRepeating('ab', times) })),
+  fc.constantFrom('default.regexMatch', 'default.contains', 'default.pii').map((id) => ({
+    check: { id, parameters: id === 'default.regexMatch' ? { rule: 'secret', not: true } : id === 'default.contains' ? { words: ['secret'], operator: 'none' } : {} },
+    body: chatRepeating(' ', 1_000_001, 'my secret is sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa and me@example.com'),
+    mustRefuse: 'a deny hook may not pass text past the scan limit it did not read',
+  })),
+);
+
+const guardrailChecksRequest = fc.record({ checkCase, failOnError: fc.boolean(), key: ownKey }).map(({ checkCase: picked, failOnError, key }) => {
+  const check = { ...picked.check, parameters: { ...(picked.check.parameters as object), failOnError } };
+  const config = { provider: 'openai', api_key: 'sk', custom_host: '{{fake}}/p/openai/v1', before_request_hooks: [{ id: 'fuzz-bounded', deny: true, checks: [check] }] };
+  return assemble({
+    family: 'guardrail-checks',
+    method: 'POST',
+    target: '/v1/chat/completions',
+    key,
+    headers: [['x-gateway-config', headerJson(config)]],
+    extra: [],
+    body: picked.body,
+    contentType: 'application/json',
+    mustRefuse: picked.mustRefuse,
+    deadlineMs: boundedCheckDeadlineMs,
+  });
+});
+
 /** One request of any family. */
 export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
   { weight: 8, arbitrary: unifiedRequest('chat') },
@@ -1087,6 +1151,7 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
   { weight: 2, arbitrary: storedSecretsRequest },
   { weight: 1, arbitrary: durationsRequest },
   { weight: 2, arbitrary: promptsRequest },
+  { weight: 1, arbitrary: guardrailChecksRequest },
 );
 
 /** The key a request authenticates with (the last `x-gateway-api-key` header wins, as API Gateway keeps it). */
