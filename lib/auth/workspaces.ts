@@ -1,5 +1,6 @@
 import { GatewayError } from '../core/errors';
 import { newId } from '../core/ids';
+import { listAllApiKeyItems } from '../store/api-keys';
 import { getWorkspaceItem, listWorkspaceItems, putWorkspaceItem, updateWorkspaceItem, type WorkspaceCacheSettings, type WorkspaceRecord, type WorkspaceStatus } from '../store/workspaces';
 
 export type { WorkspaceCacheSettings, WorkspaceRecord, WorkspaceStatus };
@@ -52,8 +53,8 @@ export async function listWorkspaces(organisationId: string, statuses: readonly 
 }
 
 /**
- * Changes a workspace's name, description or status. Archiving the default workspace is a 409: the
- * owner keys act in it. Undefined when the organisation has no such workspace.
+ * Changes a workspace's name, description or status. Archiving the default workspace, or one that
+ * holds active owner keys, is a 409. Undefined when the organisation has no such workspace.
  */
 export async function changeWorkspace(
   organisationId: string,
@@ -65,10 +66,27 @@ export async function changeWorkspace(
   if (changes.status === 'archived' && current.is_default) {
     throw new GatewayError(409, `${id} is the organisation's default workspace, where owner keys act; it cannot be archived.`, { code: 'default_workspace' });
   }
+  if (changes.status === 'archived' && current.status !== 'archived') await refuseArchivingOwnerKeys(id);
   const now = seconds(Date.now());
   const statusChange =
     changes.status === undefined || changes.status === current.status ? {} : { status: changes.status, archived_at: changes.status === 'archived' ? now : null };
   return updateWorkspaceItem(organisationId, id, { name: changes.name, slug: changes.name === undefined ? undefined : slugOf(changes.name), description: changes.description, cache: changes.cache, ...statusChange }, now);
+}
+
+/**
+ * An archived workspace's keys stop working, yet its owner keys would still count as the
+ * organisation's owners, so revoking the last working one could leave an organisation nobody can
+ * manage. A workspace holding active owner keys is therefore not archived until they are revoked.
+ */
+async function refuseArchivingOwnerKeys(id: string): Promise<void> {
+  const owners = (await listAllApiKeyItems(id)).filter(({ record }) => record.role === 'owner' && record.revoked_at === undefined).map(({ record }) => record.id);
+  if (owners.length === 0) return;
+  throw new GatewayError(
+    409,
+    `${id} holds active owner keys (${owners.slice(0, 5).join(', ')}${owners.length > 5 ? ', …' : ''}), which would stop working while still counting as the organisation's owners. ` +
+      'Revoke them first (DELETE /v1/api-keys/{id} with a key of that workspace), then archive it.',
+    { param: 'status', code: 'workspace_has_owner_keys' },
+  );
 }
 
 /**

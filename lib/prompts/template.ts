@@ -43,14 +43,16 @@ export const maxRenderSteps = 1_000_000;
 // Mustache's own cache keeps every text it parses for the life of the process, so parsing goes
 // through a writer without it and a cache of our own, bounded by the characters it holds. Parsing
 // costs about 1 µs a character, and a warm function renders the same saved texts again and again.
+// Tokens take several times the memory of their text, so the bound is 256 KB of text (a few MB),
+// and a text checked on its way in is parsed without being kept: a refused one is never rendered.
 const parser = new Mustache.Writer();
 (parser as unknown as { templateCache: unknown }).templateCache = undefined;
-const maxCachedChars = 1024 * 1024;
+const maxCachedChars = 256 * 1024;
 const parsedTexts = new Map<string, Token[]>();
 let cachedChars = 0;
 
 /** Mustache's tokens for a text; shared between renders, so never changed. */
-function parse(text: string): Token[] {
+function parse(text: string, remember = true): Token[] {
   const known = parsedTexts.get(text);
   if (known) {
     // Most recently used last, so the oldest is dropped first.
@@ -59,7 +61,7 @@ function parse(text: string): Token[] {
     return known;
   }
   const tokens = parser.parse(text) as Token[];
-  if (text.length <= maxCachedChars / 4) {
+  if (remember && text.length <= maxCachedChars / 4) {
     parsedTexts.set(text, tokens);
     cachedChars += text.length;
     for (const oldest of parsedTexts.keys()) {
@@ -115,7 +117,7 @@ function messageList(value: unknown, param: string): TemplateMessage[] {
 function checkMustache(text: string, param: string): void {
   let tokens: Token[];
   try {
-    tokens = parse(text);
+    tokens = parse(text, false);
   } catch (error) {
     throw badRequest(`${param} is not a valid Mustache template: ${(error as Error).message}.`, param, 'invalid_prompt_template');
   }

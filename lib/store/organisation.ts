@@ -1,4 +1,4 @@
-import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
@@ -63,17 +63,11 @@ export async function readOwnerKeyCount(organisationId: string): Promise<OwnerKe
 
 /** Starts the count with keys read one by one; false when another process started it first. */
 export function initialiseOwnerKeyCount(organisationId: string, keyIds: readonly string[]): Promise<boolean> {
-  return writeIfCondition(() =>
-    dynamoClient().send(
-      new UpdateItemCommand({
-        TableName: tables.control,
-        Key: marshall(organisationKey(organisationId)),
-        UpdateExpression: 'SET owner_keys = :keys, revoked_owner_keys = if_not_exists(revoked_owner_keys, :none)',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(owner_keys)',
-        ExpressionAttributeValues: marshall({ ':keys': new Set(keyIds), ':none': {} }),
-      }),
-    ),
-  );
+  return updateOrganisationIf(organisationId, {
+    UpdateExpression: 'SET owner_keys = :keys, revoked_owner_keys = if_not_exists(revoked_owner_keys, :none)',
+    ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(owner_keys)',
+    ExpressionAttributeValues: marshall({ ':keys': new Set(keyIds), ':none': {} }),
+  });
 }
 
 /**
@@ -81,18 +75,12 @@ export function initialiseOwnerKeyCount(organisationId: string, keyIds: readonly
  * revocation was not counted already. Adding an id twice counts it once.
  */
 export async function countOwnerKey(organisationId: string, keyId: string): Promise<void> {
-  await writeIfCondition(() =>
-    dynamoClient().send(
-      new UpdateItemCommand({
-        TableName: tables.control,
-        Key: marshall(organisationKey(organisationId)),
-        UpdateExpression: 'ADD owner_keys :key',
-        ConditionExpression: 'attribute_exists(owner_keys) AND attribute_not_exists(revoked_owner_keys.#key)',
-        ExpressionAttributeNames: { '#key': keyId },
-        ExpressionAttributeValues: marshall({ ':key': new Set([keyId]) }),
-      }),
-    ),
-  );
+  await updateOrganisationIf(organisationId, {
+    UpdateExpression: 'ADD owner_keys :key',
+    ConditionExpression: 'attribute_exists(owner_keys) AND attribute_not_exists(revoked_owner_keys.#key)',
+    ExpressionAttributeNames: { '#key': keyId },
+    ExpressionAttributeValues: marshall({ ':key': new Set([keyId]) }),
+  });
 }
 
 /**
@@ -104,16 +92,15 @@ export function uncountOwnerKey(organisationId: string, keyId: string, now: Seco
   const names: Record<string, string> = { '#key': keyId };
   forget.forEach((id, i) => (names[`#old${i}`] = id));
   const remove = forget.length > 0 ? ` REMOVE ${forget.map((_, i) => `revoked_owner_keys.#old${i}`).join(', ')}` : '';
-  return writeIfCondition(() =>
-    dynamoClient().send(
-      new UpdateItemCommand({
-        TableName: tables.control,
-        Key: marshall(organisationKey(organisationId)),
-        UpdateExpression: `DELETE owner_keys :keys SET revoked_owner_keys.#key = :now${remove}`,
-        ConditionExpression: 'attribute_exists(owner_keys) AND (NOT contains(owner_keys, :key) OR size(owner_keys) > :one)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: marshall({ ':keys': new Set([keyId]), ':key': keyId, ':now': now, ':one': 1 }),
-      }),
-    ),
-  );
+  return updateOrganisationIf(organisationId, {
+    UpdateExpression: `DELETE owner_keys :keys SET revoked_owner_keys.#key = :now${remove}`,
+    ConditionExpression: 'attribute_exists(owner_keys) AND (NOT contains(owner_keys, :key) OR size(owner_keys) > :one)',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: marshall({ ':keys': new Set([keyId]), ':key': keyId, ':now': now, ':one': 1 }),
+  });
+}
+
+/** A conditional update of the organisation item; false (and nothing written) when its condition fails. */
+function updateOrganisationIf(organisationId: string, update: Omit<UpdateItemCommandInput, 'TableName' | 'Key'>): Promise<boolean> {
+  return writeIfCondition(() => dynamoClient().send(new UpdateItemCommand({ TableName: tables.control, Key: marshall(organisationKey(organisationId)), ...update })));
 }

@@ -4,7 +4,6 @@
  * so a burst passes a limit by at most one request's usage, and a request that fails or whose
  * stream is cut gives its reservation back.
  */
-import { createHash } from 'node:crypto';
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,8 @@ import { sliceMs } from '../../lib/store/reserved-counters';
 import { ownPath, startFakeUpstream, type FakeStep, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch } from '../support/gateway-client';
 import { connectToGatewayStore, stateTable } from '../support/gateway-store';
+import { pollUntil } from '../support/poll';
+import { bucketOfValue, stateTableClient } from '../support/state-table';
 
 const json = { 'content-type': 'application/json' };
 const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
@@ -64,18 +65,9 @@ async function chat(burst: string, customHost: string, body: Record<string, unkn
 
 const tagged = (value: string) => ({ name: value, conditions: [{ key: 'metadata.burst', value }], group_by: [{ key: 'metadata.burst' }] });
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** A bucket's counter item as the gateway keeps it (`n`: settled usage plus reservations under way). */
 function usageKey(policyId: string, bucketValue: string, periodStart = 0) {
-  const bucket = createHash('sha256').update(JSON.stringify([bucketValue])).digest('hex').slice(0, 32);
+  const bucket = bucketOfValue(bucketValue);
   return { pk: `UL#${policyId}#P#${periodStart}`, sk: `B#${bucket}` };
 }
 
@@ -90,7 +82,7 @@ const policies: Record<string, { id: string }> = {};
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  dynamo = new DynamoDBClient({ endpoint: env().endpoints.dynamodb, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  dynamo = stateTableClient();
   budgets.burst = await createPolicy('usage-limits', { ...tagged(tag('burst')), type: 'tokens', credit_limit: 100 });
   budgets.failed = await createPolicy('usage-limits', { ...tagged(tag('failed')), type: 'tokens', credit_limit: 100 });
   budgets.leaked = await createPolicy('usage-limits', { ...tagged(tag('leaked')), type: 'tokens', credit_limit: 100 });
@@ -100,7 +92,7 @@ beforeAll(async () => {
   budgets.sentinel = await createPolicy('usage-limits', { ...tagged(tag('sentinel')), type: 'tokens', credit_limit: 1 });
   await dynamo.send(new PutItemCommand({ TableName: stateTable, Item: marshall({ ...usageKey(budgets.sentinel.id, tag('sentinel')), n: 1 }) }));
   const sentinel = ownPath(upstream, 'burst', 'sentinel');
-  const applied = await eventually(() => chat(tag('sentinel'), sentinel.custom_host), (answer) => answer.status === 412, 15_000);
+  const applied = await pollUntil(() => chat(tag('sentinel'), sentinel.custom_host), (answer) => answer.status === 412, 15_000);
   expect(applied.status).toBe(412);
 }, 60_000);
 afterAll(async () => {
@@ -124,7 +116,7 @@ describe('token budgets under concurrent requests', () => {
     expect(refused[0]!.body.error.message).toContain('under way');
 
     // Settled, the reservations are gone: the budget shows the usage of the admitted requests only.
-    const settled = await eventually(() => readBudget(budgets.burst.id), (budget) => budget.current_usage === admitted * answerTokens);
+    const settled = await pollUntil(() => readBudget(budgets.burst.id), (budget) => budget.current_usage === admitted * answerTokens);
     expect(settled.current_usage).toBe(admitted * answerTokens);
 
     // One at a time, requests go on until the usage reaches the limit, and no further.
@@ -132,7 +124,7 @@ describe('token budgets under concurrent requests', () => {
     for (let i = 0; i < 10 && next.status === 200; i++) next = await chat(tag('burst'), path.custom_host);
     expect(next.status).toBe(412);
     expect(next.body.error.message).toContain('has been used up');
-    const final = await eventually(() => readBudget(budgets.burst.id), (budget) => budget.current_usage >= 100);
+    const final = await pollUntil(() => readBudget(budgets.burst.id), (budget) => budget.current_usage >= 100);
     expect(final.current_usage).toBeGreaterThanOrEqual(100);
     expect(final.current_usage).toBeLessThanOrEqual(100 + answerTokens);
     expect(path.calls() * answerTokens).toBe(final.current_usage);
@@ -149,7 +141,7 @@ describe('token budgets under concurrent requests', () => {
     const chunk = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"par"}}]}';
     upstream.script(cut.prefix, Array.from({ length: 3 }, () => ({ sse: [chunk, chunk], delayMs: 300, failAfter: 1 })));
     // The failed requests' reservations are released once their log records are complete, just after their answers.
-    expect(await eventually(() => counterTotal(budgets.failed.id, tag('failed')), (total) => total === 0)).toBe(0);
+    expect(await pollUntil(() => counterTotal(budgets.failed.id, tag('failed')), (total) => total === 0)).toBe(0);
     const streams = await Promise.all(Array.from({ length: 3 }, () => chat(tag('failed'), cut.custom_host, { max_tokens: 50, stream: true })));
     const cutStreams = streams.filter((answer) => answer.status === 200);
     expect(cutStreams.length + streams.filter((answer) => answer.status === 412).length).toBe(3);
@@ -157,13 +149,13 @@ describe('token budgets under concurrent requests', () => {
     expect(cutStreams.length).toBeGreaterThan(0);
     expect(cutStreams.length).toBeLessThanOrEqual(2);
     for (const answer of cutStreams) expect(answer.text).toContain('provider_stream_error');
-    expect(await eventually(() => counterTotal(budgets.failed.id, tag('failed')), (total) => total === 0)).toBe(0);
+    expect(await pollUntil(() => counterTotal(budgets.failed.id, tag('failed')), (total) => total === 0)).toBe(0);
 
     const healthy = ownPath(upstream, 'burst', 'failed-after');
     upstream.script(healthy.prefix, [answer(0)]);
-    const afterwards = await eventually(() => chat(tag('failed'), healthy.custom_host), (answer) => answer.status === 200);
+    const afterwards = await pollUntil(() => chat(tag('failed'), healthy.custom_host), (answer) => answer.status === 200);
     expect(afterwards.status).toBe(200);
-    const budget = await eventually(() => readBudget(budgets.failed.id), (found) => found.current_usage === answerTokens);
+    const budget = await pollUntil(() => readBudget(budgets.failed.id), (found) => found.current_usage === answerTokens);
     expect(budget.current_usage).toBe(answerTokens);
   }, 30_000);
 
@@ -175,7 +167,7 @@ describe('token budgets under concurrent requests', () => {
     await dynamo.send(new PutItemCommand({ TableName: stateTable, Item: marshall({ ...usageKey(budgets.leaked.id, tag('leaked')), n: 520, [`r${staleSlice}`]: 500 }) }));
     const admitted = await chat(tag('leaked'), path.custom_host);
     expect(admitted.status).toBe(200);
-    const budget = await eventually(() => readBudget(budgets.leaked.id), (found) => found.current_usage === 20 + answerTokens);
+    const budget = await pollUntil(() => readBudget(budgets.leaked.id), (found) => found.current_usage === 20 + answerTokens);
     expect(budget.current_usage).toBe(20 + answerTokens);
   });
 

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +6,8 @@ import { costOf, priceOf } from '../../lib/pricing/prices';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch, waitForLogs } from '../support/gateway-client';
 import { connectToGatewayStore, createWorkspaceAdminKey, stateTable } from '../support/gateway-store';
+import { pollUntil } from '../support/poll';
+import { bucketOfValue, stateTableClient } from '../support/state-table';
 
 const json = { 'content-type': 'application/json' };
 const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
@@ -47,17 +48,8 @@ async function chat(budget: string, options: { model?: string; traceId?: string;
 
 /** Writes a bucket's usage in one period, as the gateway would have counted it. */
 async function writeUsage(policyId: string, bucketValue: string, periodStart: number, n: number, groupKey = 'metadata.budget'): Promise<void> {
-  const bucket = createHash('sha256').update(JSON.stringify([bucketValue])).digest('hex').slice(0, 32);
+  const bucket = bucketOfValue(bucketValue);
   await dynamo.send(new PutItemCommand({ TableName: stateTable, Item: marshall({ pk: `UL#${policyId}#P#${periodStart}`, sk: `B#${bucket}`, n, group: { [groupKey]: bucketValue } }) }));
-}
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const upstreamCalls = (content: string) => upstream.requests.filter((request) => JSON.stringify(request.json ?? '').includes(content)).length;
@@ -79,14 +71,14 @@ const pending: Array<[string, Record<string, unknown>]> = [
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  dynamo = new DynamoDBClient({ endpoint: env().endpoints.dynamodb, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  dynamo = stateTableClient();
   for (const [name, body] of pending) {
     const created = await createBudget(body);
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     budgets[name] = created.body;
   }
   await writeUsage(budgets.sentinel.id, tag('sentinel'), 0, 1);
-  const applied = await eventually(() => chat(tag('sentinel')), (answer) => answer.status === 412, 15_000);
+  const applied = await pollUntil(() => chat(tag('sentinel')), (answer) => answer.status === 412, 15_000);
   expect(applied.status).toBe(412);
 }, 60_000);
 afterAll(async () => {
@@ -181,7 +173,7 @@ describe('budgets on inference', () => {
     let answer = await chat(tag('tokens'), { content });
     expect(answer.status).toBe(200);
     for (let i = 0; i < 20 && answer.status === 200; i++) {
-      await eventually(() => readBudget(budgets.tokens.id), (budget) => budget.current_usage > 0);
+      await pollUntil(() => readBudget(budgets.tokens.id), (budget) => budget.current_usage > 0);
       answer = await chat(tag('tokens'), { content });
     }
     expect(answer.status).toBe(412);
@@ -227,7 +219,7 @@ describe('budgets on inference', () => {
     const expected = costOf(priceOf('openai', 'gpt-4o-mini'), record.usage)!;
     expect(expected).toBeGreaterThan(0);
     expect(record.cost).toBeCloseTo(expected, 9);
-    const budget = await eventually(() => readBudget(budgets.cost.id), (found) => found.current_usage > 0);
+    const budget = await pollUntil(() => readBudget(budgets.cost.id), (found) => found.current_usage > 0);
     expect(budget.current_usage).toBeCloseTo(expected, 9);
   });
 
@@ -243,11 +235,11 @@ describe('budgets on inference', () => {
 
   it('raises the alert once per period when usage crosses alert_threshold', async () => {
     expect((await chat(tag('alert'))).status).toBe(200);
-    const first = await eventually(() => readBudget(budgets.alert.id), (budget) => budget.usage[0]?.alerted_at);
+    const first = await pollUntil(() => readBudget(budgets.alert.id), (budget) => budget.usage[0]?.alerted_at);
     const alertedAt = first.usage[0].alerted_at;
     expect(alertedAt).toEqual(expect.any(String));
     expect((await chat(tag('alert'))).status).toBe(200);
-    const second = await eventually(() => readBudget(budgets.alert.id), (budget) => budget.current_usage > first.current_usage);
+    const second = await pollUntil(() => readBudget(budgets.alert.id), (budget) => budget.current_usage > first.current_usage);
     expect(second.current_usage).toBeGreaterThan(first.current_usage);
     expect(second.usage[0].alerted_at).toBe(alertedAt);
   });
@@ -268,7 +260,7 @@ describe('budgets on inference', () => {
     const sent = upstream.requests.filter((request) => JSON.stringify(request.json ?? '').includes(content)).map((request) => (request.json as { model: string }).model);
     expect(sent).toEqual([tag('model')]);
     // The attempt that answered is the one whose budget counts the spend, under its model's bucket.
-    const counted = await eventually(() => readBudget(budgets.model.id), (budget) => budget.current_usage > 0);
+    const counted = await pollUntil(() => readBudget(budgets.model.id), (budget) => budget.current_usage > 0);
     expect(counted.current_usage).toBeGreaterThan(0);
     expect(counted.usage).toEqual([expect.objectContaining({ group: { model: tag('model') }, exhausted: false })]);
     expect((await readBudget(budgets.spentModel.id)).current_usage).toBe(10);

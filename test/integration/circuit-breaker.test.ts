@@ -3,6 +3,7 @@ import { configHash } from '../../lib/inference/request-config';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, spawnSharedGateway } from '../support/gateway-client';
 import type { SpawnedGateway } from '../support/spawn-gateway';
+import { pollUntil } from '../support/poll';
 import { ageBreaker, readBreaker } from '../support/state-table';
 
 let upstream: FakeUpstream;
@@ -19,15 +20,6 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Breaker state is cached in each process for up to a second. */
 const pastReadCache = () => sleep(1_100);
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await sleep(50);
-  }
-}
 
 describe('circuit breaker shared by two gateway processes', () => {
   it('opens after the threshold, skips the open target, lets one probe through after the cooldown, and closes', async () => {
@@ -56,7 +48,7 @@ describe('circuit breaker shared by two gateway processes', () => {
     upstream.script(a, [{ status: 503 }, { status: 503 }, { status: 503 }]);
     expect((await call(env().gatewayUrl)).status).toBe(200); // a fails once, b answers
     expect((await call(second.url)).status).toBe(200); // a fails twice: open
-    const opened = await eventually(() => readBreaker(identity, 'config.targets[0]'), (item) => item?.openedAt !== undefined);
+    const opened = await pollUntil(() => readBreaker(identity, 'config.targets[0]'), (item) => item?.openedAt !== undefined);
     expect(opened).toMatchObject({ failures: 2 });
     expect(hits(a)).toBe(2);
 
@@ -71,14 +63,14 @@ describe('circuit breaker shared by two gateway processes', () => {
     await pastReadCache();
     await call(env().gatewayUrl); // the half-open probe fails: open again
     expect(hits(a)).toBe(3);
-    const reopened = await eventually(() => readBreaker(identity, 'config.targets[0]'), (item) => item?.probeAt === undefined && item?.openedAt > opened!.openedAt);
+    const reopened = await pollUntil(() => readBreaker(identity, 'config.targets[0]'), (item) => item?.probeAt === undefined && item?.openedAt > opened!.openedAt);
     expect(reopened!.openedAt).toBeGreaterThan(opened!.openedAt);
 
     await ageBreaker(identity, 'config.targets[0]', 31_000);
     await pastReadCache();
     const probe = await call(second.url); // the probe succeeds: closed
     expect(probe.headers.get('x-gateway-last-used-option-index')).toBe('config.targets[0]');
-    expect(await eventually(() => readBreaker(identity, 'config.targets[0]'), (item) => item === undefined)).toBeUndefined();
+    expect(await pollUntil(() => readBreaker(identity, 'config.targets[0]'), (item) => item === undefined)).toBeUndefined();
 
     await pastReadCache();
     const closed = await call(env().gatewayUrl);
@@ -104,7 +96,7 @@ describe('circuit breaker shared by two gateway processes', () => {
         body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
       });
     expect((await call()).status).toBe(502);
-    await eventually(() => readBreaker(identity, 'config.targets[1]'), (item) => item?.openedAt !== undefined);
+    await pollUntil(() => readBreaker(identity, 'config.targets[1]'), (item) => item?.openedAt !== undefined);
     await pastReadCache();
     const response = await call();
     expect(response.status).toBe(200);

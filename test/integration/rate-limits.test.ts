@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
-import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch, spawnSharedGateway, waitForLogs } from '../support/gateway-client';
+import { bucketOfValue, stateTableClient } from '../support/state-table';
 import { connectToGatewayStore, createWorkspaceAdminKey, stateTable } from '../support/gateway-store';
 import type { SpawnedGateway } from '../support/spawn-gateway';
 
@@ -216,8 +216,8 @@ describe('rate limits on inference', () => {
   }, 45_000);
 
   it('counts each window apart: a full previous window does not limit this one, a full current one does', async () => {
-    const dynamo = new DynamoDBClient({ endpoint: env().endpoints.dynamodb, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-    const bucket = createHash('sha256').update(JSON.stringify([tag('rollover')])).digest('hex').slice(0, 32);
+    const dynamo = stateTableClient();
+    const bucket = bucketOfValue(tag('rollover'));
     const windowStart = Math.floor(Date.now() / 60_000) * 60_000;
     const counter = (start: number, n: number) => new PutItemCommand({ TableName: stateTable, Item: marshall({ pk: `RL#${policies.rollover}#${bucket}`, sk: `W#${start}`, n, expiresAt: Math.floor(start / 1000) + 7200 }) });
     await dynamo.send(counter(windowStart - 60_000, 5));

@@ -156,6 +156,21 @@ describe('workspaces', () => {
     expect((await ok(asOwner('GET', `/workspaces/${defaultWorkspace.id}`))).status).toBe('active');
   });
 
+  it('never archives a workspace that holds active owner keys, which would still count as owners', async () => {
+    const held = await newWorkspace('Held by an owner');
+    const owner = await ok(asOwner('POST', '/api-keys', { name: 'owner of a team workspace', role: 'owner', workspace_id: held.id }));
+    for (const archive of [asOwner('DELETE', `/workspaces/${held.id}`), asOwner('PUT', `/workspaces/${held.id}`, { status: 'archived' })]) {
+      const refused = await error(archive, 409);
+      expect(refused).toMatchObject({ code: 'workspace_has_owner_keys', param: 'status' });
+      expect(refused.message).toContain(owner.id);
+    }
+    expect((await ok(asOwner('GET', `/workspaces/${held.id}`))).status).toBe('active');
+
+    // Once its owner key is revoked (by a key of that workspace), it can be archived.
+    await ok(as(owner.key, 'DELETE', `/api-keys/${owner.id}`));
+    expect((await ok(asOwner('DELETE', `/workspaces/${held.id}`))).status).toBe('archived');
+  });
+
   it('answers bad input with a 4xx that names the field', async () => {
     expect(await error(asOwner('POST', '/workspaces', {}), 400)).toMatchObject({ param: 'name', code: 'invalid_workspace_body' });
     expect(await error(asOwner('POST', '/workspaces', { name: '   ' }), 400)).toMatchObject({ param: 'name', code: 'invalid_workspace_body' });
