@@ -4,7 +4,7 @@
  * most, while `perf_hooks.monitorEventLoopDelay` samples the loop. Reports the worst delay seen
  * and how each run ended (verdict, or the budget or limit that stopped it).
  *
- * Run: npx tsx bench/check-bounds.ts
+ * Run: npm run bench:checks
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { seededUniform } from '../lib/core/seeded-random';
