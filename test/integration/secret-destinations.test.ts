@@ -79,6 +79,10 @@ describe('a saved config\'s provider key', () => {
         expect(error.message).not.toContain(key);
       }
     }
+    // Pass-through resolves its targets the same way.
+    const passthrough = await fetch(`${env().gatewayUrl}/models`, { headers: { 'x-gateway-api-key': memberKey, 'x-gateway-config': legacy.id, 'x-gateway-custom-host': attacker.custom_host } });
+    expect(passthrough.status).toBe(400);
+    expect(((await passthrough.json()) as { error: { code: string } }).error.code).toBe('catalog_host_fixed');
     expect(attacker.calls()).toBe(0);
     expect(upstream.requests.filter((request) => request.headers.authorization === `Bearer ${key}`)).toEqual([]);
   });
