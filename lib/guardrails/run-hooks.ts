@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Feedback, HookCheck } from '../config/types';
 import { GatewayError } from '../core/errors';
 import type { JsonObject, Operation } from '../providers/types';
@@ -70,6 +71,14 @@ export interface HooksOutcome {
 }
 
 /**
+ * How long a hook run keeps the event loop before it lets other work run. Each check's own work is
+ * bounded (budgets and scan limits: at most about 100 ms on its worst input), and handing the loop
+ * back between checks once this much has passed keeps a config with many heavy checks from adding
+ * them up into one long hold; a run of light checks never waits.
+ */
+const holdLimitMs = 20;
+
+/**
  * Runs one side's hooks in list order, each hook's checks at once. A hook's verdict is the AND of
  * its checks. A check's new text (a redaction, a prefix) replaces the checked text before the next
  * hook runs, so mutators chain; a webhook may answer a whole new body instead. When several
@@ -81,12 +90,26 @@ export async function runHooks(hooks: readonly HookSpec[], side: HookSide, excha
   const results: HookResult[] = [];
   let passed = true;
   let rewritten = false;
+  let heldSince = performance.now();
   for (const hook of hooks) {
     const started = performance.now();
     const text = side === 'input' ? requestText(exchange.operation, request) : answerText(exchange.operation, response ?? {});
     const input: CheckInput = { side: side === 'input' ? 'request' : 'response', text, operation: exchange.operation, request, response, metadata: exchange.metadata, headers: exchange.headers };
-    const runs = hook.checks.map((check) => runCheck(check, input));
-    const ran = runs.some((run) => run instanceof Promise) ? await Promise.all(runs) : (runs as CheckRun[]);
+    const runs: Array<CheckRun | Promise<CheckRun>> = [];
+    for (const check of hook.checks) {
+      if (performance.now() - heldSince > holdLimitMs) {
+        await setImmediate();
+        heldSince = performance.now();
+      }
+      runs.push(runCheck(check, input));
+    }
+    let ran: CheckRun[];
+    if (runs.some((run) => run instanceof Promise)) {
+      ran = await Promise.all(runs);
+      heldSince = performance.now();
+    } else {
+      ran = runs as CheckRun[];
+    }
     const reports = hook.deny ? ran.map(failClosed) : ran;
     const verdict = reports.every((report) => report.verdict);
     let transformed = false;

@@ -43,11 +43,11 @@ export const maxRenderSteps = 1_000_000;
 // Mustache's own cache keeps every text it parses for the life of the process, so parsing goes
 // through a writer without it and a cache of our own, bounded by the characters it holds. Parsing
 // costs about 1 µs a character, and a warm function renders the same saved texts again and again.
-// Tokens take several times the memory of their text, so the bound is 256 KB of text (a few MB),
-// and a text checked on its way in is parsed without being kept: a refused one is never rendered.
+// A text checked on its way in is parsed without being kept: a refused one is never rendered, and
+// a request that only saves should not fill the cache that renders use.
 const parser = new Mustache.Writer();
 (parser as unknown as { templateCache: unknown }).templateCache = undefined;
-const maxCachedChars = 256 * 1024;
+const maxCachedChars = 1024 * 1024;
 const parsedTexts = new Map<string, Token[]>();
 let cachedChars = 0;
 
