@@ -30,6 +30,9 @@ export const maxRequestBodyBytes = 4 * 1024 * 1024;
  */
 export async function runRoute(request: GatewayRequest, route: RouteHandler, waitUntil: (work: Promise<unknown>) => void): Promise<GatewayResponse> {
   const recorder = new RequestRecorder(newId('log'));
+  // Writes that start once the record is complete (budget and token settling) are handed over
+  // then; waiting for the record keeps the invocation open until they have been.
+  waitUntil(recorder.written);
   let trace: TraceContext | undefined;
   let response: GatewayResponse;
   try {

@@ -1,7 +1,9 @@
 import type { AnswerShaping } from '../cache/cache-key';
 import type { TokenUsage } from '../core/usage';
 import type { HookResults } from '../guardrails/run-hooks';
-import type { RequestRecorder } from '../observability/request-recorder';
+import { drain, type DeferredWork } from '../core/deferred-work';
+import { newId } from '../core/ids';
+import { RequestRecorder } from '../observability/request-recorder';
 import type { JsonObject, ResolvedTarget } from '../providers/types';
 import type { RoutingResult } from '../routing/engine';
 import type { PlanNode } from '../routing/plan';
@@ -30,16 +32,37 @@ export interface InferenceResult extends RoutingResult {
   usage?: TokenUsage;
 }
 
-/** Where a request runs: the recorder of its log line, and work to finish after the answer. */
+/**
+ * Where a request runs. A route brings the recorder its pipeline finishes and the invocation's
+ * `waitUntil`; a worker brings neither: the context makes a recorder, keeps the deferred work, and
+ * `finish` ends both.
+ */
 export interface InferenceEnvironment {
-  recorder: RequestRecorder;
+  recorder?: RequestRecorder;
   /** Work (state writes) that must finish before the invocation ends but must not delay the answer. */
-  waitUntil(work: Promise<unknown>): void;
+  waitUntil?(work: Promise<unknown>): void;
+}
+
+/** How a request that did not come over HTTP ended, for its log record (the rest comes from the request). */
+export interface InferenceEnd {
+  status: number;
+  /** The id the caller knows the work by (a batch line's `custom_id`); the log record's id otherwise. */
+  requestId?: string;
+  traceId?: string;
 }
 
 /** One request on its way through the request steps; each step adds what it learns. */
-export interface InferenceContext extends InferenceEnvironment {
+export interface InferenceContext {
   readonly request: InferenceRequest;
+  readonly recorder: RequestRecorder;
+  /** Work (state writes) that must finish before the invocation ends but must not delay the answer. */
+  waitUntil(work: Promise<unknown>): void;
+  /**
+   * Ends a request that did not come over HTTP, once its answer's body has been read: writes its
+   * log record, starts the writes that need it (budget and token settling), and resolves when every
+   * piece of deferred work has finished. The one call a worker makes after `runInference`.
+   */
+  finish(end: InferenceEnd): Promise<void>;
   cacheStatus: CacheStatus;
   usage?: TokenUsage;
   /** Set by the `config` step. */
@@ -82,8 +105,24 @@ export type TargetStep = Step<TargetAttempt, AttemptOutcome>;
  */
 export const requestSteps: readonly RequestStep[] = [resolveConfig, requestRateLimitStep, requestBudgetStep, requestHooksStep, routeStrategy];
 
-export function inferenceContext(request: InferenceRequest, environment: InferenceEnvironment): InferenceContext {
-  return { request, recorder: environment.recorder, waitUntil: environment.waitUntil, cacheStatus: 'DISABLED' };
+export function inferenceContext(request: InferenceRequest, environment: InferenceEnvironment = {}): InferenceContext {
+  const recorder = environment.recorder ?? new RequestRecorder(newId('log'));
+  recorder.requestedBy(request.caller, request.metadata);
+  if (request.kind === 'unified') recorder.requested({ stream: request.stream, model: request.body.model });
+  const deferred: DeferredWork = [];
+  const handOver = environment.waitUntil;
+  return {
+    request,
+    recorder,
+    waitUntil: handOver ? (work) => handOver(work) : (work) => void deferred.push(work),
+    cacheStatus: 'DISABLED',
+    async finish(end) {
+      const method = request.kind === 'passthrough' ? request.method : 'POST';
+      recorder.finish({ method, path: request.path, status: end.status, requestId: end.requestId ?? recorder.id, traceId: end.traceId ?? recorder.id });
+      await recorder.written;
+      await drain(deferred);
+    },
+  };
 }
 
 /**

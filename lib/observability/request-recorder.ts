@@ -47,6 +47,11 @@ export class RequestRecorder {
   private end?: { fields: RecordedEnd; at: number };
   private finished = false;
   private readonly finishers: ((record: RequestLogRecord) => void)[] = [emitRequestLog];
+  private caller?: { organisationId: string; workspaceId: string; keyId?: string };
+  private metadata?: Record<string, unknown>;
+  private markWritten!: () => void;
+  /** Settles once the record is written and every `onFinish` work has been handed what it needs. */
+  readonly written = new Promise<void>((resolve) => (this.markWritten = resolve));
 
   constructor(readonly id: string) {}
 
@@ -58,6 +63,15 @@ export class RequestRecorder {
   /** The caller's key, once it is known. */
   authenticated(auth: AuthContext): void {
     this.auth = auth;
+  }
+
+  /**
+   * Whose request it is and its metadata, from the inference request itself: what the record says
+   * of the caller, whoever built the request (a route, a prompt run, a worker).
+   */
+  requestedBy(caller: { organisationId: string; workspaceId: string; keyId?: string }, metadata: Record<string, unknown>): void {
+    this.caller = caller;
+    if (Object.keys(metadata).length > 0) this.metadata = metadata;
   }
 
   requested(fields: { stream: boolean; model: unknown }): void {
@@ -184,10 +198,13 @@ export class RequestRecorder {
     this.finished = true;
     const record = this.record(this.end.fields, this.end.at);
     for (const work of this.finishers) work(record);
+    this.markWritten();
   }
 
   private record(end: RecordedEnd, endedAt: number): RequestLogRecord {
-    const { trace, auth } = this;
+    const { trace } = this;
+    const caller = this.caller ?? this.auth;
+    const metadata = trace?.metadata ?? this.metadata;
     return {
       type: 'gateway.request',
       id: this.id,
@@ -195,10 +212,10 @@ export class RequestRecorder {
       span_id: trace?.spanId,
       parent_span_id: trace?.parentSpanId,
       span_name: trace?.spanName,
-      metadata: this.prompt ? { ...trace?.metadata, _prompt: this.prompt.id } : trace?.metadata,
-      organisation_id: auth?.organisationId,
-      workspace_id: auth?.workspaceId,
-      api_key_id: auth?.keyId,
+      metadata: this.prompt ? { ...metadata, _prompt: this.prompt.id } : metadata,
+      organisation_id: caller?.organisationId,
+      workspace_id: caller?.workspaceId,
+      api_key_id: caller?.keyId,
       provider: this.provider,
       model: this.model,
       stream: this.stream,

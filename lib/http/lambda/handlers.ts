@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { drain, type DeferredWork } from '../../core/deferred-work';
 import { runRoute, type RouteHandler } from '../pipeline';
 import type { GatewayResponse } from '../types';
 import { toGatewayRequest } from './event';
@@ -15,11 +16,11 @@ import { awslambda } from './runtime-globals';
  */
 export function streamingHandler(route: RouteHandler) {
   return awslambda().streamifyResponse(async function streamRoute(event, responseStream) {
-    const deferred: Promise<unknown>[] = [];
+    const deferred: DeferredWork = [];
     const response = await runRoute(toGatewayRequest(event), route, (work) => deferred.push(work));
     const output = awslambda().HttpResponseStream.from(responseStream, { statusCode: response.status, headers: response.headers });
     await writeBody(response.body, output);
-    if (deferred.length > 0) await Promise.allSettled(deferred);
+    await drain(deferred);
   });
 }
 
@@ -48,9 +49,9 @@ function writeBody(body: GatewayResponse['body'], output: Writable): Promise<voi
 /** A Lambda handler for a buffered route (control routes: JSON in, JSON out, 29 s at most). */
 export function bufferedHandler(route: RouteHandler) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 }).handler(async function bufferedRoute(event) {
-    const deferred: Promise<unknown>[] = [];
+    const deferred: DeferredWork = [];
     const response = await runRoute(toGatewayRequest(event), route, (work) => deferred.push(work));
-    await Promise.allSettled(deferred);
+    await drain(deferred);
     if (typeof response.body === 'string') return { statusCode: response.status, headers: response.headers, body: response.body };
     const bytes = Buffer.isBuffer(response.body) ? response.body : await readAll(response.body);
     return { statusCode: response.status, headers: response.headers, body: bytes.toString('base64'), isBase64Encoded: true };

@@ -40,7 +40,7 @@ export const requestBudgetStep: RequestStep = {
       if (error instanceof BudgetExceededError) context.recorder.budgetExceeded(error.policyId);
       throw error;
     }
-    context.waitUntil(countWhenFinished(context, state));
+    settleWhenFinished(context, state);
     return next();
   },
 };
@@ -82,14 +82,14 @@ function attemptEstimate(attempt: TargetAttempt): Estimate {
 /**
  * Settles the reservations once the request's log record is complete: with its tokens, and its
  * cost from the pricing table. A cache hit, a failure, or a cut stream without usage spends
- * nothing, so its reservations are released whole.
+ * nothing, so its reservations are released whole. The write starts when the request finishes and
+ * is handed to `waitUntil` then: no deferred work waits on the finish, so no caller's order can hang it.
  */
-function countWhenFinished(context: InferenceContext, state: BudgetState): Promise<unknown> {
-  return new Promise<{ tokens: number; cost: number | null }>((resolve) =>
-    context.recorder.onFinish((record) => resolve({ tokens: (record.usage?.total_tokens ?? 0) + (record.cache_embedding_usage?.total_tokens ?? 0), cost: record.cost })),
-  )
-    .then((spend) => countSpend([...state.requestSlots, ...state.targetSlots], spend))
-    .catch(reportCountError);
+function settleWhenFinished(context: InferenceContext, state: BudgetState): void {
+  context.recorder.onFinish((record) => {
+    const spend = { tokens: (record.usage?.total_tokens ?? 0) + (record.cache_embedding_usage?.total_tokens ?? 0), cost: record.cost };
+    context.waitUntil(countSpend([...state.requestSlots, ...state.targetSlots], spend).catch(reportCountError));
+  });
 }
 
 function reportCountError(error: unknown): void {

@@ -32,7 +32,7 @@ export const requestRateLimitStep: RequestStep = {
         throw error;
       }
     }
-    if (state.requestTokens.length > 0 || policies.target.some((policy) => policy.type === 'tokens')) context.waitUntil(countWhenFinished(context, state));
+    if (state.requestTokens.length > 0 || policies.target.some((policy) => policy.type === 'tokens')) settleWhenFinished(context, state);
     const result = await next();
     const headers = answerHeaders(state);
     const { outcome } = result;
@@ -134,12 +134,11 @@ function catalogSlugOf(attempt: TargetAttempt): string | undefined {
 /**
  * Settles the reservations with the answer's total tokens once its body is complete (a stream's
  * usage arrives at its end); a cache hit, a failure or a cut stream without usage spends none, so
- * its reservations are released whole.
+ * its reservations are released whole. The write starts when the request finishes and is handed
+ * to `waitUntil` then: no deferred work waits on the finish, so no caller's order can hang it.
  */
-function countWhenFinished(context: InferenceContext, state: RateLimitState): Promise<unknown> {
-  return new Promise<number>((resolve) => context.recorder.onFinish((record) => resolve(record.usage?.total_tokens ?? 0)))
-    .then((tokens) => countTokens([...state.requestTokens, ...state.targetTokens], tokens))
-    .catch(reportCountError);
+function settleWhenFinished(context: InferenceContext, state: RateLimitState): void {
+  context.recorder.onFinish((record) => context.waitUntil(countTokens([...state.requestTokens, ...state.targetTokens], record.usage?.total_tokens ?? 0).catch(reportCountError)));
 }
 
 function reportCountError(error: unknown): void {
