@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { defaultPartition, namespacePartition, requestKey, semanticQuery, type AnswerShaping, type SemanticQuery } from '../../cache/cache-key';
-import { embedForCache } from '../../cache/embed-for-cache';
+import { embedForCache } from '../cache-embedding';
 import { findCachedAnswer, rememberAnswer, defaultMaxAgeSeconds, type AnswerToKeep, type CacheSlot } from '../../cache/response-cache';
 import { findSemanticAnswer, rememberSemanticAnswer, semanticSettingsOf } from '../../cache/semantic-cache';
 import { replayAsSse, replayAsSseText } from '../../cache/sse-replay';

@@ -1,7 +1,11 @@
+/*
+ * The semantic cache's embedding call: a provider attempt of the inference core, so it lives with
+ * the core and the cache library itself never calls a provider (the cache step hands its result on).
+ */
 import type { TokenUsage } from '../core/usage';
-import { attemptProvider } from '../inference/provider-attempt';
-import { AttemptTimeout } from '../inference/provider-body';
-import { resolveTarget } from '../inference/target';
+import { attemptProvider } from './provider-attempt';
+import { AttemptTimeout } from './provider-body';
+import { resolveTarget } from './target';
 import type { WorkspaceCacheSettings } from '../store/workspaces';
 
 /** An embedding slower than this is a semantic miss: the lookup must never cost more than it saves. */
