@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { isPlainObject } from '../core/plain-object';
-import { sseData, sseDone } from '../http/sse';
+import { sseData, sseDone } from '../wire/sse';
 
 type Json = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 import { finished, Transform, type Readable } from 'node:stream';
 import { isPlainObject } from '../core/plain-object';
-import { eventData, SseEventSplitter } from '../http/sse';
+import { eventData, SseEventSplitter } from '../wire/sse';
 import type { StreamedOperation } from './sse-replay';
 
 type Json = Record<string, unknown>;

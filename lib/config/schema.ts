@@ -43,7 +43,7 @@
 import { array, boolean, catchall, enum as oneOf, gte, int, lte, number, optional, record, refine, strictObject, string, union, unknown, minLength } from 'zod/mini';
 import type { infer as Infer, ZodMiniArray, ZodMiniOptional, ZodMiniType } from 'zod/mini';
 import { GatewayError } from '../core/errors';
-import { JsonTooDeepError, parseClientJson } from '../http/json-body';
+import { JsonTooDeepError, parseClientJson } from '../wire/client-json';
 import { isPlainObject } from '../core/plain-object';
 import { maxRequestTimeoutMs } from '../core/time';
 import { formatPath, ruleIssues, show, strategyModes, suggest, unknownKeyMessage, valueAt, type Path } from './schema-rules';

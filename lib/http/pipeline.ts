@@ -5,7 +5,7 @@ import { newId } from '../core/ids';
 import { isReadable } from '../core/readable';
 import { RequestRecorder } from '../observability/request-recorder';
 import { jsonResponse } from './responses';
-import { readTraceContext, type TraceContext } from './trace';
+import { readTraceContext, type TraceContext } from '../observability/trace';
 import type { GatewayRequest, GatewayResponse } from './types';
 
 /** What a route gets: the request, who is calling, the trace, and the recorder of its log line. */

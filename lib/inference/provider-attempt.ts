@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../core/errors';
-import { sseData, sseDone } from '../http/sse';
+import { sseData, sseDone } from '../wire/sse';
 import type { TokenUsage } from '../core/usage';
 import { openOutbound } from '../outbound/http-client';
 import type { ProviderCall } from '../providers/types';

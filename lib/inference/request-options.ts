@@ -1,5 +1,5 @@
 import { badRequest } from '../core/errors';
-import { parseClientJson } from '../http/json-body';
+import { parseClientJson } from '../wire/client-json';
 import { nameMap } from '../core/name-map';
 import { maxRequestTimeoutMs } from '../core/time';
 import type { CacheOptions } from './inference-request';

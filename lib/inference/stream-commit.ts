@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { toGatewayError } from '../core/errors';
-import { sseData, sseDone } from '../http/sse';
+import { sseData, sseDone } from '../wire/sse';
 import type { GatewayResponse } from '../http/types';
 import { isReadable } from '../core/readable';
 import { cacheStatusHeader } from './routed-response';

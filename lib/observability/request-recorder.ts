@@ -1,6 +1,6 @@
 import type { AuthContext } from '../auth/authenticate';
 import type { GatewayError } from '../core/errors';
-import type { TraceContext } from '../http/trace';
+import type { TraceContext } from './trace';
 import type { TokenUsage } from '../core/usage';
 import type { HookResult, HookResults } from '../guardrails/run-hooks';
 import { costOf, priceOf, roundUsd } from '../pricing/prices';

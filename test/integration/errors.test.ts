@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { maxJsonDepth } from '../../lib/http/json-body';
+import { maxJsonDepth } from '../../lib/wire/client-json';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, gatewayFetch, type TestResponse } from '../support/gateway-client';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { eventData, SseEventSplitter } from '../../lib/http/sse';
+import { eventData, SseEventSplitter } from '../../lib/wire/sse';
 
 describe('SseEventSplitter', () => {
   it('yields whole events however the bytes are cut', () => {

@@ -1,6 +1,6 @@
 import { Transform } from 'node:stream';
 import { GatewayError } from '../../core/errors';
-import { eventData, sseData, sseDone, SseEventSplitter } from '../../http/sse';
+import { eventData, sseData, sseDone, SseEventSplitter } from '../../wire/sse';
 import type { TokenUsage } from '../../core/usage';
 import { readUsage } from './usage';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { GatewayError } from '../../core/errors';
-import { sseData, sseDone } from '../../http/sse';
+import { sseData, sseDone } from '../../wire/sse';
 import type { ChatCompletion, ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from './types';
 
 export function newCompletionId(): string {

@@ -1,6 +1,6 @@
 import { Transform } from 'node:stream';
 import { GatewayError } from '../../core/errors';
-import { SseEventSplitter } from '../../http/sse';
+import { SseEventSplitter } from '../../wire/sse';
 import type { TokenUsage } from '../../core/usage';
 import { ChatChunkEmitter, newCompletionId } from './chunk-emitter';
 

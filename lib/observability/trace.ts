@@ -1,5 +1,5 @@
 import { badRequest } from '../core/errors';
-import { JsonTooDeepError, parseClientJson } from './json-body';
+import { JsonTooDeepError, parseClientJson } from '../wire/client-json';
 
 export interface TraceContext {
   traceId: string;
