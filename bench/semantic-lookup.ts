@@ -9,7 +9,7 @@
  * Items read are the items the Queries returned. The claim measured: a lookup reads at most
  * `maxCandidatesPerLookup` items and costs about the same CPU however large the scope grows.
  */
-import { bestMatch, defaultPerBucketLimit, maxCandidatesPerLookup, signatures } from '../lib/cache/semantic-index';
+import { bestMatch, defaultPerBucketLimit, maxCandidatesPerLookup, signatures } from '../lib/core/semantic-index';
 import { findSemanticCandidatesWithReads } from '../lib/store/semantic-entries';
 import { cpuSeconds } from './lib/proc';
 import { fillScope } from './lib/semantic-fill';

@@ -4,7 +4,7 @@
  * runs differ only in how many entries there are.
  */
 import { createHash } from 'node:crypto';
-import { normalise } from '../../lib/cache/semantic-index';
+import { normalise } from '../../lib/core/semantic-index';
 import { seededUniform } from '../../lib/core/seeded-random';
 import { newId } from '../../lib/core/ids';
 import type { SemanticEntry } from '../../lib/store/semantic-entries';

@@ -4,7 +4,7 @@ import { LoadingCache } from '../store/loading-cache';
 import { findSemanticCandidates, putSemanticEntry, semanticRefOf } from '../store/semantic-entries';
 import { getWorkspaceItem, type WorkspaceCacheSettings } from '../store/workspaces';
 import { findCachedAnswer, rememberAnswer, type AnswerToKeep, type CacheSlot } from './response-cache';
-import { matchesAbove, signatures, type Vector } from './semantic-index';
+import { matchesAbove, signatures, type Vector } from '../core/semantic-index';
 
 /** A change to a workspace's cache settings reaches every process within this time. */
 const settingsFreshnessMs = 5_000;

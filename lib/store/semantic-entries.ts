@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { decodeVector, defaultPerBucketLimit, encodeVector, lshTables, normalise, signatures as vectorSignatures, type Vector } from '../cache/semantic-index';
+import { decodeVector, defaultPerBucketLimit, encodeVector, lshTables, normalise, signatures as vectorSignatures, type Vector } from '../core/semantic-index';
 import { writeInBatches } from './batch-write';
 import { queryPageFast } from './lean-dynamo';
 import { semanticEntryKey } from './keys';

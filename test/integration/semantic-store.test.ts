@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bestMatch, lshTables, signatures } from '../../lib/cache/semantic-index';
+import { bestMatch, lshTables, signatures } from '../../lib/core/semantic-index';
 import { newId } from '../../lib/core/ids';
 import { dynamoClient, resetClients } from '../../lib/store/clients';
 import { putCacheEntry } from '../../lib/store/cache-entries';

@@ -1,4 +1,4 @@
-import { normalise } from '../../lib/cache/semantic-index';
+import { normalise } from '../../lib/core/semantic-index';
 
 /**
  * Embedding-like test vectors, drawn from a seeded normal stream (seeded-normals.ts) so that the
@@ -13,7 +13,7 @@ export function randomUnit(dimensions: number, random: () => number): Float32Arr
 /**
  * A unit vector of one topic: it leans towards the unit vector `centre` with weight `share`, so
  * two of them are at cosine ≈ `share`. The embeddings of one cache scope cluster like this, which
- * fills the LSH buckets unevenly (see lib/cache/semantic-index.ts).
+ * fills the LSH buckets unevenly (see lib/core/semantic-index.ts).
  */
 export function clusteredUnit(centre: Float32Array, share: number, random: () => number): Float32Array {
   const along = Math.sqrt(share);

@@ -9,7 +9,7 @@ import {
   lshTables,
   maxCandidatesPerLookup,
   signatures,
-} from '../../../lib/cache/semantic-index';
+} from '../../../lib/core/semantic-index';
 import { seededNormals } from '../../support/seeded-normals';
 import { clusteredUnit, nearDuplicate, randomUnit } from '../../support/vectors';
 

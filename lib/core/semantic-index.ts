@@ -22,7 +22,7 @@
  * every vector to new buckets (stored entries become unreachable until they expire).
  */
 
-import { seededUniform } from '../core/seeded-random';
+import { seededUniform } from './seeded-random';
 
 export const lshTables = 10;
 export const lshBits = 12;
