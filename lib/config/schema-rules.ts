@@ -16,7 +16,7 @@
  *   linear-time engine — so `{"$and": 5}` or a pattern needing backtracking is a 400 at its own path.
  */
 import { isPlainObject } from '../core/plain-object';
-import { queryFields, queryOperators } from '../routing/conditional-query';
+import { queryFields, queryOperators } from './condition-query';
 import { compileSafeRegex, RegexSyntaxError } from '../core/regex/safe-regex';
 import { checkIssues } from '../guardrails/validate-checks';
 import type { ConfigIssue, HookCheck } from './types';

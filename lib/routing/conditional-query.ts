@@ -3,8 +3,8 @@
  * `params.<path>` (any depth into the request body) and `url.pathname`, with `$eq $ne $gt $gte $lt
  * $lte $in $nin $regex $exists $and $or` and an implicit AND between keys.
  *
- * Queries are checked when their config is validated (`config/schema-rules.ts`), so matching never
- * meets a shape it cannot handle; `$regex` patterns run on the linear-time engine in `lib/core/regex`.
+ * Queries are checked when their config is validated (`config/schema-rules.ts`, over the operators
+ * and fields of `config/condition-query.ts`), so matching never meets a shape it cannot handle; `$regex` patterns run on the linear-time engine in `lib/core/regex`.
  */
 import { compileSafeRegex, type SafeRegex } from '../core/regex/safe-regex';
 
@@ -51,10 +51,6 @@ function matchesField(value: unknown, condition: unknown): boolean {
   }
   return true;
 }
-
-export const queryOperators = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$regex', '$exists'] as const;
-/** The fields a query can test; anything else would never match. */
-export const queryFields = { pattern: /^(metadata|params)\.[^.]|^url\.pathname$/, text: 'metadata.<key>, params.<path> or url.pathname' };
 
 function applyOperator(operator: string, value: unknown, operand: unknown): boolean {
   switch (operator) {
