@@ -19,6 +19,15 @@ export const counterUnits = (type: ActiveBudget['type'], amount: number) => (typ
 export const budgetUnits = (type: ActiveBudget['type'], units: number) => (type === 'cost' ? units / nanoUsdPerUsd : units);
 
 /** A bucket a request fell in, the budget that made it, and what the request reserved on it. */
+/** A request's budgets as its steps go: which apply per target attempt, and what each reserved. */
+export interface BudgetState {
+  /** Budgets reserved on per target attempt: those on a target key, and cost budgets (priced once the target is known). */
+  attemptBudgets: readonly ActiveBudget[];
+  requestSlots: BudgetSlot[];
+  /** The last target attempt's reservations: the attempt whose answer the client gets. */
+  targetSlots: BudgetSlot[];
+}
+
 export interface BudgetSlot {
   budget: ActiveBudget;
   slot: UsageSlot;

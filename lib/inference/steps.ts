@@ -8,12 +8,21 @@ export interface Step<Context, Result> {
   run(context: Context, next: () => Promise<Result>): Promise<Result>;
 }
 
-/** Runs the steps in order over one context; the last step answers without calling `next`. */
+/**
+ * Runs the steps in order over one context; the last step answers without calling `next`. A step
+ * that calls `next` a second time is refused: the steps after it would run twice over the same
+ * context (two provider calls, two reservations), which is never what a step means.
+ */
 export function runSteps<Context, Result>(steps: readonly Step<Context, Result>[], context: Context): Promise<Result> {
   const runFrom = (index: number): Promise<Result> => {
     const step = steps[index];
     if (!step) return Promise.reject(new Error(`Step "${steps[index - 1]?.name}" called next, but no step follows it.`));
-    return step.run(context, () => runFrom(index + 1));
+    let called = false;
+    return step.run(context, () => {
+      if (called) return Promise.reject(new Error(`Step "${step.name}" called next a second time; each step may call it once.`));
+      called = true;
+      return runFrom(index + 1);
+    });
   };
   return runFrom(0);
 }

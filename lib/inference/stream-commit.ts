@@ -4,7 +4,7 @@ import { sseData, sseDone } from '../wire/sse';
 import type { GatewayResponse } from '../http/types';
 import { isReadable } from '../core/readable';
 import { cacheStatusHeader } from './routed-response';
-import type { InferenceContext, InferenceResult } from './run-inference';
+import type { InferenceContext, InferenceResult } from './context';
 
 const heartbeatMs = 15_000;
 

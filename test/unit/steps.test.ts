@@ -32,6 +32,17 @@ describe('runSteps', () => {
     await expect(runSteps([step('last', (_, next) => next())], [])).rejects.toThrow('Step "last" called next, but no step follows it.');
   });
 
+  it('refuses a second call of next, so the steps after it never run twice', async () => {
+    const trail: string[] = [];
+    const twice = step('twice', async (_, next) => {
+      await next();
+      return next();
+    });
+    const counted = step('counted', async (list) => (list.push('ran'), 'answer'));
+    await expect(runSteps([twice, counted], trail)).rejects.toThrow('Step "twice" called next a second time; each step may call it once.');
+    expect(trail).toEqual(['ran']);
+  });
+
   it('names the step that must come first when a list is out of order', () => {
     expect(() => setByStep(undefined, 'config')).toThrow('The "config" step must run before this one.');
     expect(setByStep(0, 'config')).toBe(0);

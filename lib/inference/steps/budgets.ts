@@ -1,19 +1,9 @@
-import { BudgetExceededError, counterUnits, countSpend, enforceBudgets, refuseSpent, releaseBudgets, type BudgetSlot, type Estimate } from '../../budgets/enforce';
-import { activeBudgets, type ActiveBudget } from '../../budgets/policies';
+import { BudgetExceededError, counterUnits, countSpend, enforceBudgets, refuseSpent, releaseBudgets, type BudgetState, type Estimate } from '../../budgets/enforce';
+import { activeBudgets } from '../../budgets/policies';
 import { costOf, priceOf } from '../../pricing/prices';
 import type { AttemptOutcome } from '../../routing/attempt-outcome';
-import type { InferenceContext, RequestStep, TargetAttempt, TargetStep } from '../run-inference';
-import { estimatedTokens, modelOf, requestValues, targetValues, tokenEstimate } from './rate-limits';
-
-interface BudgetState {
-  /** Budgets reserved on per target attempt: those on a target key, and cost budgets (priced once the target is known). */
-  attemptBudgets: readonly ActiveBudget[];
-  requestSlots: BudgetSlot[];
-  /** The last target attempt's reservations: the attempt whose answer the client gets. */
-  targetSlots: BudgetSlot[];
-}
-
-const states = new WeakMap<InferenceContext, BudgetState>();
+import type { InferenceContext, RequestStep, TargetAttempt, TargetStep } from '../context';
+import { estimatedTokens, modelOf, requestValues, targetValues, tokenEstimate } from '../policy-values';
 
 /**
  * `budgets` of a request: the workspace's usage-limit policies on the key, the workspace, the
@@ -32,7 +22,7 @@ export const requestBudgetStep: RequestStep = {
     const tokenBudgets = budgets.request.filter((budget) => budget.type === 'tokens');
     const costBudgets = budgets.request.filter((budget) => budget.type === 'cost');
     const state: BudgetState = { attemptBudgets: [...costBudgets, ...budgets.target], requestSlots: [], targetSlots: [] };
-    states.set(context, state);
+    context.budgets = state;
     try {
       refuseSpent(costBudgets, requestValues(request));
       if (tokenBudgets.length > 0) state.requestSlots = await enforceBudgets(tokenBudgets, requestValues(request), () => estimatedTokens(context));
@@ -52,7 +42,7 @@ export const requestBudgetStep: RequestStep = {
 export const targetBudgetStep: TargetStep = {
   name: 'budgets',
   async run(attempt, next) {
-    const state = states.get(attempt.inference);
+    const state = attempt.inference.budgets;
     if (!state || state.attemptBudgets.length === 0) return next();
     // The attempt before this one failed: what it reserved is no longer needed.
     if (state.targetSlots.length > 0) attempt.inference.waitUntil(releaseBudgets(state.targetSlots.splice(0)).catch(reportCountError));

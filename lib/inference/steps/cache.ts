@@ -11,9 +11,9 @@ import type { JsonObject, ResolvedTarget } from '../../providers/types';
 import type { AttemptOutcome } from '../../routing/attempt-outcome';
 import type { WorkspaceCacheSettings } from '../../store/workspaces';
 import type { UnifiedRequest } from '../inference-request';
-import type { CacheStatus, InferenceContext, TargetStep } from '../run-inference';
+import type { CacheStatus, InferenceContext, TargetStep } from '../context';
 import { setByStep } from '../steps';
-import { attemptBody, attemptShaping } from './provider-call';
+import { attemptBody, attemptShaping } from '../attempt';
 
 /**
  * `cache`: with a `cache` setting on the target (its own or inherited), answers a request that was
@@ -92,13 +92,10 @@ async function semanticLookup(request: UnifiedRequest, target: ResolvedTarget, b
   return query && { settings, query };
 }
 
-/** Embeddings a request has asked for, by text: a retry or a fallback to another target embeds nothing twice. */
-const embeddingsOf = new WeakMap<InferenceContext, Map<string, Promise<number[] | undefined>>>();
-
 /** The embedding of the last user message, its tokens reported as the request's spend; undefined when it failed. */
 function embed(inference: InferenceContext, semantic: SemanticLookup): Promise<number[] | undefined> {
-  let embeddings = embeddingsOf.get(inference);
-  if (!embeddings) embeddingsOf.set(inference, (embeddings = new Map()));
+  // By text: a retry or a fallback to another target embeds nothing twice.
+  const embeddings = (inference.cacheEmbeddings ??= new Map());
   const key = `${semantic.settings.embedding_provider}\n${semantic.settings.embedding_model}\n${semantic.query.text}`;
   let vector = embeddings.get(key);
   if (!vector) {

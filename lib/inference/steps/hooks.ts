@@ -12,9 +12,9 @@ import type { JsonObject } from '../../providers/types';
 import type { AttemptOutcome } from '../../routing/attempt-outcome';
 import type { InheritedSettings } from '../../routing/plan';
 import type { UnifiedRequest } from '../inference-request';
-import type { InferenceContext, InferenceResult, RequestStep, TargetStep } from '../run-inference';
+import type { InferenceContext, InferenceResult, RequestStep, TargetStep } from '../context';
 import { setByStep } from '../steps';
-import { attemptBody } from './provider-call';
+import { attemptBody, replaceAttemptBody } from '../attempt';
 
 /**
  * `hooks` (request): the config's own input hooks (input guardrails, then before-request hooks)
@@ -56,7 +56,7 @@ export const targetHooksStep: TargetStep = {
       before_request_hooks: leaf.settings.before_request_hooks !== root.before_request_hooks ? leaf.settings.before_request_hooks : undefined,
     };
     if (own.input_guardrails?.length || own.before_request_hooks?.length) {
-      attempt.body = (await runSide(inference, own, 'input', { request: attemptBody(attempt) })).request;
+      replaceAttemptBody(attempt, (await runSide(inference, own, 'input', { request: attemptBody(attempt) })).request);
     }
     if (request.operation === 'embeddings' || !(leaf.settings.after_request_hooks?.length || leaf.settings.output_guardrails?.length)) return next();
 

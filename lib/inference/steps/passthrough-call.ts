@@ -1,5 +1,5 @@
 import { forwardToProvider } from '../passthrough-forward';
-import type { TargetStep } from '../run-inference';
+import type { TargetStep } from '../context';
 import { setByStep } from '../steps';
 
 /** `call` on pass-through: the client's method, path, query and bytes, sent to the target as they are. */

@@ -1,33 +1,8 @@
-import type { AnswerShaping } from '../../cache/cache-key';
-import type { JsonObject, ProviderCall } from '../../providers/types';
-import type { UnifiedRequest } from '../inference-request';
+import type { ProviderCall } from '../../providers/types';
+import { attemptBody, attemptShaping } from '../attempt';
+import type { TargetStep } from '../context';
 import { attemptProvider } from '../provider-attempt';
-import { forwardedHeaders } from '../request-options';
-import type { TargetAttempt, TargetStep } from '../run-inference';
 import { setByStep } from '../steps';
-
-/**
- * The body as this target's provider gets it: the client's (as the request's input mutators left
- * it), with the target's `override_params` over it, then as the target's own input mutators left it.
- */
-export function attemptBody(attempt: TargetAttempt): JsonObject {
-  if (attempt.body) return attempt.body;
-  const request = attempt.inference.request as UnifiedRequest;
-  const base = attempt.inference.inputBody ?? request.body;
-  const overrides = attempt.leaf.settings.override_params;
-  return (attempt.body = overrides ? { ...base, ...overrides } : base);
-}
-
-/**
- * What else of an attempt shapes the provider's answer besides its body: the client headers the
- * target forwards, and whether the answer keeps to the OpenAI schema (`strict_api_compliance`).
- */
-export function attemptShaping(attempt: TargetAttempt, request: UnifiedRequest): AnswerShaping {
-  if (attempt.shaping) return attempt.shaping;
-  const { settings } = attempt.leaf;
-  const names = settings.forward_headers ? [...settings.forward_headers, ...request.options.forwardHeaderNames] : request.options.forwardHeaderNames;
-  return (attempt.shaping = { forwardHeaders: forwardedHeaders(request.headers, names), strictApiCompliance: settings.strict_api_compliance ?? true });
-}
 
 /** `call` on the unified routes: the OpenAI-format request, with the target's overrides, through the provider's adapter. */
 export const providerCallStep: TargetStep = {

@@ -1,13 +1,8 @@
-import { parseConfigRef } from '../../config/saved-configs';
 import type { AttemptOutcome } from '../../routing/attempt-outcome';
-import { answerHeaders, countTokens, enforce, metadataValue, newRateLimitState, RateLimitedError, releaseTokens, type RateLimitState, type ValueOf } from '../../ratelimit/enforce';
-import { estimateTokens } from '../../ratelimit/estimate';
-import { activePolicies, metadataPrefix } from '../../ratelimit/policies';
-import type { InferenceRequest } from '../inference-request';
-import type { InferenceContext, RequestStep, TargetAttempt, TargetStep } from '../run-inference';
-
-/** What the request step found, for the target attempts of the same request. */
-const states = new WeakMap<InferenceContext, RateLimitState>();
+import { answerHeaders, countTokens, enforce, newRateLimitState, RateLimitedError, releaseTokens, type RateLimitState } from '../../ratelimit/enforce';
+import { activePolicies } from '../../ratelimit/policies';
+import type { InferenceContext, RequestStep, TargetStep } from '../context';
+import { estimatedTokens, requestValues, targetValues } from '../policy-values';
 
 /**
  * `rate-limits` of a request: the workspace's policies on the key, the workspace, the prompt and
@@ -23,7 +18,7 @@ export const requestRateLimitStep: RequestStep = {
     const policies = await activePolicies(request.caller.workspaceId);
     if (policies.request.length === 0 && policies.target.length === 0) return next();
     const state = newRateLimitState(policies.target);
-    states.set(context, state);
+    context.rateLimits = state;
     if (policies.request.length > 0) {
       try {
         state.requestTokens = await enforce(policies.request, requestValues(request), state, estimatedTokens(context));
@@ -50,7 +45,7 @@ export const requestRateLimitStep: RequestStep = {
 export const targetRateLimitStep: TargetStep = {
   name: 'rate-limits',
   async run(attempt, next) {
-    const state = states.get(attempt.inference);
+    const state = attempt.inference.rateLimits;
     if (!state || state.targetPolicies.length === 0) return next();
     // The attempt before this one failed: what it reserved is no longer needed.
     if (state.targetTokens.length > 0) attempt.inference.waitUntil(releaseTokens(state.targetTokens.splice(0)).catch(reportCountError));
@@ -65,71 +60,6 @@ export const targetRateLimitStep: TargetStep = {
     return next();
   },
 };
-
-export function requestValues(request: InferenceRequest): ValueOf {
-  return (key) => {
-    if (key.startsWith(metadataPrefix)) return metadataValue(request.metadata, key);
-    if (key === 'api_key') return request.caller.keyId;
-    if (key === 'workspace_id') return request.caller.workspaceId;
-    if (key === 'prompt') return request.promptId;
-    return undefined;
-  };
-}
-
-export function targetValues(attempt: TargetAttempt): ValueOf {
-  const { request } = attempt.inference;
-  const ofRequest = requestValues(request);
-  return (key) => {
-    switch (key) {
-      case 'provider':
-        return attempt.target?.provider.name;
-      case 'model':
-        return modelOf(attempt);
-      case 'config':
-        return request.options.config.kind === 'saved' ? parseConfigRef(request.options.config.ref)?.id : undefined;
-      case 'virtual_key':
-        return catalogSlugOf(attempt);
-      default:
-        return ofRequest(key);
-    }
-  };
-}
-
-/**
- * What the request may spend in tokens: its body's estimated prompt, plus its completion cap (the
- * target's `override_params` win) or the default (ratelimit/estimate.ts).
- */
-export function estimatedTokens(context: InferenceContext, overrides?: Record<string, unknown>): number {
-  const estimate = tokenEstimate(context, overrides);
-  return estimate.prompt + estimate.completion;
-}
-
-export function tokenEstimate(context: InferenceContext, overrides?: Record<string, unknown>) {
-  const { request } = context;
-  if (request.kind === 'passthrough') return estimateTokens({ bytes: request.bytes?.length ?? 0 });
-  const body = context.inputBody ?? request.body;
-  const bytes = context.inputBody || !request.clientBytes ? JSON.stringify(body).length : request.clientBytes.length;
-  return estimateTokens({ bytes, body, embeddings: request.operation === 'embeddings', overrides });
-}
-
-/** The model this target is asked for: the target's `override_params` win over the body. */
-export function modelOf(attempt: TargetAttempt): string | undefined {
-  const overridden = attempt.leaf.settings.override_params?.model;
-  if (typeof overridden === 'string') return overridden;
-  const { inference } = attempt;
-  if (inference.request.kind !== 'unified') return undefined;
-  const model = (inference.inputBody ?? inference.request.body).model;
-  return typeof model === 'string' ? model : undefined;
-}
-
-/** The catalog integration the target names (`@slug`, `virtual_key`, or the header), as target resolution reads it. */
-function catalogSlugOf(attempt: TargetAttempt): string | undefined {
-  const config = attempt.leaf.config;
-  const headers = attempt.inference.request.options.credentials;
-  const providerRef = config.provider ?? headers.provider;
-  if (providerRef?.startsWith('@')) return providerRef.slice(1);
-  return config.virtual_key ?? (config.provider ? undefined : headers.virtualKey);
-}
 
 /**
  * Settles the reservations with the answer's total tokens once its body is complete (a stream's

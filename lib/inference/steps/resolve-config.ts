@@ -1,5 +1,5 @@
 import { resolveRequestPlan } from '../request-config';
-import type { RequestStep } from '../run-inference';
+import type { RequestStep } from '../context';
 import { targetResolver } from '../target';
 
 /** `config`: the strategy tree the request follows (a saved config is read here), and its targets' resolver. */

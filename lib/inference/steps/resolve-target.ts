@@ -1,4 +1,4 @@
-import type { TargetStep } from '../run-inference';
+import type { TargetStep } from '../context';
 import { setByStep } from '../steps';
 
 /** `target`: the provider, base URL and credentials of the target (resolved once per request, whatever the retries). */

@@ -1,5 +1,5 @@
 import { runStrategy } from '../../routing/engine';
-import type { RequestStep } from '../run-inference';
+import type { RequestStep } from '../context';
 import { runSteps, setByStep } from '../steps';
 import { targetSteps } from './target-steps';
 

@@ -1,5 +1,5 @@
 import type { InferenceRequest } from '../inference-request';
-import type { TargetStep } from '../run-inference';
+import type { TargetStep } from '../context';
 import { targetBudgetStep } from './budgets';
 import { cacheStep } from './cache';
 import { targetHooksStep } from './hooks';

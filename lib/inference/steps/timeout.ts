@@ -1,6 +1,6 @@
 import { AttemptTimeout } from '../provider-body';
 import { defaultRequestTimeoutMs } from '../request-options';
-import type { TargetStep } from '../run-inference';
+import type { TargetStep } from '../context';
 import { setByStep } from '../steps';
 
 /**
