@@ -19,7 +19,8 @@ import { isPlainObject } from '../core/plain-object';
 import { queryFields, queryOperators } from './condition-query';
 import { compileSafeRegex, RegexSyntaxError } from '../core/regex/safe-regex';
 import { checkIssues } from '../guardrails/validate-checks';
-import type { ConfigIssue, HookCheck } from './types';
+import type { HookCheck } from '../guardrails/hook-types';
+import type { ConfigIssue } from './types';
 
 export type Path = ReadonlyArray<PropertyKey>;
 

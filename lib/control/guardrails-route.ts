@@ -1,6 +1,6 @@
 import { array, boolean, maxLength, minLength, number, object, optional, record, string, unknown } from 'zod/mini';
 import { maskConfigSecrets, maskedSecretPaths, restoreMaskedSecrets } from '../config/saved-configs';
-import type { HookCheck } from '../config/types';
+import type { HookCheck } from '../guardrails/hook-types';
 import { badRequest, notFound } from '../core/errors';
 import { createGuardrail, deleteGuardrail, getGuardrail, listGuardrails, replaceGuardrail, type GuardrailActions, type GuardrailFields, type SavedGuardrail } from '../guardrails/saved-guardrails';
 import { checkIssues } from '../guardrails/validate-checks';

@@ -1,5 +1,4 @@
-import type { Feedback, Guardrail, Hook, HookCheck } from '../config/types';
-import type { InheritedSettings } from '../routing/plan';
+import type { Feedback, Guardrail, Hook, HookCheck, HookSettings } from './hook-types';
 
 /** Which part of the exchange a hook sees: the request before any provider call, or the answer. */
 export type HookSide = 'input' | 'output';
@@ -36,7 +35,7 @@ const guardrailFields = new Set(['id', 'deny', 'async', 'on_fail', 'on_success']
  * looked up with `findSaved`, which answers undefined for an id the workspace does not have.
  */
 export async function hooksOfSide(
-  settings: InheritedSettings,
+  settings: HookSettings,
   side: HookSide,
   findSaved: (id: string) => Promise<SavedGuardrailSpec | undefined>,
 ): Promise<HookSpec[]> {
@@ -48,7 +47,7 @@ export async function hooksOfSide(
 }
 
 /** Whether a target sets any hook at all, so requests without them skip every hook step at once. */
-export function hasHooks(settings: InheritedSettings): boolean {
+export function hasHooks(settings: HookSettings): boolean {
   return Boolean(settings.before_request_hooks?.length || settings.after_request_hooks?.length || settings.input_guardrails?.length || settings.output_guardrails?.length);
 }
 

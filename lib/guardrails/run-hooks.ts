@@ -1,5 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
-import type { Feedback, HookCheck } from '../config/types';
+import type { Feedback, HookCheck } from './hook-types';
 import { GatewayError } from '../core/errors';
 import type { JsonObject, Operation } from '../providers/types';
 import type { CheckInput } from './check-types';

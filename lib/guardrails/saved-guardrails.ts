@@ -4,7 +4,7 @@
  * workspace's envelope encryption (a webhook check's headers may carry a token); the name and
  * times are not, so lists need no decryption.
  */
-import type { Feedback, HookCheck } from '../config/types';
+import type { Feedback, HookCheck } from './hook-types';
 import { newId } from '../core/ids';
 import { decryptSecrets, encryptSecrets, isBlob } from '../secrets/envelope';
 import { deleteGuardrailItem, getGuardrailItem, listGuardrailItems, putGuardrailItem, type GuardrailItem } from '../store/guardrails';

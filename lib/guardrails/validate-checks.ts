@@ -1,4 +1,4 @@
-import type { HookCheck } from '../config/types';
+import type { HookCheck } from './hook-types';
 import { parseCheckParameters } from './registry';
 import { CheckParameterError, UnknownCheckError } from './check-types';
 

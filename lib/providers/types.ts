@@ -1,5 +1,4 @@
 import type { Transform } from 'node:stream';
-import type { GatewayConfig } from '../config/types';
 import type { GatewayError } from '../core/errors';
 import type { TokenUsage } from '../core/usage';
 
@@ -18,8 +17,44 @@ export interface AuthScheme {
   prefix: string;
 }
 
-/** Credentials and provider-specific settings of a target (a config's or a catalog integration's). */
-export type ProviderSettings = Omit<GatewayConfig, 'strategy' | 'targets' | 'name' | 'weight' | 'on_status_codes' | 'cache' | 'retry' | 'cb_config' | 'override_params' | 'forward_headers' | 'request_timeout' | 'before_request_hooks' | 'after_request_hooks' | 'input_guardrails' | 'output_guardrails' | 'prompt_id' | 'virtual_key' | 'provider'>;
+export interface Deployment {
+  deployment_id: string;
+  alias: string;
+  api_version: string;
+  is_default?: boolean;
+}
+
+/**
+ * Credentials and provider-specific settings of a target (a config's or a catalog integration's):
+ * the provider fields of the config object, which extends them with routing, caching and hooks.
+ */
+export interface ProviderSettings {
+  strict_api_compliance?: boolean;
+  api_key?: string;
+  custom_host?: string;
+  resource_name?: string;
+  deployment_id?: string;
+  api_version?: string;
+  deployments?: Deployment[];
+  cloudA_access_key_id?: string;
+  cloudA_secret_access_key?: string;
+  cloudA_region?: string;
+  cloudA_session_token?: string;
+  compat_organization?: string;
+  compat_project?: string;
+  cloudB_project_id?: string;
+  cloudB_region?: string;
+  cloudB_service_account_json?: Record<string, unknown>;
+  cloudC_region?: string;
+  cloudC_deployment_name?: string;
+  cloudC_endpoint_name?: string;
+  cloudC_api_version?: string;
+  cloudC_deployment_type?: 'serverless' | 'managed';
+  cloudC_resource_name?: string;
+  cloudC_deployment_id?: string;
+  cloudC_model_name?: string;
+  cloudC_entra_scope?: string;
+}
 
 /** A provider the gateway speaks: its name, default base URL and adapter. */
 export interface ProviderDefinition {
