@@ -1,5 +1,5 @@
 import { streamingHandler } from '../lib/http/lambda/handlers';
-import { unifiedRoute } from '../lib/inference/unified-route';
+import { unifiedRoute } from '../lib/http/inference/unified-route';
 
 /** POST /v1/completions */
 export const handler = streamingHandler(unifiedRoute('completions'));

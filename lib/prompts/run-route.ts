@@ -5,9 +5,9 @@ import type { RouteContext, RouteHandler } from '../http/pipeline';
 import type { GatewayResponse } from '../http/types';
 import { unifiedFromBody } from '../inference/from-http';
 import type { UnifiedRequest } from '../inference/inference-request';
-import { routedResponse } from '../inference/routed-response';
+import { routedResponse } from '../http/inference/routed-response';
 import { inferenceContext, runInference } from '../inference/run-inference';
-import { commitStreamWhileRouting, streamCommitDelayMs } from '../inference/stream-commit';
+import { commitStreamWhileRouting, streamCommitDelayMs } from '../http/inference/stream-commit';
 import { readRenderInput, renderPrompt } from './render';
 import { findPrompt, parseTemplateRef, promptNotFound, type SavedTemplate } from './saved-prompts';
 

@@ -1,9 +1,9 @@
-import type { RouteContext, RouteHandler } from '../http/pipeline';
-import type { GatewayResponse } from '../http/types';
-import type { Operation } from '../providers/types';
-import { fromHttp } from './from-http';
+import type { RouteContext, RouteHandler } from '../pipeline';
+import type { GatewayResponse } from '../types';
+import type { Operation } from '../../providers/types';
+import { fromHttp } from '../../inference/from-http';
 import { routedResponse } from './routed-response';
-import { inferenceContext, runInference } from './run-inference';
+import { inferenceContext, runInference } from '../../inference/run-inference';
 import { commitStreamWhileRouting, streamCommitDelayMs } from './stream-commit';
 
 /**

@@ -1,10 +1,10 @@
 import { PassThrough } from 'node:stream';
-import { toGatewayError } from '../core/errors';
-import { sseData, sseDone } from '../wire/sse';
-import type { GatewayResponse } from '../http/types';
-import { isReadable } from '../core/readable';
+import { toGatewayError } from '../../core/errors';
+import { sseData, sseDone } from '../../wire/sse';
+import type { GatewayResponse } from '../types';
+import { isReadable } from '../../core/readable';
 import { cacheStatusHeader } from './routed-response';
-import type { InferenceContext, InferenceResult } from './context';
+import type { InferenceContext, InferenceResult } from '../../inference/context';
 
 const heartbeatMs = 15_000;
 

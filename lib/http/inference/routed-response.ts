@@ -1,6 +1,6 @@
-import type { GatewayResponse } from '../http/types';
-import type { RequestRecorder } from '../observability/request-recorder';
-import type { CacheStatus, InferenceResult } from './context';
+import type { GatewayResponse } from '../types';
+import type { RequestRecorder } from '../../observability/request-recorder';
+import type { CacheStatus, InferenceResult } from '../../inference/context';
 
 export function cacheStatusHeader(status: CacheStatus): Record<string, string> {
   return { 'x-gateway-cache-status': status };

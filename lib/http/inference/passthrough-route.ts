@@ -1,8 +1,8 @@
-import type { RouteContext } from '../http/pipeline';
-import type { GatewayResponse } from '../http/types';
-import { fromHttp } from './from-http';
+import type { RouteContext } from '../pipeline';
+import type { GatewayResponse } from '../types';
+import { fromHttp } from '../../inference/from-http';
 import { routedResponse } from './routed-response';
-import { inferenceContext, runInference } from './run-inference';
+import { inferenceContext, runInference } from '../../inference/run-inference';
 
 /**
  * `/v1/{path}` for any path without a route of its own: forwarded to `{provider base URL}/{path}`
