@@ -1,11 +1,28 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * The projects that need a running gateway share one: the global setup starts the emulators, the
+ * fake upstream and the gateway once, whichever of these projects run.
+ */
+const withGateway = (name: string, include: string[]) => ({
+  extends: true as const,
+  test: { name, include, globalSetup: ['test/support/global-setup.ts'] },
+});
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      // No global setup: no build, no emulators, no gateway. Unit tests share no state outside their
+      // process, so they may use every core (vitest leaves one free by default: one worker on two).
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], maxWorkers: availableParallelism() } },
+      withGateway('integration', ['test/integration/**/*.test.ts']),
+      withGateway('e2e', ['test/e2e/**/*.test.ts']),
+      withGateway('package', ['test/package/**/*.test.ts']),
+      withGateway('fuzz', ['test/fuzz/**/*.test.ts']),
+    ],
   },
 });

@@ -26,30 +26,67 @@ declare module 'vitest' {
 
 export const testAdminKey = 'gwk_test_admin_key_for_the_shared_gateway_0001';
 
+interface SharedEnvironment {
+  env: Promise<TestEnvironment>;
+  stop: () => Promise<void>;
+  users: number;
+}
+
+/**
+ * Vitest runs a project's global setup once per project, each in a module instance of its own: the
+ * environment is kept on the process's global object so that the integration, e2e, package and fuzz
+ * projects share one set of emulators and one gateway, stopped when the last project is done.
+ */
+const sharedKey = Symbol.for('llm-gateway.test-environment');
+const slot = globalThis as typeof globalThis & { [sharedKey]?: SharedEnvironment };
+
+export default async function setup(project: TestProject) {
+  slot[sharedKey] ??= startEnvironment();
+  const shared = slot[sharedKey];
+  shared.users++;
+  project.provide('env', await shared.env);
+  return async () => {
+    if (--shared.users > 0) return;
+    slot[sharedKey] = undefined;
+    await shared.stop();
+  };
+}
+
 /**
  * Starts what the integration and end-to-end tests share: the emulators, a fake upstream standing
  * in for every provider, and one gateway process as `npm start` runs it.
  */
-export default async function setup(project: TestProject) {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'gateway-test-'));
-  const emulators = await startEmulators({ dataDir });
-  const upstream = await startFakeUpstream();
-  const baseUrls = Object.fromEntries(openAICompatibleProviders.map((provider) => [provider.name, `${upstream.url}/${provider.name}/v1`]));
-  const gateway = await spawnGateway({
-    GATEWAY_DATA_DIR: dataDir,
-    GATEWAY_ADMIN_KEY: testAdminKey,
-    GATEWAY_DYNAMODB_ENDPOINT: emulators.endpoints.dynamodb,
-    GATEWAY_SQS_ENDPOINT: emulators.endpoints.sqs,
-    GATEWAY_S3_ENDPOINT: emulators.endpoints.s3,
-    GATEWAY_PROVIDER_BASE_URLS: JSON.stringify(baseUrls),
-    GATEWAY_LOG_FLUSH_MS: '20',
-    GATEWAY_RETRY_BASE_MS: '20',
-  });
-  project.provide('env', { gatewayUrl: gateway.url, adminKey: testAdminKey, upstreamUrl: upstream.url, endpoints: emulators.endpoints, dataDir });
-  return async () => {
-    await gateway.stop();
-    await upstream.close();
-    await emulators.stop();
-    await rm(dataDir, { recursive: true, force: true });
+function startEnvironment(): SharedEnvironment {
+  const stops: Array<() => Promise<void>> = [];
+  const env = (async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'gateway-test-'));
+    stops.push(() => rm(dataDir, { recursive: true, force: true }));
+    const emulators = await startEmulators({ dataDir });
+    stops.push(() => emulators.stop());
+    const upstream = await startFakeUpstream();
+    stops.push(() => upstream.close());
+    const baseUrls = Object.fromEntries(openAICompatibleProviders.map((provider) => [provider.name, `${upstream.url}/${provider.name}/v1`]));
+    const gateway = await spawnGateway({
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_ADMIN_KEY: testAdminKey,
+      GATEWAY_DYNAMODB_ENDPOINT: emulators.endpoints.dynamodb,
+      GATEWAY_SQS_ENDPOINT: emulators.endpoints.sqs,
+      GATEWAY_S3_ENDPOINT: emulators.endpoints.s3,
+      GATEWAY_PROVIDER_BASE_URLS: JSON.stringify(baseUrls),
+      GATEWAY_LOG_FLUSH_MS: '20',
+      GATEWAY_RETRY_BASE_MS: '20',
+    });
+    stops.push(() => gateway.stop());
+    return { gatewayUrl: gateway.url, adminKey: testAdminKey, upstreamUrl: upstream.url, endpoints: emulators.endpoints, dataDir };
+  })();
+  // In the reverse order of starting, so the gateway stops before the emulators it writes to.
+  const stopStarted = async () => {
+    for (const stopOne of stops.splice(0).reverse()) await stopOne();
   };
+  // A half-started environment is stopped at once: no project gets it, so none would stop it.
+  const ready = env.catch(async (error: unknown) => {
+    await stopStarted();
+    throw error;
+  });
+  return { env: ready, stop: stopStarted, users: 0 };
 }
