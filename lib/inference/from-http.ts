@@ -2,12 +2,11 @@ import { GatewayError } from '../core/errors';
 import { readJsonObject } from '../http/json-body';
 import type { RouteContext } from '../http/pipeline';
 import type { JsonObject, Operation } from '../providers/types';
-import type { InferenceFields, InferenceRequest, PassthroughRequest, UnifiedRequest } from './inference-request';
+import { inferenceRequest, type InferenceCaller, type InferenceFields, type InferenceRequest, type PassthroughRequest, type UnifiedRequest } from './inference-request';
 import { passthroughPath } from './passthrough-path';
 import { readConfigHeader } from './request-config';
 import { readCacheHeaders, readForwardHeaderNames, readRequestTimeoutHeader } from './request-options';
-import { readHeaderCredentials } from './target';
-import { validateInferenceBody } from './validate';
+import { readProviderCredentials } from './target';
 
 const passthroughMethods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
@@ -20,23 +19,18 @@ export function fromHttp(route: Operation | 'passthrough', context: RouteContext
   return route === 'passthrough' ? passthroughFromHttp(context) : unifiedFromHttp(route, context);
 }
 
-function unifiedFromHttp(operation: Operation, context: RouteContext): UnifiedRequest {
-  const body = readJsonObject(context.request);
-  validateInferenceBody(operation, body);
-  const stream = body.stream === true;
-  context.recorder.requested({ stream, model: body.model });
-  return { kind: 'unified', operation, body, clientBytes: context.request.body, stream, ...commonFields(context, { unified: true }) };
+function unifiedFromHttp(operation: Operation, context: RouteContext): InferenceRequest {
+  return unifiedFromBody(operation, readJsonObject(context.request), context, context.request.body);
 }
 
 /**
  * A chat, completions or embeddings request whose body the gateway made itself (a rendered prompt)
  * with the caller's headers and options, as `fromHttp` would read them.
  */
-export function unifiedFromBody(operation: Operation, body: JsonObject, context: RouteContext): UnifiedRequest {
-  validateInferenceBody(operation, body);
-  const stream = body.stream === true;
-  context.recorder.requested({ stream, model: body.model });
-  return { kind: 'unified', operation, body, stream, ...commonFields(context, { unified: true }) };
+export function unifiedFromBody(operation: Operation, body: JsonObject, context: RouteContext, clientBytes?: Buffer): UnifiedRequest {
+  const request = inferenceRequest({ kind: 'unified', operation, body, clientBytes, caller: callerOf(context) });
+  context.recorder.requested({ stream: request.stream, model: body.model });
+  return { ...request, ...httpFields(context, { unified: true }) };
 }
 
 function passthroughFromHttp(context: RouteContext): PassthroughRequest {
@@ -46,22 +40,24 @@ function passthroughFromHttp(context: RouteContext): PassthroughRequest {
   }
   const providerPath = passthroughPath(request.pathParameters.proxy ?? '');
   const bytes = request.method === 'GET' || request.body.length === 0 ? undefined : request.body;
-  return { kind: 'passthrough', method: request.method, providerPath, rawQuery: request.rawQuery, bytes, ...commonFields(context, { unified: false }) };
+  const made = inferenceRequest({ kind: 'passthrough', method: request.method, providerPath, rawQuery: request.rawQuery, bytes, caller: callerOf(context) });
+  return { ...made, ...httpFields(context, { unified: false }) };
 }
+
+const callerOf = ({ auth }: RouteContext): InferenceCaller => ({ organisationId: auth.organisationId, workspaceId: auth.workspaceId, keyId: auth.keyId });
 
 /**
  * Pass-through sends every client header on and is never cached, so `x-gateway-forward-headers`
  * and the cache headers mean nothing there and are not read.
  */
-function commonFields({ request, auth, trace }: RouteContext, { unified }: { unified: boolean }): InferenceFields {
+function httpFields({ request, trace }: RouteContext, { unified }: { unified: boolean }): Omit<InferenceFields, 'caller'> {
   const headers = request.headers;
   const config = readConfigHeader(headers);
   const timeoutMs = readRequestTimeoutHeader(headers);
   const forwardHeaderNames = unified ? readForwardHeaderNames(headers) : [];
   const cache = unified ? readCacheHeaders(headers) : { forceRefresh: false };
   return {
-    caller: { organisationId: auth.organisationId, workspaceId: auth.workspaceId, keyId: auth.keyId },
-    options: { config, credentials: readHeaderCredentials(headers), timeoutMs, forwardHeaderNames, cache },
+    options: { config, credentials: readProviderCredentials(headers), timeoutMs, forwardHeaderNames, cache },
     metadata: trace.metadata ?? {},
     path: request.path,
     headers,

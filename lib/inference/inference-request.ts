@@ -1,6 +1,7 @@
 import type { JsonObject, Operation } from '../providers/types';
 import type { ConfigSource } from './request-config';
-import type { HeaderCredentials } from './target';
+import type { ProviderCredentials } from './target';
+import { validateInferenceBody } from './validate';
 
 /** Whose request it is: the workspace decides which configs, catalog entries and breaker states it sees. */
 export interface InferenceCaller {
@@ -13,7 +14,7 @@ export interface InferenceCaller {
 export interface InferenceOptions {
   config: ConfigSource;
   /** The provider, key, host and cloud settings named outside a config; targets fall back on them. */
-  credentials: HeaderCredentials;
+  credentials: ProviderCredentials;
   /** Wins over every target's `request_timeout`. */
   timeoutMs?: number;
   /** Client headers to send on to the provider as they are. */
@@ -71,3 +72,30 @@ export interface PassthroughRequest extends InferenceFields {
  * worker or a prompt run. Nothing in it refers to the transport, so `runInference` can serve them all.
  */
 export type InferenceRequest = UnifiedRequest | PassthroughRequest;
+
+/** The route a unified operation stands for: what conditional routing reads as `url.pathname`. */
+const operationPaths: Record<Operation, string> = { chat: '/v1/chat/completions', completions: '/v1/completions', embeddings: '/v1/embeddings' };
+
+/** What a caller must say of a request; the rest has the defaults of a request that named nothing. */
+type RequestInput<Request extends InferenceRequest> = Omit<Request, 'options' | 'metadata' | 'path' | 'headers' | 'stream'> & {
+  options?: Partial<InferenceOptions>;
+  metadata?: Record<string, unknown>;
+  path?: string;
+  headers?: Record<string, string>;
+};
+
+/**
+ * The one way to make an inference request, for a route, a prompt run and a worker alike: a
+ * unified body is validated (a 400 naming the field), and what the caller leaves out gets the
+ * defaults of a request that named nothing (no config, no credentials, no forwarded headers, the
+ * cache as configured, no metadata, the operation's path, no client headers).
+ */
+export function inferenceRequest(input: RequestInput<UnifiedRequest>): UnifiedRequest;
+export function inferenceRequest(input: RequestInput<PassthroughRequest>): PassthroughRequest;
+export function inferenceRequest(input: RequestInput<UnifiedRequest> | RequestInput<PassthroughRequest>): InferenceRequest {
+  const options: InferenceOptions = { config: { kind: 'headers' }, credentials: {}, forwardHeaderNames: [], cache: { forceRefresh: false }, ...input.options };
+  const common = { metadata: input.metadata ?? {}, headers: input.headers ?? {}, options };
+  if (input.kind === 'passthrough') return { ...input, ...common, path: input.path ?? `/v1/${input.providerPath}` };
+  validateInferenceBody(input.operation, input.body);
+  return { ...input, ...common, stream: input.body.stream === true, path: input.path ?? operationPaths[input.operation] };
+}

@@ -6,8 +6,11 @@ import type { ProviderSettings, ResolvedTarget } from '../providers/types';
 import type { PlanNode } from '../routing/plan';
 import { storesSecret } from '../config/secret-destinations';
 
-/** What the request's headers say about the provider; a config's targets fall back on these. */
-export interface HeaderCredentials {
+/**
+ * The provider, key, host and cloud settings a request names outside a config (over HTTP, its
+ * headers); a config's targets fall back on these.
+ */
+export interface ProviderCredentials {
   provider?: string;
   apiKey?: string;
   customHost?: string;
@@ -16,8 +19,8 @@ export interface HeaderCredentials {
   cloud?: ProviderSettings;
 }
 
-export function readHeaderCredentials(headers: Record<string, string>): HeaderCredentials {
-  const credentials: HeaderCredentials = {};
+export function readProviderCredentials(headers: Record<string, string>): ProviderCredentials {
+  const credentials: ProviderCredentials = {};
   const provider = headers['x-gateway-provider']?.trim();
   if (provider) credentials.provider = provider;
   const authorization = headers.authorization?.trim();
@@ -41,7 +44,7 @@ const howToSelect =
  * Resolves each leaf's target once per request, however often routing retries it: the catalog
  * lookup, decryption and destination checks of a target do not change between attempts.
  */
-export function targetResolver(headers: HeaderCredentials, workspaceId: string, plan: { fromConfig: boolean; saved: boolean }): (leaf: PlanNode) => Promise<ResolvedTarget> {
+export function targetResolver(headers: ProviderCredentials, workspaceId: string, plan: { fromConfig: boolean; saved: boolean }): (leaf: PlanNode) => Promise<ResolvedTarget> {
   const resolved = new Map<PlanNode, Promise<ResolvedTarget>>();
   return (leaf) => {
     let target = resolved.get(leaf);
@@ -55,7 +58,7 @@ export function targetResolver(headers: HeaderCredentials, workspaceId: string, 
  * integration it names (`@slug` or `virtual_key`), then the request's headers. `saved` is true for a
  * saved config's targets, whose credentials are stored ones.
  */
-export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, workspaceId: string, fromConfig: boolean, saved = false): Promise<ResolvedTarget> {
+export async function resolveTarget(leaf: PlanNode, headers: ProviderCredentials, workspaceId: string, fromConfig: boolean, saved = false): Promise<ResolvedTarget> {
   const config = leaf.config;
   if (saved && storesSecret(config)) refuseStoredSecretRedirect(leaf, headers);
   const providerRef = config.provider ?? headers.provider;
@@ -104,7 +107,7 @@ export async function resolveTarget(leaf: PlanNode, headers: HeaderCredentials, 
  * allowed), a provider, catalog entry or cloud setting by header. Refused rather than ignored, so a
  * caller learns why its header had no effect.
  */
-function refuseStoredSecretRedirect(leaf: PlanNode, headers: HeaderCredentials): void {
+function refuseStoredSecretRedirect(leaf: PlanNode, headers: ProviderCredentials): void {
   const config = leaf.config;
   const storedHost = leaf.settings.custom_host;
   const refuse = (param: string): never => {

@@ -1,7 +1,8 @@
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../lib/config/types';
-import type { InferenceRequest } from '../../lib/inference/inference-request';
+import { inferenceRequest, type InferenceCaller, type InferenceRequest } from '../../lib/inference/inference-request';
+import type { JsonObject } from '../../lib/providers/types';
 import { inferenceContext, runInference } from '../../lib/inference/run-inference';
 import type { RequestLogRecord } from '../../lib/observability/request-log';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
@@ -43,19 +44,16 @@ const hostFor = (label: string) => {
   return { prefix, custom_host: `${upstream.url}${prefix}/v1` };
 };
 
-function chatRequest(config: GatewayConfig, extra: Partial<Extract<InferenceRequest, { kind: 'unified' }>> = {}): InferenceRequest {
-  return {
+/** A chat line as a worker makes it: what it says, and the constructor's defaults for the rest. */
+function chatRequest(config: GatewayConfig, extra: { body?: JsonObject; caller?: InferenceCaller; metadata?: Record<string, unknown> } = {}): InferenceRequest {
+  return inferenceRequest({
     kind: 'unified',
     operation: 'chat',
-    body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'from a worker' }] },
-    stream: false,
-    caller,
-    options: { config: { kind: 'inline', config }, credentials: {}, forwardHeaderNames: [], cache: { forceRefresh: false } },
-    metadata: {},
-    path: '/v1/chat/completions',
-    headers: {},
-    ...extra,
-  };
+    body: extra.body ?? { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'from a worker' }] },
+    caller: extra.caller ?? caller,
+    options: { config: { kind: 'inline', config } },
+    metadata: extra.metadata,
+  });
 }
 
 /** Runs the request as a worker does; the caller reads the answer, then calls `context.finish`. */
@@ -93,7 +91,7 @@ describe('runInference without HTTP', () => {
 
   it('answers a stream as a readable body and records the usage when it ends', async () => {
     const target = hostFor('stream');
-    const { result, records, context } = await run(chatRequest({ provider: 'openai', api_key: 'sk-s', ...target }, { stream: true, body: { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'stream it' }] } }));
+    const { result, records, context } = await run(chatRequest({ provider: 'openai', api_key: 'sk-s', ...target }, { body: { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'stream it' }] } }));
     expect(result.outcome.ok).toBe(true);
     let text = '';
     for await (const chunk of (result.outcome as { body: Readable }).body) text += chunk;
@@ -113,19 +111,15 @@ describe('runInference without HTTP', () => {
     await expect(run(chatRequest({ provider: 'no-such-provider', api_key: 'sk' }))).rejects.toMatchObject({ status: 400, code: 'unknown_provider' });
   });
 
+  it('makes requests only through the constructor, which validates a body and fills in what a worker leaves out', () => {
+    expect(() => chatRequest({ provider: 'openai' }, { body: { model: 'gpt-4o-mini', messages: [] } })).toThrow(expect.objectContaining({ status: 400, param: 'messages' }));
+    const made = chatRequest({ provider: 'openai' }, { body: { model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] } });
+    expect(made).toMatchObject({ stream: true, path: '/v1/chat/completions', headers: {}, metadata: {}, options: { credentials: {}, forwardHeaderNames: [], cache: { forceRefresh: false } } });
+  });
+
   it('forwards a pass-through request with its method, path and query', async () => {
     const target = hostFor('pass');
-    const request: InferenceRequest = {
-      kind: 'passthrough',
-      method: 'GET',
-      providerPath: 'models',
-      rawQuery: 'limit=2',
-      caller,
-      options: { config: { kind: 'headers' }, credentials: { provider: 'openai', apiKey: 'sk-p', customHost: target.custom_host }, forwardHeaderNames: [], cache: { forceRefresh: false } },
-      metadata: {},
-      path: '/v1/models',
-      headers: {},
-    };
+    const request = inferenceRequest({ kind: 'passthrough', method: 'GET', providerPath: 'models', rawQuery: 'limit=2', caller, options: { credentials: { provider: 'openai', apiKey: 'sk-p', customHost: target.custom_host } } });
     const { result } = await run(request);
     expect(result.outcome.status).toBe(200);
     const received = upstream.requests.filter((recorded) => recorded.path.startsWith(target.prefix));

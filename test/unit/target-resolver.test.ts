@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveTarget, targetResolver, type HeaderCredentials } from '../../lib/inference/target';
+import { resolveTarget, targetResolver, type ProviderCredentials } from '../../lib/inference/target';
 import { buildPlan, leavesOf } from '../../lib/routing/plan';
 
 describe('targetResolver', () => {
@@ -17,7 +17,7 @@ describe('targetResolver', () => {
 });
 
 describe('a saved target\'s stored credentials', () => {
-  const resolveSaved = (config: Record<string, unknown>, headers: HeaderCredentials) => resolveTarget(leavesOf(buildPlan(config))[0]!, headers, 'ws_test', true, true);
+  const resolveSaved = (config: Record<string, unknown>, headers: ProviderCredentials) => resolveTarget(leavesOf(buildPlan(config))[0]!, headers, 'ws_test', true, true);
   const refusal = (param: string) => ({ status: 400, code: 'catalog_host_fixed', param });
 
   it('never go to a host, provider, catalog entry or cloud setting a request names when the target names no provider', async () => {
