@@ -3,7 +3,7 @@ import { readBody } from '../core/read-body';
 import { readJsonObject } from '../http/json-body';
 import type { RouteContext, RouteHandler } from '../http/pipeline';
 import type { GatewayResponse } from '../http/types';
-import { unifiedFromBody } from '../inference/from-http';
+import { unifiedFromBody } from '../http/inference/from-http';
 import type { UnifiedRequest } from '../inference/inference-request';
 import { routedResponse } from '../http/inference/routed-response';
 import { inferenceContext, runInference } from '../inference/run-inference';

@@ -1,6 +1,6 @@
 import type { RouteContext } from '../pipeline';
 import type { GatewayResponse } from '../types';
-import { fromHttp } from '../../inference/from-http';
+import { fromHttp } from './from-http';
 import { routedResponse } from './routed-response';
 import { inferenceContext, runInference } from '../../inference/run-inference';
 

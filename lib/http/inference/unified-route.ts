@@ -1,7 +1,7 @@
 import type { RouteContext, RouteHandler } from '../pipeline';
 import type { GatewayResponse } from '../types';
 import type { Operation } from '../../providers/types';
-import { fromHttp } from '../../inference/from-http';
+import { fromHttp } from './from-http';
 import { routedResponse } from './routed-response';
 import { inferenceContext, runInference } from '../../inference/run-inference';
 import { commitStreamWhileRouting, streamCommitDelayMs } from './stream-commit';

@@ -1,12 +1,12 @@
-import { GatewayError } from '../core/errors';
-import { readJsonObject } from '../http/json-body';
-import type { RouteContext } from '../http/pipeline';
-import type { JsonObject, Operation } from '../providers/types';
-import { inferenceRequest, type InferenceCaller, type InferenceFields, type InferenceRequest, type PassthroughRequest, type UnifiedRequest } from './inference-request';
-import { passthroughPath } from './passthrough-path';
-import { readConfigHeader } from './request-config';
-import { readCacheHeaders, readForwardHeaderNames, readRequestTimeoutHeader } from './request-options';
-import { readProviderCredentials } from './target';
+import { GatewayError } from '../../core/errors';
+import { readJsonObject } from '../json-body';
+import type { RouteContext } from '../pipeline';
+import type { JsonObject, Operation } from '../../providers/types';
+import { inferenceRequest, type InferenceCaller, type InferenceFields, type InferenceRequest, type PassthroughRequest, type UnifiedRequest } from '../../inference/inference-request';
+import { passthroughPath } from '../../inference/passthrough-path';
+import { readConfigHeader } from '../../inference/request-config';
+import { readCacheHeaders, readForwardHeaderNames, readRequestTimeoutHeader } from '../../inference/request-options';
+import { readProviderCredentials } from '../../inference/target';
 
 const passthroughMethods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
