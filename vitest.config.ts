@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
  */
 const withGateway = (name: string, include: string[]) => ({
   extends: true as const,
-  test: { name, include, globalSetup: ['test/support/global-setup.ts'] },
+  test: { name, include, globalSetup: ['test/support/global-setup.ts'], sequence: { groupOrder: 1 } },
 });
 
 export default defineConfig({
@@ -17,8 +17,12 @@ export default defineConfig({
     pool: 'forks',
     projects: [
       // No global setup: no build, no emulators, no gateway. Unit tests share no state outside their
-      // process, so they may use every core (vitest leaves one free by default: one worker on two).
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], maxWorkers: availableParallelism() } },
+      // process, so they may use every core (vitest leaves one free by default: one worker on two);
+      // vitest runs projects of different worker counts one group after the other, unit first.
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], maxWorkers: availableParallelism(), sequence: { groupOrder: 0 } },
+      },
       withGateway('integration', ['test/integration/**/*.test.ts']),
       withGateway('e2e', ['test/e2e/**/*.test.ts']),
       withGateway('package', ['test/package/**/*.test.ts']),
