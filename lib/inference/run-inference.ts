@@ -27,6 +27,17 @@ export function inferenceContext(request: InferenceRequest, environment: Inferen
     recorder,
     waitUntil: handOver ? (work) => handOver(work) : (work) => void deferred.push(work),
     cacheStatus: 'DISABLED',
+    // Every field the steps set, present from the start: one object shape for every request, so
+    // the steps' property reads stay monomorphic whichever steps ran.
+    usage: undefined,
+    plan: undefined,
+    targetOf: undefined,
+    hookResults: undefined,
+    inputBody: undefined,
+    inputFlagged: undefined,
+    rateLimits: undefined,
+    budgets: undefined,
+    cacheEmbeddings: undefined,
     async finish(end) {
       const method = request.kind === 'passthrough' ? request.method : 'POST';
       recorder.finish({ method, path: request.path, status: end.status, requestId: end.requestId ?? recorder.id, traceId: end.traceId ?? recorder.id });
