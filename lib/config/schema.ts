@@ -239,6 +239,7 @@ const configObject = strict(
 const configSchema: ZodMiniType<GatewayConfig> = configObject;
 type Assert<T extends true> = T;
 type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time check that the schema and the type list the same fields
 type KeysMatch = Assert<SameKeys<keyof GatewayConfig, keyof Infer<typeof configObject>>>;
 
 // ---- zod issues → ConfigIssue

@@ -4,7 +4,7 @@
  * so a burst passes a limit by at most one request's usage, and a request that fails or whose
  * stream is cut gives its reservation back.
  */
-import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sliceMs } from '../../lib/store/reserved-counters';

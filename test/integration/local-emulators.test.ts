@@ -32,7 +32,7 @@ const bucket = 'emulator-test-bucket';
 let root: string;
 let dataDir: string;
 let emulators: RunningEmulators | undefined;
-let stdoutWrites: string[] = [];
+const stdoutWrites: string[] = [];
 const realStdoutWrite = process.stdout.write.bind(process.stdout);
 
 function useEndpoints(endpoints: EmulatorEndpoints): void {

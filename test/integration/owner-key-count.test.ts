@@ -10,7 +10,7 @@ import type { AuthContext } from '../../lib/auth/authenticate';
 import { ensureBootstrap } from '../../lib/auth/bootstrap';
 import { revokeApiKey } from '../../lib/auth/owner-keys';
 import { createWorkspace } from '../../lib/auth/workspaces';
-import { GatewayError } from '../../lib/core/errors';
+import type { GatewayError } from '../../lib/core/errors';
 import { revokeApiKeyItem } from '../../lib/store/api-keys';
 import { updateWorkspaceItem } from '../../lib/store/workspaces';
 import { countOwnerKey, initialiseOwnerKeyCount, putOrganisation, readBootstrapMarker, readOwnerKeyCount, uncountOwnerKey } from '../../lib/store/organisation';
