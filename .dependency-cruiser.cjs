@@ -57,7 +57,14 @@ const forbiddenDirections = [
  * The AWS SDK and its internals (`@smithy/*`) are imported by the store, the local runtime and the
  * envelope encryption, and by the three wrappers that sign or frame bytes with the SDK's own code.
  */
-const sdkUsers = ['^lib/store/', '^lib/local/', '^lib/secrets/', '^lib/outbound/sigv4[.]ts$', '^lib/providers/bedrock/auth[.]ts$', '^lib/providers/bedrock/event-stream[.]ts$'];
+const sdkUsers = [
+  '^lib/store/',
+  '^lib/local/',
+  '^lib/secrets/',
+  '^lib/outbound/sigv4[.]ts$',
+  '^lib/providers/bedrock/auth[.]ts$',
+  '^lib/providers/bedrock/event-stream[.]ts$',
+];
 
 module.exports = {
   forbidden: [

@@ -30,7 +30,9 @@ export async function measureColdHits(runner: Runner, count: number): Promise<Co
   const tag = `${process.pid}-${Date.now()}`;
   // The warm-up reads entries of its own, so the store-read path is warm too but none is read twice.
   const warmup = Math.max(20, Math.round(count / 4));
-  log(`Cache hits from DynamoDB (first level cold): ${count} distinct entries (after ${warmup} more as a warm-up), read once each after ${FIRST_LEVEL_FRESHNESS_MS / 1000} s …`);
+  log(
+    `Cache hits from DynamoDB (first level cold): ${count} distinct entries (after ${warmup} more as a warm-up), read once each after ${FIRST_LEVEL_FRESHNESS_MS / 1000} s …`,
+  );
   const texts = Array.from({ length: warmup + count }, (_, i) => `Cold cache entry ${i} of ${tag}, please benchmark me.`);
   const targets = texts.map((text) => cachedChatTarget(env, 'ours', false, text));
   for (const target of targets) {
@@ -48,7 +50,8 @@ export async function measureColdHits(runner: Runner, count: number): Promise<Co
   let before: { gateway?: number; children?: number; emulators?: number } | undefined;
   const job = { mode: 'bodies', url: targets[0].url, headers: targets[0].headers, warmup, bodies: targets.map((target) => target.body) };
   const { code, stdout, stderr } = await runClient(job, 120_000, (output) => {
-    if (before === undefined && output.includes('BENCH_WARM')) before = { gateway: cpuSeconds(pid), children: totalCpuSeconds(children), emulators: cpuSeconds(emulatorsPid) };
+    if (before === undefined && output.includes('BENCH_WARM'))
+      before = { gateway: cpuSeconds(pid), children: totalCpuSeconds(children), emulators: cpuSeconds(emulatorsPid) };
   });
   const gatewayCpu = cpuSeconds(pid);
   // What the hits logged is stored by the log worker and the emulators a little later; it is theirs.

@@ -28,19 +28,64 @@ const doubling = (levels: number) => {
   $defs[`d${levels}`] = { type: 'number' };
   return { $ref: '#/$defs/d0', $defs };
 };
-const recursiveTwice = { $defs: { node: { anyOf: [{ type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 }, { type: 'array', items: { $ref: '#/$defs/node' } }] } }, $ref: '#/$defs/node' };
+const recursiveTwice = {
+  $defs: {
+    node: {
+      anyOf: [
+        { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 },
+        { type: 'array', items: { $ref: '#/$defs/node' } },
+      ],
+    },
+  },
+  $ref: '#/$defs/node',
+};
 const manyObjects = (count: number) => JSON.stringify(Array.from({ length: count }, (_, index) => ({ id: index })));
 
 const cases: Case[] = [
   { check: 'default.jsonSchema', name: '$defs doubling 30 levels (refused when parsed)', parameters: { schema: doubling(30) }, text: '1' },
   { check: 'default.jsonSchema', name: 'anyOf recursion over 60 nested arrays', parameters: { schema: recursiveTwice }, text: nested(60) },
-  { check: 'default.jsonSchema', name: 'uniqueItems over 20,000 objects', parameters: { schema: { type: 'array', uniqueItems: true } }, text: manyObjects(20_000) },
-  { check: 'default.jsonSchema', name: 'uniqueItems over 1 MB of empty objects', parameters: { schema: { type: 'array', uniqueItems: true } }, text: `[${Array.from({ length: maxScannedText / 3 - 1 }, () => '{}').join(',')}]` },
-  { check: 'default.jsonSchema', name: '1,000 string subschemas over a 1 MB string', parameters: { schema: { anyOf: Array.from({ length: 1_000 }, (_, index) => ({ minLength: 1, maxLength: index })) } }, text: JSON.stringify('y'.repeat(maxScannedText - 10)) },
-  { check: 'default.jsonSchema', name: 'items over 1 MB of objects', parameters: { schema: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } } } } }, text: manyObjects(70_000) },
-  { check: 'default.jsonSchema', name: '12,000 fenced candidates', parameters: { schema: { type: 'array', contains: { type: 'string' } } }, text: Array.from({ length: 12_000 }, () => `\`\`\`json\n${JSON.stringify(Array.from({ length: 20 }, (_, index) => index))}\n\`\`\``).join('\n') },
-  { check: 'default.jsonKeys', name: '1,000 keys over 60,000 fenced objects', parameters: { keys: Array.from({ length: 1_000 }, (_, index) => `k${index}`), operator: 'all' }, text: Array.from({ length: 60_000 }, () => '```\n{"z":1}\n```').join('\n') },
-  { check: 'default.contains', name: '1,000 near-miss words over 1 MB', parameters: { words: Array.from({ length: 1_000 }, (_, index) => `${'a'.repeat(90)}${index}`) }, text: 'a'.repeat(maxScannedText) },
+  {
+    check: 'default.jsonSchema',
+    name: 'uniqueItems over 20,000 objects',
+    parameters: { schema: { type: 'array', uniqueItems: true } },
+    text: manyObjects(20_000),
+  },
+  {
+    check: 'default.jsonSchema',
+    name: 'uniqueItems over 1 MB of empty objects',
+    parameters: { schema: { type: 'array', uniqueItems: true } },
+    text: `[${Array.from({ length: maxScannedText / 3 - 1 }, () => '{}').join(',')}]`,
+  },
+  {
+    check: 'default.jsonSchema',
+    name: '1,000 string subschemas over a 1 MB string',
+    parameters: { schema: { anyOf: Array.from({ length: 1_000 }, (_, index) => ({ minLength: 1, maxLength: index })) } },
+    text: JSON.stringify('y'.repeat(maxScannedText - 10)),
+  },
+  {
+    check: 'default.jsonSchema',
+    name: 'items over 1 MB of objects',
+    parameters: { schema: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } } } } },
+    text: manyObjects(70_000),
+  },
+  {
+    check: 'default.jsonSchema',
+    name: '12,000 fenced candidates',
+    parameters: { schema: { type: 'array', contains: { type: 'string' } } },
+    text: Array.from({ length: 12_000 }, () => `\`\`\`json\n${JSON.stringify(Array.from({ length: 20 }, (_, index) => index))}\n\`\`\``).join('\n'),
+  },
+  {
+    check: 'default.jsonKeys',
+    name: '1,000 keys over 60,000 fenced objects',
+    parameters: { keys: Array.from({ length: 1_000 }, (_, index) => `k${index}`), operator: 'all' },
+    text: Array.from({ length: 60_000 }, () => '```\n{"z":1}\n```').join('\n'),
+  },
+  {
+    check: 'default.contains',
+    name: '1,000 near-miss words over 1 MB',
+    parameters: { words: Array.from({ length: 1_000 }, (_, index) => `${'a'.repeat(90)}${index}`) },
+    text: 'a'.repeat(maxScannedText),
+  },
   { check: 'default.regexMatch', name: 'a new DFA state per character over 1 MB', parameters: { rule: '[ab]*a[ab]{300}c' }, text: coinFlips },
   { check: 'default.regexMatch', name: 'a match located at the end of 1 MB', parameters: { rule: '[ab]*a[ab]{300}$' }, text: coinFlips },
   { check: 'default.regexReplace', name: 'a new DFA state per character over 1 MB', parameters: { rule: '[ab]*a[ab]{300}' }, text: coinFlips },
@@ -59,7 +104,14 @@ const cases: Case[] = [
 ];
 
 function inputOf(item: Case): CheckInput {
-  return { side: 'request', text: item.text, operation: 'chat', request: item.request ?? { model: 'm', messages: [{ role: 'user', content: item.text }] }, metadata: {}, headers: {} };
+  return {
+    side: 'request',
+    text: item.text,
+    operation: 'chat',
+    request: item.request ?? { model: 'm', messages: [{ role: 'user', content: item.text }] },
+    metadata: {},
+    headers: {},
+  };
 }
 
 const histogram = monitorEventLoopDelay({ resolution: 1 });

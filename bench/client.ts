@@ -48,7 +48,14 @@ function once(agent: Agent, job: Job): Promise<Timing> {
     let firstAt = 0;
     let bytes = 0;
     const req = request(
-      { agent, method: 'POST', host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, headers: { ...job.headers, 'content-length': body.length } },
+      {
+        agent,
+        method: 'POST',
+        host: url.hostname,
+        port: url.port,
+        path: `${url.pathname}${url.search}`,
+        headers: { ...job.headers, 'content-length': body.length },
+      },
       (res) => {
         headersAt = performance.now();
         res.on('data', (chunk: Buffer) => {
@@ -58,7 +65,14 @@ function once(agent: Agent, job: Job): Promise<Timing> {
         res.once('end', () => {
           const ended = performance.now();
           const cacheStatus = res.headers['x-gateway-cache-status'];
-          resolve({ status: res.statusCode ?? 0, headersMs: headersAt - started, firstChunkMs: (firstAt || ended) - started, totalMs: ended - started, bytes, cacheStatus: typeof cacheStatus === 'string' ? cacheStatus : undefined });
+          resolve({
+            status: res.statusCode ?? 0,
+            headersMs: headersAt - started,
+            firstChunkMs: (firstAt || ended) - started,
+            totalMs: ended - started,
+            bytes,
+            cacheStatus: typeof cacheStatus === 'string' ? cacheStatus : undefined,
+          });
         });
         res.once('error', reject);
       },
@@ -131,7 +145,17 @@ async function load(job: Job): Promise<object> {
   const durationSec = (performance.now() - started) / 1000;
   agent.destroy();
   const s = summary(latencies);
-  return { requests: latencies.length, durationSec, rps: latencies.length / durationSec, p50: s.p50, p90: s.p90, p99: s.p99, max: s.max, socketErrors, badStatus };
+  return {
+    requests: latencies.length,
+    durationSec,
+    rps: latencies.length / durationSec,
+    p50: s.p50,
+    p90: s.p90,
+    p99: s.p99,
+    max: s.max,
+    socketErrors,
+    badStatus,
+  };
 }
 
 async function bodies(job: Job): Promise<object> {

@@ -26,13 +26,22 @@ export async function measureRateLimitWrites(env: Env): Promise<RateLimitWrites 
   const config = loadServerlessConfig({ file: path.join(repoRoot, 'serverless.yml'), stage: 'local', region: 'us-east-1' });
   const table = (config.resources.StateTable?.Properties as { TableName?: string } | undefined)?.TableName;
   if (!table) return undefined;
-  const client = new DynamoDBClient({ endpoint: env.emulators.endpoints.dynamodb, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = new DynamoDBClient({
+    endpoint: env.emulators.endpoints.dynamodb,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   let writes = 0;
   let reserved = 0;
   let start: Record<string, AttributeValue> | undefined;
   do {
     const page = await client.send(
-      new ScanCommand({ TableName: table, FilterExpression: 'begins_with(pk, :prefix)', ExpressionAttributeValues: { ':prefix': { S: `RL#${policyId}#` } }, ExclusiveStartKey: start }),
+      new ScanCommand({
+        TableName: table,
+        FilterExpression: 'begins_with(pk, :prefix)',
+        ExpressionAttributeValues: { ':prefix': { S: `RL#${policyId}#` } },
+        ExclusiveStartKey: start,
+      }),
     );
     for (const item of page.Items ?? []) {
       writes += Number(item.writes?.N ?? 0);

@@ -53,7 +53,9 @@ export function resultNotes(plan: PlannedRun[], outcomes: Outcome[]): string[] {
       if (!notes.includes(note) && outcomes.some((o) => o.scenario === run.id && o.system === system)) notes.push(note);
     }
   }
-  notes.push('Streams in the load runs come from a fake upstream that writes each whole stream in one go (FAKE_UPSTREAM_BURST_STREAMS=1), so the upstream costs little CPU on the shared cores; the time-to-first-chunk runs use a second fake that writes one event per event-loop turn.');
+  notes.push(
+    'Streams in the load runs come from a fake upstream that writes each whole stream in one go (FAKE_UPSTREAM_BURST_STREAMS=1), so the upstream costs little CPU on the shared cores; the time-to-first-chunk runs use a second fake that writes one event per event-loop turn.',
+  );
   const disturbed = outcomes.filter((o) => o.runs.some((run) => (run.cpuPct.other ?? 0) > 20));
   if (disturbed.length > 0) {
     notes.push(
@@ -99,7 +101,11 @@ export function writeJsonReport(run: Run, file: string | undefined): string {
     restarts: run.restarts,
     soak: run.soak,
     targets: run.targets,
-    cacheHit: { scenarios: run.outcomes.filter((o) => o.scenario.startsWith('cache-hit')).map((o) => o.scenario), fromDynamoDb: run.coldHits, peer: run.peerCache },
+    cacheHit: {
+      scenarios: run.outcomes.filter((o) => o.scenario.startsWith('cache-hit')).map((o) => o.scenario),
+      fromDynamoDb: run.coldHits,
+      peer: run.peerCache,
+    },
     semanticLookup: run.semanticLookup,
     guardrailWebhook: run.webhookLatency,
     rateLimitWrites: run.rateLimitWrites,
@@ -144,7 +150,9 @@ function writeJson(report: object, file: string | undefined, startedAt: Date): s
 export function printReport(run: Run, jsonFile: string): void {
   const { settings, processes, soak } = run;
   log('');
-  log(`Results (${run.quick ? 'quick: one run each' : `median of ${settings.rounds} runs of ${settings.durationSec} s`}; latencies in ms; +p50/+p99 = added over direct; CPU = the system's own process ÷ responses)`);
+  log(
+    `Results (${run.quick ? 'quick: one run each' : `median of ${settings.rounds} runs of ${settings.durationSec} s`}; latencies in ms; +p50/+p99 = added over direct; CPU = the system's own process ÷ responses)`,
+  );
   log(mainTable(run.outcomes));
   log('');
   log(coldHitLine(run.coldHits));
@@ -155,7 +163,9 @@ export function printReport(run: Run, jsonFile: string): void {
   log("CPU during the runs (% of one core; child = the gateway's log worker; other = processes outside the benchmark; machine busy = % of all cores)");
   log(cpuTable(run.outcomes));
   log('');
-  log(`Time to first chunk (ms; c=1, ${settings.ttfcCount} sequential streams of ${STREAM_CHUNKS} chunks, one event per upstream write; separate Node client process)`);
+  log(
+    `Time to first chunk (ms; c=1, ${settings.ttfcCount} sequential streams of ${STREAM_CHUNKS} chunks, one event per upstream write; separate Node client process)`,
+  );
   log(ttfcTable(run.ttfc));
   log('');
   log(`Bundles (cold import: median of ${settings.bundleRuns} fresh node processes)`);
@@ -168,7 +178,9 @@ export function printReport(run: Run, jsonFile: string): void {
       `peer VmHWM ${fixed(processes.peer.hwmMb, 1)} MB, emulators VmHWM ${fixed(processes.emulators.hwmMb, 1)} MB`,
   );
   if (soak) {
-    log(`Soak (${soak.kind} c=50) ${soak.seconds} s: ${count(soak.rps)} req/s, RSS ${fixed(soak.startRssMb, 1)} → ${fixed(soak.endRssMb, 1)} MB (max ${fixed(soak.maxRssMb, 1)}, growth ${fixed(soak.growthMb, 1)} MB)`);
+    log(
+      `Soak (${soak.kind} c=50) ${soak.seconds} s: ${count(soak.rps)} req/s, RSS ${fixed(soak.startRssMb, 1)} → ${fixed(soak.endRssMb, 1)} MB (max ${fixed(soak.maxRssMb, 1)}, growth ${fixed(soak.growthMb, 1)} MB)`,
+    );
   }
   log('');
   log('Targets (informational; they never fail the run)');
@@ -222,5 +234,8 @@ export function gitInfo(): { commit?: string; dirty?: boolean } {
 }
 
 function timestamp(date: Date): string {
-  return date.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+  return date
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/:/g, '-');
 }

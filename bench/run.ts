@@ -59,7 +59,9 @@ const { values: flags } = parseArgs({
 const alone = ['semantic-lookup'];
 const soakKinds = soakable.map((scenario) => scenario.kind);
 if (flags.help) {
-  process.stdout.write(`Usage: npm run bench -- [--quick] [--soak <seconds> [--soak-kind ${soakKinds.join('|')}]] [--json <file>] [--no-build] [--only ${alone.join('|')}]\n`);
+  process.stdout.write(
+    `Usage: npm run bench -- [--quick] [--soak <seconds> [--soak-kind ${soakKinds.join('|')}]] [--json <file>] [--no-build] [--only ${alone.join('|')}]\n`,
+  );
   process.exit(0);
 }
 if (flags.only !== undefined && !alone.includes(flags.only)) throw new Error(`--only must be ${alone.join(' or ')}, got ${flags.only}`);
@@ -78,24 +80,45 @@ async function main(): Promise<void> {
   const started = performance.now();
   const elapsed = () => (performance.now() - started) / 1000;
   const cpus = os.cpus();
-  const machine: Machine = { cpuModel: cpus[0]?.model?.trim(), cores: cpus.length, memoryGb: Math.round(os.totalmem() / 1e8) / 10, node: process.version, platform: `${os.platform()} ${os.release()}` };
+  const machine: Machine = {
+    cpuModel: cpus[0]?.model?.trim(),
+    cores: cpus.length,
+    memoryGb: Math.round(os.totalmem() / 1e8) / 10,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+  };
   const git = gitInfo();
   const mode = `${quick ? 'quick' : 'full'}${flags.only ? `, ${flags.only} only` : ''}`;
-  log(`Gateway benchmark (${mode}) — ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, commit ${git.commit?.slice(0, 12) ?? 'unknown'}${git.dirty ? ' (uncommitted changes)' : ''}`);
+  log(
+    `Gateway benchmark (${mode}) — ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, commit ${git.commit?.slice(0, 12) ?? 'unknown'}${git.dirty ? ' (uncommitted changes)' : ''}`,
+  );
 
   const notes: string[] = [];
   if (flags.only) {
     const busyBeforePct = await machineBusyPct(notes);
     const workDir = makeWorkDir();
     const semanticLookup = await measureSemanticLookup(semanticSettings, workDir, log);
-    const run = { stage: flags.only, quick, startedAt, elapsed, machine, busyBeforePct, git, settings, semanticLookup, targets: [semanticLookupTarget(semanticLookup)], notes };
+    const run = {
+      stage: flags.only,
+      quick,
+      startedAt,
+      elapsed,
+      machine,
+      busyBeforePct,
+      git,
+      settings,
+      semanticLookup,
+      targets: [semanticLookupTarget(semanticLookup)],
+      notes,
+    };
     printStageReport(run, writeStageJsonReport(run, flags.json));
     return;
   }
 
   const generator = hasWrk() ? `${wrkVersion() ?? 'wrk'} (one thread per 25 connections)` : 'Node fallback client (bench/client.ts)';
   if (!hasWrk()) {
-    const note = 'wrk is not installed (apt-get install -y wrk): using the Node fallback load generator, which needs more CPU on the cores the gateway uses, so throughput and latency are pessimistic.';
+    const note =
+      'wrk is not installed (apt-get install -y wrk): using the Node fallback load generator, which needs more CPU on the cores the gateway uses, so throughput and latency are pessimistic.';
     notes.push(note);
     log(`NOTE: ${note}`);
   }
@@ -113,7 +136,9 @@ async function main(): Promise<void> {
   const busyBeforePct = await machineBusyPct(notes);
   const workDir = makeWorkDir();
   const env = await startEnvironment(workDir, log);
-  log(`Ready after ${elapsed().toFixed(1)} s: gateway ${env.gateway.url}, peer @portkey-ai/gateway ${env.peer.version} ${env.peer.url}, upstream ${env.upstream.url}`);
+  log(
+    `Ready after ${elapsed().toFixed(1)} s: gateway ${env.gateway.url}, peer @portkey-ai/gateway ${env.peer.version} ${env.peer.url}, upstream ${env.upstream.url}`,
+  );
 
   const runner = new Runner(env, settings, log);
   const plan = planFor(quick);
@@ -134,7 +159,19 @@ async function main(): Promise<void> {
   const soakResult = soakSec > 0 ? await soak(runner, soakSec, soakScenario!) : undefined;
   const semanticLookup = await measureSemanticLookup(semanticSettings, workDir, log);
 
-  const measured = { outcomes, ttfc, coldHits, webhookLatency, rateLimitWrites, peerCache, bundles, gatewayPeakMb, soak: soakResult, restarts: runner.restarts, semanticLookup };
+  const measured = {
+    outcomes,
+    ttfc,
+    coldHits,
+    webhookLatency,
+    rateLimitWrites,
+    peerCache,
+    bundles,
+    gatewayPeakMb,
+    soak: soakResult,
+    restarts: runner.restarts,
+    semanticLookup,
+  };
   const targets = evaluateTargets(measured);
   notes.push(...resultNotes(plan, outcomes), peerCacheNote(peerCache));
   const run = { ...measured, quick, startedAt, elapsed, machine, busyBeforePct, git, env, settings, processes, targets, notes };

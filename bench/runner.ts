@@ -31,8 +31,32 @@ export interface Settings {
 
 export function settingsFor(quick: boolean): Settings {
   return quick
-    ? { rounds: 1, durationSec: 2, prewarmSec: 0, warmupSec: 0.5, restartWarmupSec: 0.5, ttfcCount: 40, ttfcWarmup: 10, coldHits: 200, bundleRuns: 3, semanticSizes: [1_000, 10_000], semanticQueriesPerKind: 100 }
-    : { rounds: 3, durationSec: 5, prewarmSec: 1, warmupSec: 3, restartWarmupSec: 1, ttfcCount: 300, ttfcWarmup: 30, coldHits: 500, bundleRuns: 7, semanticSizes: [1_000, 10_000, 100_000], semanticQueriesPerKind: 300 };
+    ? {
+        rounds: 1,
+        durationSec: 2,
+        prewarmSec: 0,
+        warmupSec: 0.5,
+        restartWarmupSec: 0.5,
+        ttfcCount: 40,
+        ttfcWarmup: 10,
+        coldHits: 200,
+        bundleRuns: 3,
+        semanticSizes: [1_000, 10_000],
+        semanticQueriesPerKind: 100,
+      }
+    : {
+        rounds: 3,
+        durationSec: 5,
+        prewarmSec: 1,
+        warmupSec: 3,
+        restartWarmupSec: 1,
+        ttfcCount: 300,
+        ttfcWarmup: 30,
+        coldHits: 500,
+        bundleRuns: 7,
+        semanticSizes: [1_000, 10_000, 100_000],
+        semanticQueriesPerKind: 300,
+      };
 }
 
 export const SAMPLE_INTERVAL_MS = 100;
@@ -46,7 +70,8 @@ export interface Restart {
   stderrTail: string;
 }
 
-export const perRequestUs = (seconds: number | undefined, requests: number) => (seconds === undefined || requests === 0 ? undefined : (seconds * 1e6) / requests);
+export const perRequestUs = (seconds: number | undefined, requests: number) =>
+  seconds === undefined || requests === 0 ? undefined : (seconds * 1e6) / requests;
 export const delta = (after: number | undefined, before: number | undefined) => (after === undefined || before === undefined ? undefined : after - before);
 const pct = (seconds: number | undefined, wall: number) => (seconds === undefined ? undefined : (seconds / wall) * 100);
 
@@ -111,7 +136,11 @@ export class Runner {
     const seconds = this.settings.warmupSec;
     this.log(`Warming up (${sharedWarmUp.map((scenario) => `${seconds} s ${scenario.kind}`).join(' + ')} per system) …`);
     for (const system of SYSTEMS) await this.warmUp(system, seconds, sharedWarmUp);
-    await this.warmUp('ours', seconds / 2, scenarios.filter((scenario) => scenario.warmUp === 'gateway'));
+    await this.warmUp(
+      'ours',
+      seconds / 2,
+      scenarios.filter((scenario) => scenario.warmUp === 'gateway'),
+    );
   }
 
   /**
@@ -124,7 +153,8 @@ export class Runner {
     await Promise.all(
       warmed.map(async (scenario) => {
         const result = await runNodeLoad(scenario.target(this.env, system), { connections: each, durationSec: seconds });
-        if (result.socketErrors || result.badStatus) this.log(`  ! warm-up of ${system} (${scenario.kind}): ${result.socketErrors} socket errors, ${result.badStatus} bad statuses`);
+        if (result.socketErrors || result.badStatus)
+          this.log(`  ! warm-up of ${system} (${scenario.kind}): ${result.socketErrors} socket errors, ${result.badStatus} bad statuses`);
       }),
     );
   }
@@ -200,12 +230,18 @@ export class Runner {
     const upstreamCpu = system === 'direct' ? systemCpu : delta(atEnd.upstream, before.upstream);
     const loadgenCpu = delta(atEnd.loadgen, before.loadgen);
     // What the machine spent beyond every process of the benchmark (this one included): other work.
-    const known = (systemCpu ?? 0) + (delta(atEnd.children, before.children) ?? 0) + (delta(atEnd.others, before.others) ?? 0) + (loadgenCpu ?? 0) + (atEnd.self.user + atEnd.self.system) / 1e6;
+    const known =
+      (systemCpu ?? 0) +
+      (delta(atEnd.children, before.children) ?? 0) +
+      (delta(atEnd.others, before.others) ?? 0) +
+      (loadgenCpu ?? 0) +
+      (atEnd.self.user + atEnd.self.system) / 1e6;
     const machineBusy = busyShare(before.machine, atEnd.machine);
     const otherPct = machineBusy === undefined ? undefined : Math.max(0, machineBusy * CORES * 100 - (known / wall) * 100);
     // The log worker and the emulators ingest what the run logged; if they lag, their CPU per request
     // is read once they are done, so lagging work is counted rather than left out.
-    const logDrainMs = system === 'ours' ? await waitUntilIdle([...children, ...(env.emulators.service.pid === undefined ? [] : [env.emulators.service.pid])]) : undefined;
+    const logDrainMs =
+      system === 'ours' ? await waitUntilIdle([...children, ...(env.emulators.service.pid === undefined ? [] : [env.emulators.service.pid])]) : undefined;
     const childrenCpu = delta(totalCpuSeconds(children), before.children);
     const emulatorsCpu = delta(cpuSeconds(env.emulators.service.pid), before.emulators);
     const mem = service.alive() ? memory(service.pid) : undefined;

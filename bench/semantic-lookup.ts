@@ -66,7 +66,9 @@ export interface SemanticLookupResult {
 
 export async function measureSemanticLookup(settings: SemanticLookupSettings, workDir: string, log: (line: string) => void): Promise<SemanticLookupResult> {
   const { sizes, queriesPerKind } = settings;
-  log(`Semantic lookup cost against cache size: one scope of ${sizes.map((size) => size.toLocaleString('en-US')).join(', ')} entries (${semanticDimensions} dimensions), ${queriesPerKind * 3} lookups each …`);
+  log(
+    `Semantic lookup cost against cache size: one scope of ${sizes.map((size) => size.toLocaleString('en-US')).join(', ')} entries (${semanticDimensions} dimensions), ${queriesPerKind * 3} lookups each …`,
+  );
   const data = new SeededScope(semanticDimensions);
   const twins = sizes.map((size) => data.pickTwins(size, queriesPerKind));
   const store = await startSemanticStore(workDir);
@@ -100,7 +102,12 @@ export async function measureSemanticLookup(settings: SemanticLookupSettings, wo
   }
 }
 
-async function grow(data: SeededScope, from: number, to: number, log: (line: string) => void): Promise<Pick<SemanticSizeResult, 'fillSec' | 'fillEntriesPerSec'>> {
+async function grow(
+  data: SeededScope,
+  from: number,
+  to: number,
+  log: (line: string) => void,
+): Promise<Pick<SemanticSizeResult, 'fillSec' | 'fillEntriesPerSec'>> {
   const started = performance.now();
   const step = Math.max(10_000, Math.round((to - from) / 5));
   let reported = 0;
@@ -113,11 +120,15 @@ async function grow(data: SeededScope, from: number, to: number, log: (line: str
     progress: (written) => {
       if (written - reported < step || written === to - from) return;
       reported = written;
-      log(`  … ${(from + written).toLocaleString('en-US')} of ${to.toLocaleString('en-US')} entries stored (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+      log(
+        `  … ${(from + written).toLocaleString('en-US')} of ${to.toLocaleString('en-US')} entries stored (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+      );
     },
   });
   const fillSec = (performance.now() - started) / 1000;
-  log(`  filled ${from.toLocaleString('en-US')} → ${to.toLocaleString('en-US')} entries (${((to - from) * 10).toLocaleString('en-US')} items) in ${fillSec.toFixed(1)} s`);
+  log(
+    `  filled ${from.toLocaleString('en-US')} → ${to.toLocaleString('en-US')} entries (${((to - from) * 10).toLocaleString('en-US')} items) in ${fillSec.toFixed(1)} s`,
+  );
   return { fillSec, fillEntriesPerSec: (to - from) / fillSec };
 }
 

@@ -32,7 +32,8 @@ export async function soak(runner: Runner, seconds: number, scenario: Scenario):
   }
   const hwm = memory(pid)?.hwmMb;
   const rss = sampler.samples.map((sample) => sample.rssMb);
-  const slice = (from: number, to: number) => rss.slice(Math.floor(rss.length * from), Math.max(Math.floor(rss.length * from) + 1, Math.floor(rss.length * to)));
+  const slice = (from: number, to: number) =>
+    rss.slice(Math.floor(rss.length * from), Math.max(Math.floor(rss.length * from) + 1, Math.floor(rss.length * to)));
   const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : undefined);
   const early = mean(slice(0.2, 0.3));
   const late = mean(slice(0.9, 1));

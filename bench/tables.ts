@@ -8,7 +8,13 @@ import type { TtfcResult } from './ttfc';
 
 export function mainTable(outcomes: Outcome[]): string {
   const rows: Cell[][] = outcomes.map((o) => {
-    const problems = [o.exits ? `exited ×${o.exits}` : '', o.socketErrors ? `${o.socketErrors} socket errors` : '', o.badStatus ? `${o.badStatus} bad status` : ''].filter(Boolean).join(', ');
+    const problems = [
+      o.exits ? `exited ×${o.exits}` : '',
+      o.socketErrors ? `${o.socketErrors} socket errors` : '',
+      o.badStatus ? `${o.badStatus} bad status` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
     return [
       o.label,
       o.system,
@@ -49,7 +55,19 @@ export function mainTable(outcomes: Outcome[]): string {
 
 export function cpuTable(outcomes: Outcome[]): string {
   return table(
-    [{ title: 'scenario' }, { title: 'system', right: false }, { title: 'system %' }, { title: 'child %' }, { title: 'upstream %' }, { title: 'emulators %' }, { title: 'load gen %' }, { title: 'other %' }, { title: 'machine busy %' }, { title: 'upstream µs/req' }, { title: 'log drain ms' }],
+    [
+      { title: 'scenario' },
+      { title: 'system', right: false },
+      { title: 'system %' },
+      { title: 'child %' },
+      { title: 'upstream %' },
+      { title: 'emulators %' },
+      { title: 'load gen %' },
+      { title: 'other %' },
+      { title: 'machine busy %' },
+      { title: 'upstream µs/req' },
+      { title: 'log drain ms' },
+    ],
     outcomes.map((o) => [
       o.label,
       o.system,
@@ -68,7 +86,18 @@ export function cpuTable(outcomes: Outcome[]): string {
 
 export function ttfcTable(results: TtfcResult[]): string {
   return table(
-    [{ title: 'system' }, { title: 'headers p50' }, { title: 'first chunk p50' }, { title: 'p90' }, { title: 'p99' }, { title: 'last byte p50' }, { title: '+first chunk p50' }, { title: 'CPU µs/req' }, { title: 'child µs/req' }, { title: 'failures' }],
+    [
+      { title: 'system' },
+      { title: 'headers p50' },
+      { title: 'first chunk p50' },
+      { title: 'p90' },
+      { title: 'p99' },
+      { title: 'last byte p50' },
+      { title: '+first chunk p50' },
+      { title: 'CPU µs/req' },
+      { title: 'child µs/req' },
+      { title: 'failures' },
+    ],
     results.map((r) => [
       r.system,
       ms(r.headers.p50),
@@ -86,7 +115,15 @@ export function ttfcTable(results: TtfcResult[]): string {
 
 export function bundleTable(bundles: BundleResult[]): string {
   return table(
-    [{ title: 'bundle' }, { title: 'inference', right: false }, { title: 'size KB' }, { title: 'zip KB' }, { title: 'cold import ms' }, { title: 'process ms' }, { title: 'targets', right: false }],
+    [
+      { title: 'bundle' },
+      { title: 'inference', right: false },
+      { title: 'size KB' },
+      { title: 'zip KB' },
+      { title: 'cold import ms' },
+      { title: 'process ms' },
+      { title: 'targets', right: false },
+    ],
     bundles.map((b) => [
       b.name,
       b.inference ? 'yes' : 'no',

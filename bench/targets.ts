@@ -44,18 +44,38 @@ export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, 
   const find = (id: string, system: SystemName) => outcomes.find((o) => o.scenario === id && o.system === system);
   const targets: Target[] = [];
   const check = (name: string, goal: string, value: number | undefined, limit: number, higherIsBetter: boolean, format: (v: number) => string) => {
-    targets.push({ name, goal, value: value === undefined ? 'n/a' : format(value), pass: value === undefined ? undefined : higherIsBetter ? value >= limit : value <= limit });
+    targets.push({
+      name,
+      goal,
+      value: value === undefined ? 'n/a' : format(value),
+      pass: value === undefined ? undefined : higherIsBetter ? value >= limit : value <= limit,
+    });
   };
   const chat1 = find(runId(chat, 1), 'ours');
   check('latency added, chat c=1, p50', '≤ 0.5 ms', chat1?.addedP50, 0.5, false, (v) => `${ms(v)} ms`);
   check('latency added, chat c=1, p99', '≤ 3 ms', chat1?.addedP99, 3, false, (v) => `${ms(v)} ms`);
-  const withChildren = (children: number | undefined) => (v: number) => `${v.toFixed(0)} µs${children !== undefined ? ` (+${children.toFixed(0)} log worker)` : ''}`;
+  const withChildren = (children: number | undefined) => (v: number) =>
+    `${v.toFixed(0)} µs${children !== undefined ? ` (+${children.toFixed(0)} log worker)` : ''}`;
   const chat50 = find(runId(chat, 50), 'ours');
   const stream50 = find(runId(stream, 50), 'ours');
   check('gateway CPU per chat request (c=50)', '≤ 300 µs', chat50?.median.cpuUsPerReq, 300, false, withChildren(chat50?.median.childrenUsPerReq));
-  check(`gateway CPU per streamed request, ${STREAM_CHUNKS} chunks (c=50)`, '≤ 450 µs', stream50?.median.cpuUsPerReq, 450, false, withChildren(stream50?.median.childrenUsPerReq));
+  check(
+    `gateway CPU per streamed request, ${STREAM_CHUNKS} chunks (c=50)`,
+    '≤ 450 µs',
+    stream50?.median.cpuUsPerReq,
+    450,
+    false,
+    withChildren(stream50?.median.childrenUsPerReq),
+  );
   const ttfcOurs = ttfc.find((t) => t.system === 'ours');
-  check(`gateway CPU per streamed request, ${STREAM_CHUNKS} chunks paced (c=1)`, '≤ 450 µs', ttfcOurs?.cpuUsPerReq, 450, false, withChildren(ttfcOurs?.childrenUsPerReq));
+  check(
+    `gateway CPU per streamed request, ${STREAM_CHUNKS} chunks paced (c=1)`,
+    '≤ 450 µs',
+    ttfcOurs?.cpuUsPerReq,
+    450,
+    false,
+    withChildren(ttfcOurs?.childrenUsPerReq),
+  );
   for (const [scenario, floor, what] of [
     [chat, 2500, 'chat'],
     [stream, 1000, 'streamed'],
@@ -72,10 +92,24 @@ export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, 
   ] as const) {
     const hit50 = find(runId(hit, 50), 'ours');
     const uncached50 = find(runId(uncached, 50), 'ours');
-    check(`throughput, cache hit vs uncached ${what} c=50`, '≥ 1.3×', hit50 && uncached50 ? hit50.median.rps / uncached50.median.rps : undefined, 1.3, true, (v) => `${v.toFixed(2)}× (${count(hit50!.median.rps)} vs ${count(uncached50!.median.rps)} req/s)`);
+    check(
+      `throughput, cache hit vs uncached ${what} c=50`,
+      '≥ 1.3×',
+      hit50 && uncached50 ? hit50.median.rps / uncached50.median.rps : undefined,
+      1.3,
+      true,
+      (v) => `${v.toFixed(2)}× (${count(hit50!.median.rps)} vs ${count(uncached50!.median.rps)} req/s)`,
+    );
     const hit1 = find(runId(hit, 1), 'ours');
     const uncached1 = find(runId(uncached, 1), 'ours');
-    check(`p50, cache hit vs uncached ${what} c=1`, `≤ uncached ${what}`, hit1 && uncached1 ? hit1.median.p50 - uncached1.median.p50 : undefined, 0, false, () => `${ms(hit1!.median.p50)} vs ${ms(uncached1!.median.p50)} ms`);
+    check(
+      `p50, cache hit vs uncached ${what} c=1`,
+      `≤ uncached ${what}`,
+      hit1 && uncached1 ? hit1.median.p50 - uncached1.median.p50 : undefined,
+      0,
+      false,
+      () => `${ms(hit1!.median.p50)} vs ${ms(uncached1!.median.p50)} ms`,
+    );
   }
   // Guardrails left on must cost little next to the call they guard, measured in the same run.
   const guardedCpu = find(runId(guardrails, 50), 'ours')?.median.cpuUsPerReq;
@@ -133,12 +167,21 @@ export function evaluateTargets({ outcomes, ttfc, bundles, gatewayPeakMb, soak, 
   }
   check('gateway peak RSS under load', '≤ 150 MB', gatewayPeakMb, 150, false, (v) => `${v.toFixed(1)} MB`);
   if (soak) {
-    check(`gateway RSS growth over the ${soak.seconds} s ${soak.kind} soak`, '≤ 10 MB (flat)', soak.growthMb, 10, false, (v) => `${v >= 0 ? '+' : ''}${v.toFixed(1)} MB`);
+    check(
+      `gateway RSS growth over the ${soak.seconds} s ${soak.kind} soak`,
+      '≤ 10 MB (flat)',
+      soak.growthMb,
+      10,
+      false,
+      (v) => `${v >= 0 ? '+' : ''}${v.toFixed(1)} MB`,
+    );
     check('gateway peak RSS during the soak', '≤ 150 MB', soak.maxRssMb, 150, false, (v) => `${v.toFixed(1)} MB`);
   }
   targets.push(semanticLookupTarget(semanticLookup));
   // Exits during the load runs are counted per outcome; the TTFC stage and the soak have none.
-  const exits = outcomes.reduce((sum, o) => sum + (o.system === 'ours' ? o.exits : 0), 0) + restarts.filter((r) => r.system === 'ours' && (r.scenario === 'ttfc' || r.scenario === 'soak')).length;
+  const exits =
+    outcomes.reduce((sum, o) => sum + (o.system === 'ours' ? o.exits : 0), 0) +
+    restarts.filter((r) => r.system === 'ours' && (r.scenario === 'ttfc' || r.scenario === 'soak')).length;
   targets.push({ name: 'gateway stayed up (clients disconnecting at the end of each run)', goal: '0 exits', value: `${exits} exits`, pass: exits === 0 });
   return targets;
 }

@@ -156,15 +156,16 @@ function formatBytes(bytes) {
 
 function printTable(rows, log) {
   const lines = [['bundle', 'source', 'size', 'zip']].concat(
-    rows.map((row) => [
-      row.name,
-      row.source,
-      row.placeholder ? 'MISSING' : formatBytes(row.bundleBytes),
-      row.zipBytes ? formatBytes(row.zipBytes) : '-',
-    ]),
+    rows.map((row) => [row.name, row.source, row.placeholder ? 'MISSING' : formatBytes(row.bundleBytes), row.zipBytes ? formatBytes(row.zipBytes) : '-']),
   );
   const widths = lines[0].map((_, column) => Math.max(...lines.map((line) => line[column].length)));
-  for (const line of lines) log(line.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd());
+  for (const line of lines)
+    log(
+      line
+        .map((cell, column) => cell.padEnd(widths[column]))
+        .join('  ')
+        .trimEnd(),
+    );
 }
 
 /**
@@ -179,14 +180,10 @@ export async function build({ local = false, strict = false, root = ROOT, quiet 
   if (missing.length > 0) {
     const list = missing.map((fn) => `  ${fn.name}: ${fn.source}`).join('\n');
     if (strict) throw new Error(`build: handler sources missing for functions in serverless.yml:\n${list}`);
-    console.warn(
-      `\n!!! WARNING: handler sources missing for functions in serverless.yml — writing EMPTY placeholder artifacts:\n${list}\n`,
-    );
+    console.warn(`\n!!! WARNING: handler sources missing for functions in serverless.yml — writing EMPTY placeholder artifacts:\n${list}\n`);
   }
 
-  const rows = await Promise.all(
-    functions.map((fn) => (missing.includes(fn) ? placeholderFunction(fn, root) : bundleFunction(fn, root))),
-  );
+  const rows = await Promise.all(functions.map((fn) => (missing.includes(fn) ? placeholderFunction(fn, root) : bundleFunction(fn, root))));
 
   if (local) {
     const entries = [

@@ -88,7 +88,13 @@ function wrkScript(target: HttpTarget, workDir: string): string {
   return file;
 }
 
-function run(command: string, args: string[], timeoutMs: number, onOutput?: (stdout: string) => void, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  timeoutMs: number,
+  onOutput?: (stdout: string) => void,
+  input?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: repoRoot, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     if (input !== undefined) child.stdin!.end(input);
@@ -110,7 +116,19 @@ function run(command: string, args: string[], timeoutMs: number, onOutput?: (std
 
 async function runWrk(target: HttpTarget, options: LoadOptions): Promise<LoadResult> {
   const script = wrkScript(target, options.workDir);
-  const args = ['-t', String(wrkThreads(options.connections)), '-c', String(options.connections), '-d', `${options.durationSec}s`, '--timeout', '10s', '-s', script, target.url];
+  const args = [
+    '-t',
+    String(wrkThreads(options.connections)),
+    '-c',
+    String(options.connections),
+    '-d',
+    `${options.durationSec}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    script,
+    target.url,
+  ];
   const { code, stdout, stderr } = await run('wrk', args, (options.durationSec + 30) * 1000);
   const line = /BENCH_RESULT (\{.*\})/.exec(stdout)?.[1];
   if (code !== 0 || !line) throw new Error(`wrk failed (exit ${code}): ${stderr || stdout}`);
@@ -152,6 +170,10 @@ export function runLoad(target: HttpTarget, options: LoadOptions): Promise<LoadR
  * Runs bench/client.ts in a child process with one JSON job on its stdin (a job of hundreds of
  * targets is too long for an argument); `onOutput` sees its stdout so far as it grows.
  */
-export function runClient(job: object, timeoutMs: number, onOutput?: (stdout: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runClient(
+  job: object,
+  timeoutMs: number,
+  onOutput?: (stdout: string) => void,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return run(process.execPath, ['--import', 'tsx', path.join('bench', 'client.ts')], timeoutMs, onOutput, JSON.stringify(job));
 }

@@ -232,7 +232,8 @@ export async function startGateway(logDir: string, env: Record<string, string>):
  */
 export async function startPeer(logDir: string): Promise<{ service: Service; url: string; version: string }> {
   const entry = path.join('node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
-  const version = (JSON.parse(readFileSync(path.join(repoRoot, 'node_modules', '@portkey-ai', 'gateway', 'package.json'), 'utf8')) as { version: string }).version;
+  const version = (JSON.parse(readFileSync(path.join(repoRoot, 'node_modules', '@portkey-ai', 'gateway', 'package.json'), 'utf8')) as { version: string })
+    .version;
   const port = await freePort();
   const service = await new Service({
     name: 'peer',

@@ -11,8 +11,18 @@ const CLAUDE_MODEL = 'claude-sonnet-4-20250514';
 
 export function anthropicTarget(env: Env, system: SystemName, stream: boolean): HttpTarget {
   if (system === 'direct') {
-    const body = { model: CLAUDE_MODEL, max_tokens: 256, system: CHAT_BODY.messages[0].content, messages: [CHAT_BODY.messages[1]], ...(stream ? { stream: true } : {}) };
-    return { url: `${env.anthropic.url}/messages`, headers: { ...JSON_HEADERS, 'x-api-key': PROVIDER_KEY, 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) };
+    const body = {
+      model: CLAUDE_MODEL,
+      max_tokens: 256,
+      system: CHAT_BODY.messages[0].content,
+      messages: [CHAT_BODY.messages[1]],
+      ...(stream ? { stream: true } : {}),
+    };
+    return {
+      url: `${env.anthropic.url}/messages`,
+      headers: { ...JSON_HEADERS, 'x-api-key': PROVIDER_KEY, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify(body),
+    };
   }
   if (system === 'ours') {
     return {

@@ -55,7 +55,11 @@ export interface PeerCacheProbe {
 export async function probePeerCache(env: Env): Promise<PeerCacheProbe> {
   const config = JSON.stringify({ provider: 'openai', custom_host: `${env.upstream.url}/v1`, cache: { mode: 'simple', max_age: 3600 } });
   const send = async () => {
-    const response = await fetch(`${env.peer.url}/chat/completions`, { method: 'POST', headers: { ...JSON_HEADERS, authorization: `Bearer ${PROVIDER_KEY}`, 'x-portkey-config': config }, body: JSON.stringify(CHAT_BODY) });
+    const response = await fetch(`${env.peer.url}/chat/completions`, {
+      method: 'POST',
+      headers: { ...JSON_HEADERS, authorization: `Bearer ${PROVIDER_KEY}`, 'x-portkey-config': config },
+      body: JSON.stringify(CHAT_BODY),
+    });
     const json = (await response.json()) as { id?: string };
     return { id: json.id, status: response.headers.get('x-portkey-cache-status') };
   };
@@ -66,10 +70,11 @@ export async function probePeerCache(env: Env): Promise<PeerCacheProbe> {
 }
 
 export function peerCacheNote(probe: PeerCacheProbe): string {
-  if (probe.servedFromCache) return `cache hit: the peer (@portkey-ai/gateway) answered a repeated request with a cache config from its cache (x-portkey-cache-status: ${probe.status}), but it is not measured here.`;
+  if (probe.servedFromCache)
+    return `cache hit: the peer (@portkey-ai/gateway) answered a repeated request with a cache config from its cache (x-portkey-cache-status: ${probe.status}), but it is not measured here.`;
   return (
     `cache hit: the peer (@portkey-ai/gateway) is not measured: its open-source build takes a config's \`cache\` but has no cache behind it (a repeated request got x-portkey-cache-status: ${probe.status} and a new answer from the upstream). ` +
-    'Its request handler asks the request context for a `getFromCache` function that only Portkey\'s hosted middleware sets; the in-memory cache it ships holds its own tokens and keys, never answers.'
+    "Its request handler asks the request context for a `getFromCache` function that only Portkey's hosted middleware sets; the in-memory cache it ships holds its own tokens and keys, never answers."
   );
 }
 

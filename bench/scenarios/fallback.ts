@@ -16,7 +16,11 @@ export const fallback: Scenario = {
     if (system !== 'ours') throw new Error('the fallback scenario runs on the gateway only');
     // The first target names no host, so the one the gateway was started with is used.
     const config = { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai' }, { provider: 'openai', custom_host: `${env.upstream.url}/backup/v1` }] };
-    return { url: `${env.gateway.url}/chat/completions`, headers: { ...gatewayHeaders(env), 'x-gateway-config': JSON.stringify(config) }, body: chatBody(false) };
+    return {
+      url: `${env.gateway.url}/chat/completions`,
+      headers: { ...gatewayHeaders(env), 'x-gateway-config': JSON.stringify(config) },
+      body: chatBody(false),
+    };
   },
   check: ({ headers, text }) => {
     const problem = echoProblem(text);

@@ -86,8 +86,11 @@ export const guardrails: Scenario = {
   check({ text }) {
     const problem = echoProblem(text);
     if (problem) return problem;
-    const results = (JSON.parse(text) as { hook_results?: { before_request_hooks?: { verdict: boolean }[]; after_request_hooks?: { verdict: boolean }[] } }).hook_results;
+    const results = (JSON.parse(text) as { hook_results?: { before_request_hooks?: { verdict: boolean }[]; after_request_hooks?: { verdict: boolean }[] } })
+      .hook_results;
     const verdicts = [...(results?.before_request_hooks ?? []), ...(results?.after_request_hooks ?? [])].map((result) => result.verdict);
-    return verdicts.length === 2 && verdicts.every(Boolean) ? undefined : `expected both hooks to pass, got hook_results ${JSON.stringify(results)?.slice(0, 200)}`;
+    return verdicts.length === 2 && verdicts.every(Boolean)
+      ? undefined
+      : `expected both hooks to pass, got hook_results ${JSON.stringify(results)?.slice(0, 200)}`;
   },
 };

@@ -15,7 +15,19 @@ import { rateLimited } from './rate-limited';
 import { runId, type Scenario } from './scenario';
 import { stream } from './stream';
 
-export const scenarios: readonly Scenario[] = [chat, stream, fallback, anthropic, anthropicStream, cacheHit, cacheHitStream, chat4k, guardrails, rateLimited, budgeted];
+export const scenarios: readonly Scenario[] = [
+  chat,
+  stream,
+  fallback,
+  anthropic,
+  anthropicStream,
+  cacheHit,
+  cacheHitStream,
+  chat4k,
+  guardrails,
+  rateLimited,
+  budgeted,
+];
 
 /** One scenario at one connection count, on the systems it is measured on. */
 export interface PlannedRun {
@@ -31,7 +43,14 @@ export interface PlannedRun {
 export function plan(quick: boolean): PlannedRun[] {
   const runs: PlannedRun[] = [];
   const add = (scenario: Scenario, connections: number, systems: readonly SystemName[], baseline = scenario) =>
-    runs.push({ id: runId(scenario, connections), label: `${scenario.label} c=${connections}`, scenario, connections, systems, baselineId: runId(baseline, connections) });
+    runs.push({
+      id: runId(scenario, connections),
+      label: `${scenario.label} c=${connections}`,
+      scenario,
+      connections,
+      systems,
+      baselineId: runId(baseline, connections),
+    });
   for (const scenario of scenarios) {
     for (const connections of scenario.connections(quick)) {
       const { baseline } = scenario;

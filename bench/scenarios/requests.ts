@@ -33,7 +33,12 @@ export function openAiTarget(env: Env, system: SystemName, stream: boolean, upst
   const body = chatBody(stream);
   const auth = { authorization: `Bearer ${PROVIDER_KEY}` };
   if (system === 'direct') return { url: `${base}/v1/chat/completions`, headers: { ...JSON_HEADERS, ...auth }, body };
-  if (system === 'peer') return { url: `${env.peer.url}/chat/completions`, headers: { ...JSON_HEADERS, ...auth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${base}/v1` }, body };
+  if (system === 'peer')
+    return {
+      url: `${env.peer.url}/chat/completions`,
+      headers: { ...JSON_HEADERS, ...auth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${base}/v1` },
+      body,
+    };
   const headers = { ...gatewayHeaders(env), 'x-gateway-provider': 'openai' };
   return { url: `${env.gateway.url}/chat/completions`, headers: upstreamBase ? { ...headers, 'x-gateway-custom-host': `${upstreamBase}/v1` } : headers, body };
 }

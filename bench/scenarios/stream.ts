@@ -12,7 +12,8 @@ export const stream: Scenario = {
   check: ({ text }) => {
     // A relay that buffers or drops events still ends with [DONE]; count the chunks that carry text.
     const contentEvents = text.split('\n').filter((line) => line.startsWith('data:') && line.includes('"content":"') && !line.includes('"content":""'));
-    if (contentEvents.length < STREAM_CHUNKS || !text.includes('data: [DONE]')) return `expected ${STREAM_CHUNKS} content chunks and [DONE], got ${contentEvents.length}`;
+    if (contentEvents.length < STREAM_CHUNKS || !text.includes('data: [DONE]'))
+      return `expected ${STREAM_CHUNKS} content chunks and [DONE], got ${contentEvents.length}`;
     return undefined;
   },
   notes: {

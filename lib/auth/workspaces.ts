@@ -1,7 +1,15 @@
 import { GatewayError } from '../core/errors';
 import { newId } from '../core/ids';
 import { listAllApiKeyItems } from '../store/api-keys';
-import { getWorkspaceItem, listWorkspaceItems, putWorkspaceItem, updateWorkspaceItem, type WorkspaceCacheSettings, type WorkspaceRecord, type WorkspaceStatus } from '../store/workspaces';
+import {
+  getWorkspaceItem,
+  listWorkspaceItems,
+  putWorkspaceItem,
+  updateWorkspaceItem,
+  type WorkspaceCacheSettings,
+  type WorkspaceRecord,
+  type WorkspaceStatus,
+} from '../store/workspaces';
 
 export type { WorkspaceCacheSettings, WorkspaceRecord, WorkspaceStatus };
 
@@ -22,7 +30,15 @@ export function slugOf(name: string): string {
   return slug || 'workspace';
 }
 
-export async function createWorkspace(fields: { id?: string; organisationId: string; name: string; description?: string; slug?: string; isDefault?: boolean; now?: number }): Promise<WorkspaceRecord> {
+export async function createWorkspace(fields: {
+  id?: string;
+  organisationId: string;
+  name: string;
+  description?: string;
+  slug?: string;
+  isDefault?: boolean;
+  now?: number;
+}): Promise<WorkspaceRecord> {
   const now = fields.now ?? seconds(Date.now());
   const record: WorkspaceRecord = {
     id: fields.id ?? newId('ws'),
@@ -69,8 +85,21 @@ export async function changeWorkspace(
   if (changes.status === 'archived' && current.status !== 'archived') await refuseArchivingOwnerKeys(id);
   const now = seconds(Date.now());
   const statusChange =
-    changes.status === undefined || changes.status === current.status ? {} : { status: changes.status, archived_at: changes.status === 'archived' ? now : null };
-  return updateWorkspaceItem(organisationId, id, { name: changes.name, slug: changes.name === undefined ? undefined : slugOf(changes.name), description: changes.description, cache: changes.cache, ...statusChange }, now);
+    changes.status === undefined || changes.status === current.status
+      ? {}
+      : { status: changes.status, archived_at: changes.status === 'archived' ? now : null };
+  return updateWorkspaceItem(
+    organisationId,
+    id,
+    {
+      name: changes.name,
+      slug: changes.name === undefined ? undefined : slugOf(changes.name),
+      description: changes.description,
+      cache: changes.cache,
+      ...statusChange,
+    },
+    now,
+  );
 }
 
 /**
@@ -79,7 +108,9 @@ export async function changeWorkspace(
  * manage. A workspace holding active owner keys is therefore not archived until they are revoked.
  */
 async function refuseArchivingOwnerKeys(id: string): Promise<void> {
-  const owners = (await listAllApiKeyItems(id)).filter(({ record }) => record.role === 'owner' && record.revoked_at === undefined).map(({ record }) => record.id);
+  const owners = (await listAllApiKeyItems(id))
+    .filter(({ record }) => record.role === 'owner' && record.revoked_at === undefined)
+    .map(({ record }) => record.id);
   if (owners.length === 0) return;
   throw new GatewayError(
     409,

@@ -60,11 +60,18 @@ export type Estimate = (budget: ActiveBudget) => number;
  * once the answer is complete. Requests admitted this way pass the limit together by at most the
  * last one's usage, when each uses no more than it reserved.
  */
-export async function enforceBudgets(budgets: readonly ActiveBudget[], valueOf: ValueOf, estimate: Estimate = () => 0, now = Date.now()): Promise<BudgetSlot[]> {
+export async function enforceBudgets(
+  budgets: readonly ActiveBudget[],
+  valueOf: ValueOf,
+  estimate: Estimate = () => 0,
+  now = Date.now(),
+): Promise<BudgetSlot[]> {
   const selected = budgets.filter((budget) => selects(budget, valueOf)).map((budget) => ({ budget, slot: slotOfBudget(budget, valueOf, now) }));
   for (const { budget, slot } of selected) if (spentBuckets.has(spentKey(budget, slot))) throw budgetExceeded(budget, slot, true);
   const claims = await Promise.allSettled(
-    selected.map(({ budget, slot }) => claim(usageCounter(slot), Math.max(0, Math.round(estimate(budget))), counterUnits(budget.type, budget.creditLimit), now)),
+    selected.map(({ budget, slot }) =>
+      claim(usageCounter(slot), Math.max(0, Math.round(estimate(budget))), counterUnits(budget.type, budget.creditLimit), now),
+    ),
   );
   const reserved: BudgetSlot[] = [];
   let refusal: Error | undefined;
@@ -113,7 +120,11 @@ function rememberSpent(budget: ActiveBudget, slot: UsageSlot): void {
 /** The 412: a bucket spent, or one whose requests under way hold what is left of it. */
 function budgetExceeded(budget: ActiveBudget, slot: UsageSlot, spent: boolean): BudgetExceededError {
   const limit = budget.type === 'cost' ? `$${budget.creditLimit}` : `${budget.creditLimit} tokens`;
-  if (!spent) return new BudgetExceededError(`Budget exhausted: usage-limit policy ${budget.id} allows ${limit}, and requests under way have reserved what is left of it. Try again when they finish.`, budget.id);
+  if (!spent)
+    return new BudgetExceededError(
+      `Budget exhausted: usage-limit policy ${budget.id} allows ${limit}, and requests under way have reserved what is left of it. Try again when they finish.`,
+      budget.id,
+    );
   const reset = slot.periodEnd === undefined ? 'It does not reset.' : `It resets at ${new Date(slot.periodEnd).toISOString()}.`;
   return new BudgetExceededError(`Budget exhausted: usage-limit policy ${budget.id} allows ${limit} and has been used up. ${reset}`, budget.id);
 }

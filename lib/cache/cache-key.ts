@@ -107,7 +107,13 @@ export interface SemanticQuery {
  * The semantic query of a chat request, or undefined when it has none to embed: no user message,
  * or a last user message with more than text in it (an image is not compared by a text embedding).
  */
-export function semanticQuery(target: ResolvedTarget, body: JsonObject, shaping: AnswerShaping, partition: string, embedding: { provider: string; model: string }): SemanticQuery | undefined {
+export function semanticQuery(
+  target: ResolvedTarget,
+  body: JsonObject,
+  shaping: AnswerShaping,
+  partition: string,
+  embedding: { provider: string; model: string },
+): SemanticQuery | undefined {
   const last = lastUserMessageIndex(body.messages);
   if (last < 0) return undefined;
   const messages = body.messages as JsonObject[];

@@ -59,6 +59,9 @@ export async function rememberAnswer(slot: CacheSlot, answer: AnswerToKeep, expi
     console.error('An answer could not be stored in the response cache', error);
     return false;
   }
-  if (replaced) await deleteSemanticItems(slot.workspaceId, [replaced]).catch((error) => console.error('A replaced semantic cache entry could not be deleted; TTL will remove it', error));
+  if (replaced)
+    await deleteSemanticItems(slot.workspaceId, [replaced]).catch((error) =>
+      console.error('A replaced semantic cache entry could not be deleted; TTL will remove it', error),
+    );
   return true;
 }

@@ -35,7 +35,12 @@ export async function semanticSettingsOf(workspaceId: string): Promise<Workspace
  * alike, with that similarity; undefined for none, and for a lookup that fails (a miss, never a
  * failed request). An answer that calls tools is never served for another question.
  */
-export async function findSemanticAnswer(workspaceId: string, scope: string, vector: Vector, threshold: number): Promise<{ entry: CacheEntry; similarity: number } | undefined> {
+export async function findSemanticAnswer(
+  workspaceId: string,
+  scope: string,
+  vector: Vector,
+  threshold: number,
+): Promise<{ entry: CacheEntry; similarity: number } | undefined> {
   try {
     const candidates = await findSemanticCandidates(workspaceId, scope, signatures(vector));
     for (const { candidate, similarity } of matchesAbove(vector, candidates, threshold).slice(0, answersTried)) {
@@ -54,7 +59,12 @@ export async function findSemanticAnswer(workspaceId: string, scope: string, vec
  * always finds the vector: a crash between the two leaves a name without items, never items
  * without a name.
  */
-export async function rememberSemanticAnswer(slot: CacheSlot, answer: AnswerToKeep, expiresAt: number, semantic: { scope: string; vector: Vector }): Promise<void> {
+export async function rememberSemanticAnswer(
+  slot: CacheSlot,
+  answer: AnswerToKeep,
+  expiresAt: number,
+  semantic: { scope: string; vector: Vector },
+): Promise<void> {
   if (callsTools(answer.body)) {
     await rememberAnswer(slot, answer, expiresAt);
     return;
@@ -62,7 +72,12 @@ export async function rememberSemanticAnswer(slot: CacheSlot, answer: AnswerToKe
   const ref = semanticRefOf(semantic.scope, newId('sem'), semantic.vector);
   if (!(await rememberAnswer(slot, { ...answer, semanticRef: ref }, expiresAt))) return;
   try {
-    await putSemanticEntry(slot.workspaceId, semantic.scope, { id: ref.id, vector: semantic.vector, answerRef: { partition: slot.partition, key: slot.key }, expiresAt });
+    await putSemanticEntry(slot.workspaceId, semantic.scope, {
+      id: ref.id,
+      vector: semantic.vector,
+      answerRef: { partition: slot.partition, key: slot.key },
+      expiresAt,
+    });
   } catch (error) {
     console.error('An answer could not be indexed for the semantic cache', error);
   }

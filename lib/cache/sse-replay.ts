@@ -270,7 +270,11 @@ function* completionChoiceParts(choice: Json, index: number): Generator<Json> {
   const stored = choice.logprobs;
   const lists = isPlainObject(stored) ? stored : {};
   const tokens = Array.isArray(lists.tokens) && lists.tokens.every((token) => typeof token === 'string') ? (lists.tokens as string[]) : undefined;
-  const spelled = tokens !== undefined && text !== '' && tokens.join('') === text && Object.values(lists).every((list) => Array.isArray(list) && list.length === tokens.length);
+  const spelled =
+    tokens !== undefined &&
+    text !== '' &&
+    tokens.join('') === text &&
+    Object.values(lists).every((list) => Array.isArray(list) && list.length === tokens.length);
   let pending = stored ?? null;
   if (spelled) {
     for (const [start, end] of groupTokens(tokens)) {

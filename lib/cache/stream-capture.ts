@@ -186,7 +186,8 @@ class AnswerAssembler {
     } else {
       this.merge(state.body, 'text', choice.text);
     }
-    for (const key in choice) if (!(this.operation === 'chat' ? chatChoiceFields : completionChoiceFields).has(key)) this.replace(state.extras, key, choice[key]);
+    for (const key in choice)
+      if (!(this.operation === 'chat' ? chatChoiceFields : completionChoiceFields).has(key)) this.replace(state.extras, key, choice[key]);
   }
 
   private delta(message: Json, delta: Json): void {

@@ -16,7 +16,14 @@ import { destinationFields, secretCredentialFields, settingFields } from '../pro
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
 import { LoadingCache } from '../store/loading-cache';
 import type { Page } from '../store/newest-first';
-import { deleteIntegrationItem, getIntegrationItem, listIntegrationItems, putIntegrationItem, type IntegrationFields, type IntegrationItem } from '../store/provider-integrations';
+import {
+  deleteIntegrationItem,
+  getIntegrationItem,
+  listIntegrationItems,
+  putIntegrationItem,
+  type IntegrationFields,
+  type IntegrationItem,
+} from '../store/provider-integrations';
 
 export type CredentialField = (typeof secretCredentialFields)[number];
 export type SettingField = (typeof settingFields)[number];
@@ -135,7 +142,11 @@ export interface ProviderIntegrationUpdate {
  * destination without being sent again. Undefined when the workspace has no integration with that slug. The stored blob is kept
  * as it is when credentials are not replaced, so this never decrypts.
  */
-export async function updateProviderIntegration(workspaceId: string, slug: string, update: ProviderIntegrationUpdate): Promise<ProviderIntegrationSummary | undefined> {
+export async function updateProviderIntegration(
+  workspaceId: string,
+  slug: string,
+  update: ProviderIntegrationUpdate,
+): Promise<ProviderIntegrationSummary | undefined> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const existing = await getIntegrationItem(workspaceId, slug, true);
     if (!existing) return undefined;

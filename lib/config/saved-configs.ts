@@ -246,7 +246,8 @@ export function restoreMaskedSecrets(input: unknown, previous: unknown, root = '
   const moved: string[] = [];
   // `host` and `hostBefore` are the custom_host a config target inherits, now and before.
   const walk = (value: unknown, before: unknown, path: string, host: unknown, hostBefore: unknown): unknown => {
-    if (Array.isArray(value)) return value.map((child, index) => walk(child, Array.isArray(before) ? before[index] : undefined, `${path}[${index}]`, host, hostBefore));
+    if (Array.isArray(value))
+      return value.map((child, index) => walk(child, Array.isArray(before) ? before[index] : undefined, `${path}[${index}]`, host, hostBefore));
     if (value === null || typeof value !== 'object') return value;
     const node = value as Record<string, unknown>;
     const old = before !== null && typeof before === 'object' && !Array.isArray(before) ? (before as Record<string, unknown>) : {};

@@ -105,10 +105,7 @@ export function suggest(key: string, known: readonly string[]): string | undefin
       const limit = Math.max(1, Math.floor(Math.max(wanted.length, have.length) / 3));
       let prefix = 0;
       while (prefix < wanted.length && wanted[prefix] === have[prefix]) prefix++;
-      const close =
-        score <= limit ||
-        (prefix >= 4 && prefix >= 0.6 * Math.min(wanted.length, have.length)) ||
-        (wanted.length >= 5 && have.includes(wanted));
+      const close = score <= limit || (prefix >= 4 && prefix >= 0.6 * Math.min(wanted.length, have.length)) || (wanted.length >= 5 && have.includes(wanted));
       if (!close) continue;
       if (score === 0 && have === forms[0]) score = -1;
       if (score < bestScore) {
@@ -194,15 +191,22 @@ function checkNode(node: Record<string, unknown>, path: PropertyKey[], issues: C
   const targets = node.targets;
   const strategy = node.strategy;
   if (!has(node, 'strategy') && has(node, 'targets')) {
-    issues.push({ param: at('targets'), message: '`targets` needs a `strategy` whose mode (loadbalance, fallback, conditional or single) says how to use them' });
+    issues.push({
+      param: at('targets'),
+      message: '`targets` needs a `strategy` whose mode (loadbalance, fallback, conditional or single) says how to use them',
+    });
   }
   const mode = isPlainObject(strategy) && typeof strategy.mode === 'string' ? strategy.mode : undefined;
   if (mode !== undefined && isPlainObject(strategy) && routingModes.has(mode)) {
     if (targets === undefined) issues.push({ param: at('targets'), message: `a ${mode} strategy needs a non-empty \`targets\` array` });
-    else if (Array.isArray(targets) && targets.length === 0) issues.push({ param: at('targets'), message: `a ${mode} strategy needs a non-empty \`targets\` array; got an empty array` });
+    else if (Array.isArray(targets) && targets.length === 0)
+      issues.push({ param: at('targets'), message: `a ${mode} strategy needs a non-empty \`targets\` array; got an empty array` });
     const items = Array.isArray(targets) ? targets : [];
     if (mode === 'loadbalance' && items.length > 0 && items.every((t) => isPlainObject(t) && t.weight === 0)) {
-      issues.push({ param: at('targets'), message: `a loadbalance strategy needs at least one target with weight > 0 (a missing weight counts as 1); all ${items.length} weights are 0` });
+      issues.push({
+        param: at('targets'),
+        message: `a loadbalance strategy needs at least one target with weight > 0 (a missing weight counts as 1); all ${items.length} weights are 0`,
+      });
     }
     if (mode === 'conditional') checkConditional(strategy, items, path, issues);
   }
@@ -229,7 +233,9 @@ function checkHookChecks(node: Record<string, unknown>, path: PropertyKey[], iss
     hooks.forEach((hook, index) => {
       if (!isPlainObject(hook) || !Array.isArray(hook.checks)) return;
       // Checks of the wrong shape are the schema's to report; these are the ones that can be judged.
-      const judged = hook.checks.flatMap((check, position) => (isPlainObject(check) && typeof check.id === 'string' && isPlainObject(check.parameters) ? [{ check: check as unknown as HookCheck, position }] : []));
+      const judged = hook.checks.flatMap((check, position) =>
+        isPlainObject(check) && typeof check.id === 'string' && isPlainObject(check.parameters) ? [{ check: check as unknown as HookCheck, position }] : [],
+      );
       issues.push(
         ...checkIssues(
           judged.map(({ check }) => check),
@@ -262,7 +268,10 @@ function checkConditional(strategy: Record<string, unknown>, targets: unknown[],
       firstIndex.set(target.name, index);
       names.push(target.name);
     } else {
-      issues.push({ param: at('targets', index, 'name'), message: `duplicates the name of targets[${seen}]; a conditional strategy needs unique target names; got ${show(target.name)}` });
+      issues.push({
+        param: at('targets', index, 'name'),
+        message: `duplicates the name of targets[${seen}]; a conditional strategy needs unique target names; got ${show(target.name)}`,
+      });
     }
   });
   const choices = names.length > 0 ? `one of the targets: ${names.join(', ')}` : 'a target, but none of the targets has a `name`; add `name` to the targets';
@@ -270,7 +279,10 @@ function checkConditional(strategy: Record<string, unknown>, targets: unknown[],
     if (typeof value === 'string' && !firstIndex.has(value)) issues.push({ param, message: `must name ${choices}; got ${show(value)}` });
   };
   if (!has(strategy, 'conditions')) {
-    issues.push({ param: at('strategy', 'conditions'), message: 'a conditional strategy needs `conditions`: an array of {"query": {…}, "then": "<target name>"} items' });
+    issues.push({
+      param: at('strategy', 'conditions'),
+      message: 'a conditional strategy needs `conditions`: an array of {"query": {…}, "then": "<target name>"} items',
+    });
   } else if (Array.isArray(strategy.conditions)) {
     strategy.conditions.forEach((condition, index) => {
       if (!isPlainObject(condition)) return;

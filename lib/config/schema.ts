@@ -40,7 +40,24 @@
  * - Check ids must name a built-in check, and their parameters must suit it (`schema-rules.ts`).
  * - A structure nested too deeply for the stack to walk is reported as one issue, never a crash.
  */
-import { array, boolean, catchall, enum as oneOf, gte, int, lte, number, optional, record, refine, strictObject, string, union, unknown, minLength } from 'zod/mini';
+import {
+  array,
+  boolean,
+  catchall,
+  enum as oneOf,
+  gte,
+  int,
+  lte,
+  number,
+  optional,
+  record,
+  refine,
+  strictObject,
+  string,
+  union,
+  unknown,
+  minLength,
+} from 'zod/mini';
 import type { infer as Infer, ZodMiniArray, ZodMiniOptional, ZodMiniType } from 'zod/mini';
 import { GatewayError } from '../core/errors';
 import { JsonTooDeepError, parseClientJson } from '../wire/client-json';
@@ -60,7 +77,8 @@ const allowed = (description: string) => ({ error: () => description });
 const strict = <Shape extends Record<string, ZodMiniType>>(shape: Shape, description: string, isConfig = false) => {
   const known = Object.keys(shape);
   return strictObject(shape, {
-    error: (issue: RawIssue) => (issue.code === 'unrecognized_keys' ? (issue.keys ?? []).map((key) => unknownKeyMessage(key, known, isConfig)).join('\n') : description),
+    error: (issue: RawIssue) =>
+      issue.code === 'unrecognized_keys' ? (issue.keys ?? []).map((key) => unknownKeyMessage(key, known, isConfig)).join('\n') : description,
   });
 };
 
@@ -69,7 +87,8 @@ const name = (description = 'a non-empty string') => string(allowed(description)
 const flag = () => optional(boolean(allowed('true or false')));
 const anyObject = (description = 'an object') => record(string(), unknown(), allowed(description));
 const numberAtLeast = (min: number, description: string) => number(allowed(description)).check(gte(min, allowed(description)));
-const intRange = (min: number, max: number, description: string) => int(allowed(description)).check(gte(min, allowed(description)), lte(max, allowed(description)));
+const intRange = (min: number, max: number, description: string) =>
+  int(allowed(description)).check(gte(min, allowed(description)), lte(max, allowed(description)));
 
 const statusCodes = () =>
   optional(array(intRange(100, 599, 'an HTTP status code: an integer from 100 to 599'), allowed('an array of HTTP status codes (integers from 100 to 599)')));
@@ -93,7 +112,10 @@ const strategySchema = strict(
     mode: oneOf(strategyModes, allowed(`one of ${strategyModes.join(', ')}`)),
     conditions: optional(
       array(
-        strict({ query: anyObject('an object (a query over metadata.*, params.* and url.pathname)'), then: string(allowed('a string naming a target')) }, 'an object with `query` and `then`'),
+        strict(
+          { query: anyObject('an object (a query over metadata.*, params.* and url.pathname)'), then: string(allowed('a string naming a target')) },
+          'an object with `query` and `then`',
+        ),
         allowed('an array of {"query": {…}, "then": "<target name>"} objects'),
       ),
     ),
@@ -167,20 +189,20 @@ const guardrailExtraText = 'an object (the parameters of the check this property
 const guardrailKnown = ['id', 'deny', 'async', 'on_fail', 'on_success'];
 
 const guardrails = optional(
-    array(
-      union(
-        [
-          name('a non-empty string (a guardrail id)'),
-          catchall(
-            strictObject({ id: text(), deny: flag(), async: flag(), on_fail: outcome, on_success: outcome }),
-            record(string(), unknown(), allowed(guardrailExtraText)),
-          ),
-        ],
-        allowed('a guardrail id (a non-empty string) or a guardrail object'),
-      ),
-      allowed('an array of guardrail ids (strings) or guardrail objects'),
+  array(
+    union(
+      [
+        name('a non-empty string (a guardrail id)'),
+        catchall(
+          strictObject({ id: text(), deny: flag(), async: flag(), on_fail: outcome, on_success: outcome }),
+          record(string(), unknown(), allowed(guardrailExtraText)),
+        ),
+      ],
+      allowed('a guardrail id (a non-empty string) or a guardrail object'),
     ),
-  );
+    allowed('an array of guardrail ids (strings) or guardrail objects'),
+  ),
+);
 
 // ---- the config object (recursive through `targets`)
 
@@ -196,14 +218,18 @@ const configObject = strict(
     api_key: text(),
     virtual_key: optional(name()),
     prompt_id: optional(name()),
-    request_timeout: optional(intRange(1, maxRequestTimeoutMs, `an integer number of milliseconds from 1 to ${maxRequestTimeoutMs} (the inference functions' own timeout)`)),
+    request_timeout: optional(
+      intRange(1, maxRequestTimeoutMs, `an integer number of milliseconds from 1 to ${maxRequestTimeoutMs} (the inference functions' own timeout)`),
+    ),
     cache: optional(cacheSchema),
     retry: optional(retrySchema),
     cb_config: optional(circuitBreakerSchema),
     weight: optional(numberAtLeast(0, 'a number of 0 or more (a missing weight counts as 1)')),
     on_status_codes: statusCodes(),
     custom_host: optional(string(allowed(customHostText)).check(refine(httpUrl, allowed(customHostText)))),
-    forward_headers: optional(array(string(allowed(headerNameText)).check(refine((value) => headerName.test(value), allowed(headerNameText))), allowed('an array of header names'))),
+    forward_headers: optional(
+      array(string(allowed(headerNameText)).check(refine((value) => headerName.test(value), allowed(headerNameText))), allowed('an array of header names')),
+    ),
     override_params: optional(anyObject('an object of request parameters (e.g. {"model": "…"})')),
     resource_name: text(),
     deployment_id: text(),
@@ -256,7 +282,9 @@ function fromZod(issue: ZodIssue, input: unknown, base: Path, out: ConfigIssue[]
   const path = [...base, ...issue.path];
   if (issue.code === 'unrecognized_keys') {
     const messages = issue.message.split('\n');
-    (issue.keys ?? []).forEach((key, index) => out.push({ param: formatPath([...path, key]), message: messages[index] ?? `unknown property ${JSON.stringify(key)}` }));
+    (issue.keys ?? []).forEach((key, index) =>
+      out.push({ param: formatPath([...path, key]), message: messages[index] ?? `unknown property ${JSON.stringify(key)}` }),
+    );
     return;
   }
   const { present, value } = valueAt(input, path);
@@ -294,7 +322,8 @@ export function parseConfig(input: unknown): ConfigParseResult {
     });
     return { ok: false, issues: unique.length > 0 ? unique : [{ param: 'config', message: 'is not a valid config' }] };
   } catch (error) {
-    if (error instanceof RangeError) return { ok: false, issues: [{ param: 'config', message: 'is nested too deeply to validate; flatten the `targets` tree' }] };
+    if (error instanceof RangeError)
+      return { ok: false, issues: [{ param: 'config', message: 'is nested too deeply to validate; flatten the `targets` tree' }] };
     return { ok: false, issues: [{ param: 'config', message: 'could not be read as a config object' }] };
   }
 }
@@ -303,13 +332,17 @@ export function parseConfig(input: unknown): ConfigParseResult {
 export function parseConfigHeader(value: string): ConfigParseResult {
   const trimmed = value.trim();
   if (!trimmed.startsWith('{')) {
-    return { ok: false, issues: [{ param: 'x-gateway-config', message: 'must be a JSON config object starting with "{" (a saved config id is resolved separately)' }] };
+    return {
+      ok: false,
+      issues: [{ param: 'x-gateway-config', message: 'must be a JSON config object starting with "{" (a saved config id is resolved separately)' }],
+    };
   }
   let parsed: unknown;
   try {
     parsed = parseClientJson(trimmed);
   } catch (error) {
-    if (error instanceof JsonTooDeepError) return { ok: false, issues: [{ param: 'x-gateway-config', message: `is refused: ${error.message}; flatten the targets tree or save the config` }] };
+    if (error instanceof JsonTooDeepError)
+      return { ok: false, issues: [{ param: 'x-gateway-config', message: `is refused: ${error.message}; flatten the targets tree or save the config` }] };
     const reason = error instanceof Error ? error.message : String(error);
     return { ok: false, issues: [{ param: 'x-gateway-config', message: `must be valid JSON; ${reason}` }] };
   }
@@ -320,5 +353,10 @@ export function parseConfigHeader(value: string): ConfigParseResult {
 export function configError(issues: ConfigIssue[]): GatewayError {
   const list = issues.length > 0 ? issues : [{ param: 'config', message: 'is not a valid config' }];
   const message = `Invalid config: ${list.map((issue) => `${issue.param}: ${issue.message}`).join('; ')}`;
-  return new GatewayError(400, message, { type: 'invalid_request_error', code: 'AB01', param: list[0].param, issues: list.map(({ param, message: text }) => ({ param, message: text })) });
+  return new GatewayError(400, message, {
+    type: 'invalid_request_error',
+    code: 'AB01',
+    param: list[0].param,
+    issues: list.map(({ param, message: text }) => ({ param, message: text })),
+  });
 }

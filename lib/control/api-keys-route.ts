@@ -67,12 +67,21 @@ export const apiKeysRoute = controlRoutes(
 /** The workspace a new key goes to: one of the organisation's, and not archived (its keys would not work). */
 async function activeWorkspace(organisationId: string, workspaceId: string): Promise<string> {
   const workspace = workspaceIdPattern.test(workspaceId) ? await findWorkspace(organisationId, workspaceId) : undefined;
-  if (!workspace) throw badRequest(`workspace_id ${workspaceId.slice(0, 100)} is not a workspace of this organisation; see GET /v1/workspaces.`, 'workspace_id', 'workspace_not_found');
+  if (!workspace)
+    throw badRequest(
+      `workspace_id ${workspaceId.slice(0, 100)} is not a workspace of this organisation; see GET /v1/workspaces.`,
+      'workspace_id',
+      'workspace_not_found',
+    );
   if (workspace.status === 'archived') {
-    throw new GatewayError(409, `Workspace ${workspace.id} is archived, so its keys would not work; make it active again with PUT /v1/workspaces/${workspace.id} {"status": "active"} first.`, {
-      param: 'workspace_id',
-      code: 'workspace_archived',
-    });
+    throw new GatewayError(
+      409,
+      `Workspace ${workspace.id} is archived, so its keys would not work; make it active again with PUT /v1/workspaces/${workspace.id} {"status": "active"} first.`,
+      {
+        param: 'workspace_id',
+        code: 'workspace_archived',
+      },
+    );
   }
   return workspace.id;
 }

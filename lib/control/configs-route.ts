@@ -133,7 +133,9 @@ export const configsRoute = controlRoutes(
       const result = await updateSavedConfig(auth.workspaceId, ref.id, { name: body.name, config: valid }, { expectedVersion });
       if (result === 'not_found') throw configNotFound(configId);
       if (result === 'conflict') {
-        throw new GatewayError(409, `Config ${ref.id} got a new version while this one was being stored; read it again and retry.`, { code: 'config_conflict' });
+        throw new GatewayError(409, `Config ${ref.id} got a new version while this one was being stored; read it again and retry.`, {
+          code: 'config_conflict',
+        });
       }
       return present(result);
     },

@@ -2,7 +2,16 @@ import { array, boolean, maxLength, minLength, number, object, optional, record,
 import { maskConfigSecrets, maskedSecretPaths, restoreMaskedSecrets } from '../config/saved-configs';
 import type { HookCheck } from '../guardrails/hook-types';
 import { badRequest, notFound } from '../core/errors';
-import { createGuardrail, deleteGuardrail, getGuardrail, listGuardrails, replaceGuardrail, type GuardrailActions, type GuardrailFields, type SavedGuardrail } from '../guardrails/saved-guardrails';
+import {
+  createGuardrail,
+  deleteGuardrail,
+  getGuardrail,
+  listGuardrails,
+  replaceGuardrail,
+  type GuardrailActions,
+  type GuardrailFields,
+  type SavedGuardrail,
+} from '../guardrails/saved-guardrails';
 import { checkIssues } from '../guardrails/validate-checks';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import { listEnvelope, pageQuery } from '../http/pagination';
@@ -15,7 +24,11 @@ const checksRule = `checks must be a list of 1 to ${maxChecks} {"id": "<check id
 
 const feedback = optional(
   knownFields(
-    { value: optional(number('feedback.value must be a number.')), weight: optional(number('feedback.weight must be a number.')), metadata: optional(record(string(), unknown())) },
+    {
+      value: optional(number('feedback.value must be a number.')),
+      weight: optional(number('feedback.weight must be a number.')),
+      metadata: optional(record(string(), unknown())),
+    },
     (field) => `Unknown field "${field}"; feedback takes value, weight and metadata.`,
   ),
 );
@@ -24,7 +37,13 @@ const guardrailBody = knownFields(
   {
     name: string(invalidName).check(minLength(1, invalidName), maxLength(255, invalidName)),
     checks: array(
-      knownFields({ id: string('A check needs an id, e.g. "default.regexMatch".').check(minLength(1, 'A check id cannot be empty.')), parameters: optional(record(string(), unknown())) }, (field) => `Unknown field "${field}"; a check takes id and parameters.`),
+      knownFields(
+        {
+          id: string('A check needs an id, e.g. "default.regexMatch".').check(minLength(1, 'A check id cannot be empty.')),
+          parameters: optional(record(string(), unknown())),
+        },
+        (field) => `Unknown field "${field}"; a check takes id and parameters.`,
+      ),
       checksRule,
     ).check(minLength(1, checksRule), maxLength(maxChecks, checksRule)),
     actions: optional(
@@ -32,7 +51,12 @@ const guardrailBody = knownFields(
         {
           deny: optional(boolean('actions.deny must be true or false.')),
           async: optional(boolean('actions.async must be true or false.')),
-          on_fail: optional(knownFields({ feedback, deny: optional(boolean('on_fail.deny must be true or false.')) }, (field) => `Unknown field "${field}"; on_fail takes feedback and deny.`)),
+          on_fail: optional(
+            knownFields(
+              { feedback, deny: optional(boolean('on_fail.deny must be true or false.')) },
+              (field) => `Unknown field "${field}"; on_fail takes feedback and deny.`,
+            ),
+          ),
           on_success: optional(knownFields({ feedback }, (field) => `Unknown field "${field}"; on_success takes feedback.`)),
         },
         (field) => `Unknown field "${field}"; actions take deny, async, on_fail and on_success.`,
@@ -67,7 +91,8 @@ export const guardrailsRoute = controlRoutes(
     body: guardrailBody,
     invalidCode: 'invalid_guardrail_body',
     async handler({ body }, { auth }) {
-      if (maskedSecretPaths(body.checks).length > 0) throw badRequest('A check parameter holds the mask placeholder "********"; send the real value.', null, 'invalid_guardrail_body');
+      if (maskedSecretPaths(body.checks).length > 0)
+        throw badRequest('A check parameter holds the mask placeholder "********"; send the real value.', null, 'invalid_guardrail_body');
       return present(await createGuardrail(auth.workspaceId, validated(body as GuardrailBody)));
     },
   }),
@@ -100,7 +125,12 @@ export const guardrailsRoute = controlRoutes(
       const current = await getGuardrail(auth.workspaceId, guardrailId);
       if (!current) throw guardrailNotFound(guardrailId);
       const restored = restoreMaskedSecrets(body.checks, current.checks, 'checks');
-      if (restored.unresolved.length > 0) throw badRequest(`${restored.unresolved[0]} is the mask placeholder and nothing is stored there to keep; send the real value.`, null, 'invalid_guardrail_body');
+      if (restored.unresolved.length > 0)
+        throw badRequest(
+          `${restored.unresolved[0]} is the mask placeholder and nothing is stored there to keep; send the real value.`,
+          null,
+          'invalid_guardrail_body',
+        );
       if (restored.moved.length > 0) {
         throw badRequest(
           `${restored.moved[0]} keeps its stored value ("********") while the URL it is sent to changes. A stored secret only ever goes where it was saved for: send the headers again in this PUT to move them, or keep the URL.`,
@@ -108,7 +138,11 @@ export const guardrailsRoute = controlRoutes(
           'credentials_required',
         );
       }
-      const replaced = await replaceGuardrail(auth.workspaceId, guardrailId, validated({ ...(body as GuardrailBody), checks: restored.config as GuardrailBody['checks'] }));
+      const replaced = await replaceGuardrail(
+        auth.workspaceId,
+        guardrailId,
+        validated({ ...(body as GuardrailBody), checks: restored.config as GuardrailBody['checks'] }),
+      );
       if (!replaced) throw guardrailNotFound(guardrailId);
       return present(replaced);
     },
@@ -135,5 +169,13 @@ function validated(body: GuardrailBody): GuardrailFields {
 }
 
 function present(saved: SavedGuardrail) {
-  return { object: 'guardrail', id: saved.id, name: saved.name, checks: maskConfigSecrets(saved.checks), actions: saved.actions, created_at: saved.created_at, updated_at: saved.updated_at };
+  return {
+    object: 'guardrail',
+    id: saved.id,
+    name: saved.name,
+    checks: maskConfigSecrets(saved.checks),
+    actions: saved.actions,
+    created_at: saved.created_at,
+    updated_at: saved.updated_at,
+  };
 }

@@ -30,7 +30,8 @@ export const logsRoute = controlRoutes(
     async handler({ params: { traceId }, query }, { auth }) {
       const page = await findLogsByTrace<RequestLogRecord>(auth.workspaceId, traceId, query);
       // Past the last page a trace has nothing more, which is not the same as an unknown trace.
-      if (page.data.length === 0 && !query.after) throw notFound(`No logs for trace id ${traceId} in this workspace (logs appear a moment after the request completes).`, 'log_not_found');
+      if (page.data.length === 0 && !query.after)
+        throw notFound(`No logs for trace id ${traceId} in this workspace (logs appear a moment after the request completes).`, 'log_not_found');
       const { object: list, ...cursor } = listEnvelope(page);
       return { object: list, trace_id: traceId, ...cursor };
     },

@@ -18,19 +18,25 @@ const conditionValueRule = `A condition value must be a non-empty string (or "*"
 const condition = knownFields(
   {
     key: string(`A condition key must be one of ${keyRule}.`),
-    value: union([string(conditionValueRule).check(minLength(1, conditionValueRule)), array(string(conditionValueRule), conditionValueRule).check(minLength(1, conditionValueRule), maxLength(maxConditionValues, conditionValueRule))], {
-      error: conditionValueRule,
-    }),
+    value: union(
+      [
+        string(conditionValueRule).check(minLength(1, conditionValueRule)),
+        array(string(conditionValueRule), conditionValueRule).check(minLength(1, conditionValueRule), maxLength(maxConditionValues, conditionValueRule)),
+      ],
+      {
+        error: conditionValueRule,
+      },
+    ),
   },
   (field) => `Unknown field "${field}"; a condition takes key and value.`,
 );
 const conditionsRule = `conditions must be a list of 1 to ${maxConditions} {"key", "value"} objects.`;
 export const conditions = array(condition, conditionsRule).check(minLength(1, conditionsRule), maxLength(maxConditions, conditionsRule));
 const groupRule = `group_by must be a list of 1 to ${maxConditions} {"key"} objects.`;
-export const groupBy = array(knownFields({ key: string(`A group_by key must be one of ${keyRule}.`) }, (field) => `Unknown field "${field}"; a group_by item takes key.`), groupRule).check(
-  minLength(1, groupRule),
-  maxLength(maxConditions, groupRule),
-);
+export const groupBy = array(
+  knownFields({ key: string(`A group_by key must be one of ${keyRule}.`) }, (field) => `Unknown field "${field}"; a group_by item takes key.`),
+  groupRule,
+).check(minLength(1, groupRule), maxLength(maxConditions, groupRule));
 
 export const policyStatus = oneOf(['active', 'archived'], 'status must be active or archived.');
 export const policyIdParams = object({ policyId: string() });
@@ -59,7 +65,8 @@ export async function scopedWorkspace(auth: AuthContext, workspaceId: string | u
 
 /** The workspace a new policy is for: its `organisation_id`, when given, must be the key's; its `workspace_id` as `scopedWorkspace` allows. */
 export async function newPolicyWorkspace(auth: AuthContext, body: { workspace_id?: string; organisation_id?: string }): Promise<string> {
-  if (body.organisation_id !== undefined && body.organisation_id !== auth.organisationId) throw forbidden('organisation_id must be the organisation of the gateway key.');
+  if (body.organisation_id !== undefined && body.organisation_id !== auth.organisationId)
+    throw forbidden('organisation_id must be the organisation of the gateway key.');
   return scopedWorkspace(auth, body.workspace_id);
 }
 
@@ -70,7 +77,11 @@ export async function newPolicyWorkspace(auth: AuthContext, body: { workspace_id
  */
 export function checkUnmoved(auth: AuthContext, body: { workspace_id?: unknown; organisation_id?: unknown }, code: string): void {
   if (body.workspace_id !== undefined && body.workspace_id !== auth.workspaceId) {
-    throw badRequest('workspace_id cannot be changed: a policy stays in the workspace it was created for. Create the policy in the other workspace instead.', 'workspace_id', code);
+    throw badRequest(
+      'workspace_id cannot be changed: a policy stays in the workspace it was created for. Create the policy in the other workspace instead.',
+      'workspace_id',
+      code,
+    );
   }
   if (body.organisation_id !== undefined && body.organisation_id !== auth.organisationId) {
     throw badRequest('organisation_id cannot be changed: a policy stays in the organisation it was created for.', 'organisation_id', code);
@@ -78,11 +89,19 @@ export function checkUnmoved(auth: AuthContext, body: { workspace_id?: unknown; 
 }
 
 const wholeNumber = (field: string) =>
-  optional(string().check(refine((text) => /^\d{1,9}$/.test(text), { error: `${field} must be a whole number of at least 0.`, params: { code: 'invalid_page' } })));
+  optional(
+    string().check(refine((text) => /^\d{1,9}$/.test(text), { error: `${field} must be a whole number of at least 0.`, params: { code: 'invalid_page' } })),
+  );
 
 /** The spec's list query (`workspace_id`, `status`, `page_size`, `current_page`) with the filters of one kind of policy. */
 export function policyListQuery<Shape extends Record<string, ZodMiniType>>(filters: Shape) {
-  return object({ workspace_id: optional(string()), status: optional(policyStatus), page_size: wholeNumber('page_size'), current_page: wholeNumber('current_page'), ...filters });
+  return object({
+    workspace_id: optional(string()),
+    status: optional(policyStatus),
+    page_size: wholeNumber('page_size'),
+    current_page: wholeNumber('current_page'),
+    ...filters,
+  });
 }
 
 const defaultPageSize = 50;
@@ -100,7 +119,10 @@ export function policyPage<T>(matching: readonly T[], query: { page_size?: strin
  */
 export function policyByIdRoutes<T>(
   path: string,
-  store: { find(workspaceId: string, id: string): Promise<T | undefined>; change(workspaceId: string, id: string, change: { status: 'archived' }): Promise<T | undefined> },
+  store: {
+    find(workspaceId: string, id: string): Promise<T | undefined>;
+    change(workspaceId: string, id: string, change: { status: 'archived' }): Promise<T | undefined>;
+  },
   notFound: (id: string) => Error,
   present: (policy: T) => unknown,
 ): ControlRoute[] {

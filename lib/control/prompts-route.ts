@@ -46,7 +46,8 @@ function refParam(kind: PromptKind, name: 'promptId' | 'partialId', write?: stri
 
 const objectField = (field: string) => optional(unknown().check(refine((value) => value === undefined || isPlainObject(value), `${field} must be an object.`)));
 const arrayField = (field: string) => optional(unknown().check(refine((value) => value === undefined || Array.isArray(value), `${field} must be an array.`)));
-const text = (field: string, max: number) => optional(string(`${field} must be a string.`).check(maxLength(max, `${field} must be at most ${max} characters.`)));
+const text = (field: string, max: number) =>
+  optional(string(`${field} must be a string.`).check(maxLength(max, `${field} must be at most ${max} characters.`)));
 const invalidName = 'name must be a string of 1 to 255 characters.';
 const maxTemplateBytes = 200 * 1024;
 
@@ -78,7 +79,11 @@ type PromptBody = typeof promptBody._zod.output;
 
 const partialBody = knownFields(
   {
-    name: optional(string('name must be a string.').check(refine((name) => partialNamePattern.test(name), 'name must be 1 to 100 letters, digits, "_", "." or "-" (it is what templates write in {{>name}}).'))),
+    name: optional(
+      string('name must be a string.').check(
+        refine((name) => partialNamePattern.test(name), 'name must be 1 to 100 letters, digits, "_", "." or "-" (it is what templates write in {{>name}}).'),
+      ),
+    ),
     string: text('string', maxTemplateBytes),
     version_description: text('version_description', 2000),
     patch: optional(boolean('patch must be true or false.')),
@@ -88,7 +93,11 @@ const partialBody = knownFields(
 );
 
 const makeDefaultBody = knownFields(
-  { version: int('version must be a version number (an integer from 1).').check(refine((version) => version >= 1, 'version must be a version number (an integer from 1).')) },
+  {
+    version: int('version must be a version number (an integer from 1).').check(
+      refine((version) => version >= 1, 'version must be a version number (an integer from 1).'),
+    ),
+  },
   (field) => `Unknown field "${field}"; makeDefault takes {"version": <n>}.`,
 );
 
@@ -100,12 +109,19 @@ function promptFields(body: PromptBody, latest?: SavedTemplate): Record<string, 
   const fields = latest ? { ...pick(latest.fields, promptVersionFields), ...given } : given;
   if (body.version_description !== undefined) fields.version_description = body.version_description;
   if (typeof fields.string !== 'string') {
-    throw badRequest(latest ? 'string is required unless "patch" is true: the template of the new version.' : 'string is required: the template, a JSON list of chat messages or plain text.', 'string', 'invalid_prompt_body');
+    throw badRequest(
+      latest
+        ? 'string is required unless "patch" is true: the template of the new version.'
+        : 'string is required: the template, a JSON list of chat messages or plain text.',
+      'string',
+      'invalid_prompt_body',
+    );
   }
   parseTemplate(fields.string);
   if (isPlainObject(fields.parameters)) {
     for (const owned of ['messages', 'prompt']) {
-      if (Object.hasOwn(fields.parameters, owned)) throw badRequest(`parameters.${owned} is not a hyperparameter: the template makes it.`, `parameters.${owned}`, 'invalid_prompt_body');
+      if (Object.hasOwn(fields.parameters, owned))
+        throw badRequest(`parameters.${owned} is not a hyperparameter: the template makes it.`, `parameters.${owned}`, 'invalid_prompt_body');
     }
   }
   if (fields.provider !== undefined && fields.virtual_key !== undefined) {
@@ -119,11 +135,20 @@ function promptFields(body: PromptBody, latest?: SavedTemplate): Record<string, 
 
 function partialFields(body: typeof partialBody._zod.output, latest?: SavedTemplate): Record<string, unknown> {
   if (latest && body.name !== undefined && body.name !== latest.name) {
-    throw badRequest(`A partial keeps its name (${latest.name}): templates include it by that name. Create a new partial for a new name.`, 'name', 'invalid_partial_body');
+    throw badRequest(
+      `A partial keeps its name (${latest.name}): templates include it by that name. Create a new partial for a new name.`,
+      'name',
+      'invalid_partial_body',
+    );
   }
   const fields: Record<string, unknown> = {};
   const source = body.string ?? (body.patch && latest ? latest.fields.string : undefined);
-  if (typeof source !== 'string') throw badRequest(latest ? 'string is required unless "patch" is true.' : 'string is required: the partial\'s template text.', 'string', 'invalid_partial_body');
+  if (typeof source !== 'string')
+    throw badRequest(
+      latest ? 'string is required unless "patch" is true.' : "string is required: the partial's template text.",
+      'string',
+      'invalid_partial_body',
+    );
   checkPartialTemplate(source);
   fields.string = source;
   if (body.version_description !== undefined) fields.version_description = body.version_description;
@@ -255,18 +280,29 @@ function versionedRoutes(kind: PromptKind, base: string, param: 'promptId' | 'pa
         if (kind === 'PARTIAL') {
           // Publishing is what puts a version in use, so a version that would loop is refused here too.
           const version = await getTemplate(kind, auth.workspaceId, { key: ref.key, version: body.version });
-          if (version && typeof version.fields.string === 'string') await checkPartialIncludes(auth.workspaceId, version.name, version.fields.string, 'version');
+          if (version && typeof version.fields.string === 'string')
+            await checkPartialIncludes(auth.workspaceId, version.name, version.fields.string, 'version');
         }
         const published = await publishTemplate(kind, auth.workspaceId, ref.key, body.version);
         if (published === 'not_found') throw notFound(raw);
-        if (published === 'no_version') throw new GatewayError(404, `${raw.slice(0, 120)} has no version ${body.version}; see GET ${base}/${ref.key}/versions.`, { code: `${label}_version_not_found`, param: 'version' });
+        if (published === 'no_version')
+          throw new GatewayError(404, `${raw.slice(0, 120)} has no version ${body.version}; see GET ${base}/${ref.key}/versions.`, {
+            code: `${label}_version_not_found`,
+            param: 'version',
+          });
         return present(kind, published);
       },
     }),
   ];
 }
 
-const created = (kind: PromptKind, saved: SavedTemplate) => ({ id: saved.id, slug: saved.slug, version_id: `${saved.id}@${saved.version}`, version: saved.version, object: objectName(kind) });
+const created = (kind: PromptKind, saved: SavedTemplate) => ({
+  id: saved.id,
+  slug: saved.slug,
+  version_id: `${saved.id}@${saved.version}`,
+  version: saved.version,
+  object: objectName(kind),
+});
 
 /**
  * `/v1/prompts` and `/v1/prompts/partials`: prompt templates and the partials they include, per
@@ -333,7 +369,8 @@ export const promptsRoute = controlRoutes(
     body: partialBody,
     invalidCode: 'invalid_partial_body',
     async handler({ body }, { auth }) {
-      if (body.name === undefined) throw badRequest('name is required: the name templates include the partial by, as {{>name}}.', 'name', 'invalid_partial_body');
+      if (body.name === undefined)
+        throw badRequest('name is required: the name templates include the partial by, as {{>name}}.', 'name', 'invalid_partial_body');
       if (body.patch !== undefined) throw badRequest('patch applies to PUT /v1/prompts/partials/{partialId} only.', 'patch', 'invalid_partial_body');
       const fields = partialFields(body);
       await checkPartialIncludes(auth.workspaceId, body.name, fields.string as string);
@@ -362,4 +399,3 @@ export const promptsRoute = controlRoutes(
   }),
   ...versionedRoutes('PARTIAL', '/v1/prompts/partials', 'partialId'),
 );
-

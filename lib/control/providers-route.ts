@@ -1,4 +1,21 @@
-import { array, boolean, custom, maxLength, minLength, nullish, object, optional, pipe, refine, regex, string, transform, unknown, type core, type ZodMiniType } from 'zod/mini';
+import {
+  array,
+  boolean,
+  custom,
+  maxLength,
+  minLength,
+  nullish,
+  object,
+  optional,
+  pipe,
+  refine,
+  regex,
+  string,
+  transform,
+  unknown,
+  type core,
+  type ZodMiniType,
+} from 'zod/mini';
 import {
   createProviderIntegration,
   deleteProviderIntegration,
@@ -207,7 +224,11 @@ export const providersRoute = controlRoutes(
     invalidCode: 'invalid_provider_integration',
     async handler({ params: { slug }, body }, { auth }) {
       if (body.slug !== undefined && body.slug !== slug) {
-        throw badRequest(`slug cannot be changed (the path names "${slug.slice(0, 100)}"); create a new integration instead.`, 'slug', 'invalid_provider_integration');
+        throw badRequest(
+          `slug cannot be changed (the path names "${slug.slice(0, 100)}"); create a new integration instead.`,
+          'slug',
+          'invalid_provider_integration',
+        );
       }
       const input = integrationInput(body, slug);
       const updated = slugPattern.test(slug) ? await updateProviderIntegration(auth.workspaceId, slug, input).catch(credentialsRequired) : undefined;
@@ -239,8 +260,7 @@ function credentialsRequired(error: unknown): never {
   throw error;
 }
 
-const integrationNotFound = (slug: string) =>
-  notFound(`No provider integration with slug "${slug.slice(0, 100)}" in this workspace.`, 'provider_not_found');
+const integrationNotFound = (slug: string) => notFound(`No provider integration with slug "${slug.slice(0, 100)}" in this workspace.`, 'provider_not_found');
 
 function present(summary: ProviderIntegrationSummary) {
   return {
@@ -256,4 +276,3 @@ function present(summary: ProviderIntegrationSummary) {
     updated_at: summary.updated_at,
   };
 }
-

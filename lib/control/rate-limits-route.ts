@@ -2,7 +2,19 @@ import { enum as oneOf, maxLength, number, optional, refine, string } from 'zod/
 import { notFound } from '../core/errors';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import { changePolicy, createPolicy, findPolicy, listPolicies, type PolicyCondition, type RateLimitPolicy } from '../ratelimit/policies';
-import { checkKeys, checkUnmoved, conditions, groupBy, newPolicyWorkspace, policyByIdRoutes, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
+import {
+  checkKeys,
+  checkUnmoved,
+  conditions,
+  groupBy,
+  newPolicyWorkspace,
+  policyByIdRoutes,
+  policyIdParams,
+  policyListQuery,
+  policyPage,
+  policyStatus,
+  scopedWorkspace,
+} from './policy-fields';
 
 const policyObject = 'policy_usage_limits';
 const invalidCode = 'invalid_rate_limit_policy';
@@ -81,7 +93,9 @@ export const rateLimitsRoute = controlRoutes(
     async handler({ query }, { auth }) {
       const workspaceId = await scopedWorkspace(auth, query.workspace_id);
       const status = query.status ?? 'active';
-      const matching = (await listPolicies(workspaceId)).filter((policy) => policy.status === status && (!query.type || policy.type === query.type) && (!query.unit || policy.unit === query.unit));
+      const matching = (await listPolicies(workspaceId)).filter(
+        (policy) => policy.status === status && (!query.type || policy.type === query.type) && (!query.unit || policy.unit === query.unit),
+      );
       const { page, total } = policyPage(matching, query);
       return { object: 'list', data: page.map(present), total };
     },

@@ -6,7 +6,19 @@ import { badRequest, notFound } from '../core/errors';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import type { PolicyCondition } from '../store/workspace-policies';
 import { listUsage } from '../store/usage-counters';
-import { checkKeys, checkUnmoved, conditions, groupBy, newPolicyWorkspace, policyByIdRoutes, policyIdParams, policyListQuery, policyPage, policyStatus, scopedWorkspace } from './policy-fields';
+import {
+  checkKeys,
+  checkUnmoved,
+  conditions,
+  groupBy,
+  newPolicyWorkspace,
+  policyByIdRoutes,
+  policyIdParams,
+  policyListQuery,
+  policyPage,
+  policyStatus,
+  scopedWorkspace,
+} from './policy-fields';
 
 const policyObject = 'policy_usage_limits';
 const invalidCode = 'invalid_usage_limit_policy';
@@ -35,7 +47,8 @@ const createBody = knownFields(
     workspace_id: optional(string('workspace_id must be a string.')),
     organisation_id: optional(string('organisation_id must be a string.')),
   },
-  (field) => `Unknown field "${field}"; a usage-limit policy takes name, conditions, group_by, type, credit_limit, alert_threshold, periodic_reset, periodic_reset_days, workspace_id and organisation_id.`,
+  (field) =>
+    `Unknown field "${field}"; a usage-limit policy takes name, conditions, group_by, type, credit_limit, alert_threshold, periodic_reset, periodic_reset_days, workspace_id and organisation_id.`,
 );
 
 const updateBody = knownFields(
@@ -46,7 +59,21 @@ const updateBody = knownFields(
     conditions: optional(conditions),
     group_by: optional(groupBy),
     status: optional(policyStatus),
-    ...answerFields(['id', 'object', 'type', 'periodic_reset', 'periodic_reset_days', 'workspace_id', 'organisation_id', 'created_at', 'last_updated_at', 'current_usage', 'usage', 'period_start', 'next_usage_reset_at']),
+    ...answerFields([
+      'id',
+      'object',
+      'type',
+      'periodic_reset',
+      'periodic_reset_days',
+      'workspace_id',
+      'organisation_id',
+      'created_at',
+      'last_updated_at',
+      'current_usage',
+      'usage',
+      'period_start',
+      'next_usage_reset_at',
+    ]),
   },
   (field) => `Unknown field "${field}"; an update takes name, credit_limit, alert_threshold, conditions, group_by and status.`,
 );
@@ -74,7 +101,8 @@ export const usageLimitsRoute = controlRoutes(
     async handler({ body }, { auth }) {
       const workspaceId = await newPolicyWorkspace(auth, body);
       checkKeys(body.conditions, body.group_by, invalidCode);
-      if (body.periodic_reset !== undefined && body.periodic_reset_days !== undefined) throw badRequest('periodic_reset and periodic_reset_days are exclusive: give one of them.', 'periodic_reset_days', invalidCode);
+      if (body.periodic_reset !== undefined && body.periodic_reset_days !== undefined)
+        throw badRequest('periodic_reset and periodic_reset_days are exclusive: give one of them.', 'periodic_reset_days', invalidCode);
       if (body.type === 'tokens' && !Number.isSafeInteger(body.credit_limit)) throw badRequest(invalidLimit, 'credit_limit', invalidCode);
       checkThreshold(body);
       const budget = await createBudget(
@@ -120,7 +148,14 @@ export const usageLimitsRoute = controlRoutes(
       const changed = await changeBudget(
         auth.workspaceId,
         policyId,
-        { name: body.name, credit_limit: body.credit_limit, alert_threshold: body.alert_threshold, conditions: body.conditions as PolicyCondition[] | undefined, group_by: body.group_by, status: body.status },
+        {
+          name: body.name,
+          credit_limit: body.credit_limit,
+          alert_threshold: body.alert_threshold,
+          conditions: body.conditions as PolicyCondition[] | undefined,
+          group_by: body.group_by,
+          status: body.status,
+        },
         (budget) => {
           if (budget.type === 'tokens' && !Number.isSafeInteger(budget.credit_limit)) throw badRequest(invalidLimit, 'credit_limit', invalidCode);
           checkThreshold(budget);
@@ -141,7 +176,12 @@ function checkThreshold(budget: { alert_threshold?: number; credit_limit: number
 async function present(budget: UsageLimitPolicy, now = Date.now()) {
   const period = periodAt(budget, now);
   const buckets = (await listUsage(budget.id, period.start, maxListedBuckets))
-    .map((bucket) => ({ group: bucket.group, usage: budgetUnits(budget.type, bucket.usage), exhausted: bucket.usage >= counterUnits(budget.type, budget.credit_limit), alerted_at: bucket.alertedAt === undefined ? null : new Date(bucket.alertedAt).toISOString() }))
+    .map((bucket) => ({
+      group: bucket.group,
+      usage: budgetUnits(budget.type, bucket.usage),
+      exhausted: bucket.usage >= counterUnits(budget.type, budget.credit_limit),
+      alerted_at: bucket.alertedAt === undefined ? null : new Date(bucket.alertedAt).toISOString(),
+    }))
     .sort((a, b) => b.usage - a.usage);
   return {
     id: budget.id,

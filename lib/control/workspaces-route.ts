@@ -2,7 +2,15 @@ import { _default, enum as oneOf, nullable, number, object, optional, pipe, refi
 import { requireOwner } from '../auth/authenticate';
 import { findProviderIntegration } from '../catalog/providers';
 import { findProvider } from '../providers/registry';
-import { changeWorkspace, createWorkspace, findWorkspace, listWorkspaces, workspaceIdPattern, type WorkspaceRecord, type WorkspaceStatus } from '../auth/workspaces';
+import {
+  changeWorkspace,
+  createWorkspace,
+  findWorkspace,
+  listWorkspaces,
+  workspaceIdPattern,
+  type WorkspaceRecord,
+  type WorkspaceStatus,
+} from '../auth/workspaces';
 import { badRequest, GatewayError, notFound } from '../core/errors';
 import type { AuthContext } from '../auth/authenticate';
 import { controlRoutes, defineRoute, knownFields } from '../http/define-route';
@@ -10,16 +18,23 @@ import { listEnvelope, pageQuery } from '../http/pagination';
 
 const statuses: readonly [WorkspaceStatus, ...WorkspaceStatus[]] = ['active', 'archived'];
 const createShape = '{"name": "<1 to 255 characters>", "description": "<optional, at most 1,000 characters>"}';
-const changeShape = '{"name"?, "description"?, "status"?: "active" | "archived", "cache"?: {"embedding_provider": "@slug", "embedding_model", "similarity_threshold"?}}';
-const cacheShape = '{"embedding_provider": "@<catalog slug>", "embedding_model": "<model>", "similarity_threshold": <above 0, at most 1; default 0.95>} or null';
+const changeShape =
+  '{"name"?, "description"?, "status"?: "active" | "archived", "cache"?: {"embedding_provider": "@slug", "embedding_model", "similarity_threshold"?}}';
+const cacheShape =
+  '{"embedding_provider": "@<catalog slug>", "embedding_model": "<model>", "similarity_threshold": <above 0, at most 1; default 0.95>} or null';
 
 const name = (shape: string) =>
   string({ error: (issue) => (issue.input === undefined ? `name is required: send ${shape}.` : `name must be a string; send ${shape}.`) }).check(
     refine((value) => value.trim().length > 0 && value.length <= 255, 'name must be a non-blank string of at most 255 characters.'),
   );
-const description = nullable(string('description must be a string or null.').check(refine((value) => value.length <= 1000, 'description must be at most 1,000 characters.')));
+const description = nullable(
+  string('description must be a string or null.').check(refine((value) => value.length <= 1000, 'description must be at most 1,000 characters.')),
+);
 
-const newWorkspace = knownFields({ name: name(createShape), description: optional(description) }, (field) => `Unknown field "${field.slice(0, 100)}"; send ${createShape}.`);
+const newWorkspace = knownFields(
+  { name: name(createShape), description: optional(description) },
+  (field) => `Unknown field "${field.slice(0, 100)}"; send ${createShape}.`,
+);
 /** The semantic cache's settings: which catalog provider and model embed, and how alike is alike enough. */
 const cacheSettings = nullable(
   knownFields(
@@ -31,7 +46,9 @@ const cacheSettings = nullable(
         refine((value) => value.trim().length > 0 && value.length <= 200, 'cache.embedding_model must be a non-blank model name of at most 200 characters.'),
       ),
       similarity_threshold: _default(
-        number('cache.similarity_threshold must be a number above 0 and at most 1.').check(refine((value) => value > 0 && value <= 1, 'cache.similarity_threshold must be above 0 and at most 1.')),
+        number('cache.similarity_threshold must be a number above 0 and at most 1.').check(
+          refine((value) => value > 0 && value <= 1, 'cache.similarity_threshold must be above 0 and at most 1.'),
+        ),
         0.95,
       ),
     },
@@ -54,7 +71,10 @@ const listQuery = object({
   ...pageQuery().shape,
   status: optional(
     string().check(
-      refine((value) => value.split(',').every((status) => (statuses as readonly string[]).includes(status.trim())), 'status must be active, archived, or both separated by a comma (active,archived).'),
+      refine(
+        (value) => value.split(',').every((status) => (statuses as readonly string[]).includes(status.trim())),
+        'status must be active, archived, or both separated by a comma (active,archived).',
+      ),
     ),
   ),
 });
@@ -79,7 +99,8 @@ export const workspacesRoute = controlRoutes(
     role: 'owner',
     body: newWorkspace,
     invalidCode: 'invalid_workspace_body',
-    handler: async ({ body }, { auth }) => present(await createWorkspace({ organisationId: auth.organisationId, name: body.name.trim(), description: body.description ?? undefined })),
+    handler: async ({ body }, { auth }) =>
+      present(await createWorkspace({ organisationId: auth.organisationId, name: body.name.trim(), description: body.description ?? undefined })),
   }),
   defineRoute({
     method: 'GET',
@@ -119,10 +140,16 @@ export const workspacesRoute = controlRoutes(
       if (identity.name === undefined && identity.description === undefined && identity.status === undefined && cache === undefined) {
         throw badRequest(`Nothing to change; send ${changeShape}.`, null, 'invalid_workspace_body');
       }
-      if (identity.name !== undefined || identity.description !== undefined || identity.status !== undefined) requireOwner(auth, 'change a workspace\'s name, description or status');
+      if (identity.name !== undefined || identity.description !== undefined || identity.status !== undefined)
+        requireOwner(auth, "change a workspace's name, description or status");
       if (auth.role !== 'owner' && workspaceId !== auth.workspaceId) throw workspaceNotFound(workspaceId);
       if (cache) await checkEmbeddingProvider(workspaceId, cache.embedding_provider);
-      const changed = await changeWorkspace(auth.organisationId, workspaceId, { name: identity.name?.trim(), description: identity.description, status: identity.status, cache });
+      const changed = await changeWorkspace(auth.organisationId, workspaceId, {
+        name: identity.name?.trim(),
+        description: identity.description,
+        status: identity.status,
+        cache,
+      });
       if (!changed) throw workspaceNotFound(workspaceId);
       return present(changed);
     },
@@ -157,10 +184,18 @@ async function visibleWorkspace(auth: AuthContext, workspaceId: string): Promise
 async function checkEmbeddingProvider(workspaceId: string, reference: string): Promise<void> {
   const integration = await findProviderIntegration(workspaceId, reference.slice(1));
   if (!integration) {
-    throw badRequest(`cache.embedding_provider ${reference} is not in this workspace's provider catalog; create it with POST /v1/providers first.`, 'cache.embedding_provider', 'unknown_provider');
+    throw badRequest(
+      `cache.embedding_provider ${reference} is not in this workspace's provider catalog; create it with POST /v1/providers first.`,
+      'cache.embedding_provider',
+      'unknown_provider',
+    );
   }
   if (!findProvider(integration.provider)?.operations.includes('embeddings')) {
-    throw badRequest(`cache.embedding_provider ${reference} is a ${integration.provider} provider, which serves no embeddings.`, 'cache.embedding_provider', 'unsupported_operation');
+    throw badRequest(
+      `cache.embedding_provider ${reference} is a ${integration.provider} provider, which serves no embeddings.`,
+      'cache.embedding_provider',
+      'unsupported_operation',
+    );
   }
 }
 

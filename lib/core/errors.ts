@@ -88,8 +88,7 @@ export class GatewayError extends Error {
   }
 }
 
-export const badRequest = (message: string, param: string | null = null, code: string | null = null) =>
-  new GatewayError(400, message, { param, code });
+export const badRequest = (message: string, param: string | null = null, code: string | null = null) => new GatewayError(400, message, { param, code });
 
 export const unauthorized = (message: string) => new GatewayError(401, message, { code: 'invalid_api_key' });
 

@@ -82,7 +82,11 @@ export function cosine(a: Vector, b: Vector): number {
  * The candidates whose similarity to `query` is at least `threshold`, most similar first. A
  * candidate of another dimension (an entry embedded by another model) never matches.
  */
-export function matchesAbove<C extends { vector: Vector }>(query: Vector, candidates: readonly C[], threshold: number): Array<{ candidate: C; similarity: number }> {
+export function matchesAbove<C extends { vector: Vector }>(
+  query: Vector,
+  candidates: readonly C[],
+  threshold: number,
+): Array<{ candidate: C; similarity: number }> {
   const matches: Array<{ candidate: C; similarity: number }> = [];
   for (const candidate of candidates) {
     if (candidate.vector.length !== query.length) continue;
@@ -93,7 +97,11 @@ export function matchesAbove<C extends { vector: Vector }>(query: Vector, candid
 }
 
 /** The candidate most similar to `query` at or above `threshold`, with that similarity; undefined when none reaches it. */
-export function bestMatch<C extends { vector: Vector }>(query: Vector, candidates: readonly C[], threshold: number): { candidate: C; similarity: number } | undefined {
+export function bestMatch<C extends { vector: Vector }>(
+  query: Vector,
+  candidates: readonly C[],
+  threshold: number,
+): { candidate: C; similarity: number } | undefined {
   return matchesAbove(query, candidates, threshold)[0];
 }
 
@@ -144,7 +152,8 @@ export function decodeVector(text: string): Float32Array {
 }
 
 function checkDimensions(count: number): void {
-  if (!Number.isInteger(count) || count < 1 || count > maxDimensions) throw new Error(`An embedding has ${count} dimensions; 1 to ${maxDimensions} are supported.`);
+  if (!Number.isInteger(count) || count < 1 || count > maxDimensions)
+    throw new Error(`An embedding has ${count} dimensions; 1 to ${maxDimensions} are supported.`);
 }
 
 // Drawing 80 hyperplanes of a few thousand components takes milliseconds; a warm Lambda keeps them.
@@ -173,7 +182,6 @@ function mix(value: number): number {
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return (h ^ (h >>> 16)) >>> 0;
 }
-
 
 /**
  * Standard normal numbers from a seeded mulberry32 stream, by Box–Muller. Gaussian components make

@@ -24,14 +24,25 @@ export function defineCheck<P>(spec: CheckSpec<P>): CheckDefinition<P> {
     ...spec,
     parse(parameters: unknown): P {
       const params = parameters ?? {};
-      if (!isPlainObject(params)) throw new CheckParameterError('parameters', `The parameters of ${spec.id} must be an object; got ${Array.isArray(params) ? 'an array' : typeof params}.`);
+      if (!isPlainObject(params))
+        throw new CheckParameterError(
+          'parameters',
+          `The parameters of ${spec.id} must be an object; got ${Array.isArray(params) ? 'an array' : typeof params}.`,
+        );
       for (const name of Object.keys(params)) {
         if (known.includes(name)) continue;
         const close = closestNames(name, known, 1)[0];
-        throw new CheckParameterError(name, `${spec.id} has no parameter \`${name}\`${close ? ` — did you mean \`${close}\`?` : ''} It takes ${known.map((item) => `\`${item}\``).join(', ')}.`);
+        throw new CheckParameterError(
+          name,
+          `${spec.id} has no parameter \`${name}\`${close ? ` — did you mean \`${close}\`?` : ''} It takes ${known.map((item) => `\`${item}\``).join(', ')}.`,
+        );
       }
       const not = optionalBoolean(params, 'not', false);
-      if (not && !spec.invertible) throw new CheckParameterError('not', `${spec.id} does not support \`not\`: ${spec.parameters.includes('operator') ? 'use `operator` instead' : 'its verdict cannot be meaningfully inverted'}.`);
+      if (not && !spec.invertible)
+        throw new CheckParameterError(
+          'not',
+          `${spec.id} does not support \`not\`: ${spec.parameters.includes('operator') ? 'use `operator` instead' : 'its verdict cannot be meaningfully inverted'}.`,
+        );
       optionalBoolean(params, 'failOnError', spec.failOnErrorByDefault ?? false);
       return spec.parse(params);
     },

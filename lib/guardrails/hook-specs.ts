@@ -40,7 +40,9 @@ export async function hooksOfSide(
   findSaved: (id: string) => Promise<SavedGuardrailSpec | undefined>,
 ): Promise<HookSpec[]> {
   const [hooks, guardrails, guardrailsField] =
-    side === 'input' ? [settings.before_request_hooks, settings.input_guardrails, 'input_guardrails'] : [settings.after_request_hooks, settings.output_guardrails, 'output_guardrails'];
+    side === 'input'
+      ? [settings.before_request_hooks, settings.input_guardrails, 'input_guardrails']
+      : [settings.after_request_hooks, settings.output_guardrails, 'output_guardrails'];
   const fromGuardrails = await Promise.all((guardrails ?? []).map((guardrail, index) => guardrailSpec(guardrail, `${guardrailsField}[${index}]`, findSaved)));
   const fromHooks = (hooks ?? []).map(hookSpec);
   return side === 'input' ? [...fromGuardrails, ...fromHooks] : [...fromHooks, ...fromGuardrails];
@@ -48,7 +50,9 @@ export async function hooksOfSide(
 
 /** Whether a target sets any hook at all, so requests without them skip every hook step at once. */
 export function hasHooks(settings: HookSettings): boolean {
-  return Boolean(settings.before_request_hooks?.length || settings.after_request_hooks?.length || settings.input_guardrails?.length || settings.output_guardrails?.length);
+  return Boolean(
+    settings.before_request_hooks?.length || settings.after_request_hooks?.length || settings.input_guardrails?.length || settings.output_guardrails?.length,
+  );
 }
 
 export function hookSpec(hook: Hook): HookSpec {

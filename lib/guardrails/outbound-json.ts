@@ -68,7 +68,8 @@ export function callOutbound(options: {
 /** The answer parsed as JSON; a non-2xx status or a body that is not JSON is an error naming the endpoint. */
 export async function callForJson(options: Parameters<typeof callOutbound>[0]): Promise<unknown> {
   const answer = await callOutbound(options);
-  if (answer.status < 200 || answer.status > 299) throw new Error(`${options.what} answered with status ${answer.status}${answer.text ? `: ${answer.text.slice(0, 200)}` : '.'}`);
+  if (answer.status < 200 || answer.status > 299)
+    throw new Error(`${options.what} answered with status ${answer.status}${answer.text ? `: ${answer.text.slice(0, 200)}` : '.'}`);
   try {
     return JSON.parse(answer.text);
   } catch {

@@ -9,7 +9,14 @@ import { compileSafeRegex, isRegexSyntaxError, type SafeRegex } from '../core/re
 
 type Params = Record<string, unknown>;
 
-const describe = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}` : `${typeof value} ${JSON.stringify(value)}`);
+const describe = (value: unknown) =>
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'an array'
+      : typeof value === 'string'
+        ? `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
+        : `${typeof value} ${JSON.stringify(value)}`;
 
 export function fail(name: string, expected: string, value: unknown): never {
   throw new CheckParameterError(name, `\`${name}\` must be ${expected}; got ${describe(value)}.`);
@@ -40,7 +47,14 @@ export function requiredNumber(params: Params, name: string, options: { min?: nu
 
 function checkNumber(name: string, value: unknown, { min, max, integer }: { min?: number; max?: number; integer?: boolean }): number {
   const kind = integer ? 'a whole number' : 'a number';
-  const range = min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` of at least ${min}` : max !== undefined ? ` of at most ${max}` : '';
+  const range =
+    min !== undefined && max !== undefined
+      ? ` from ${min} to ${max}`
+      : min !== undefined
+        ? ` of at least ${min}`
+        : max !== undefined
+          ? ` of at most ${max}`
+          : '';
   if (typeof value !== 'number' || !Number.isFinite(value)) fail(name, `${kind}${range}`, value);
   if ((integer && !Number.isInteger(value)) || (min !== undefined && value < min) || (max !== undefined && value > max)) fail(name, `${kind}${range}`, value);
   return value;
@@ -71,14 +85,22 @@ export function optionalEnum<T extends string>(params: Params, name: string, all
 }
 
 /** A list of strings; a comma-separated string is accepted too, as configs written for dashboards send one. */
-export function stringList(params: Params, name: string, options: { required?: boolean; maxItems?: number; maxLength?: number; allowCommaString?: boolean } = {}): string[] {
+export function stringList(
+  params: Params,
+  name: string,
+  options: { required?: boolean; maxItems?: number; maxLength?: number; allowCommaString?: boolean } = {},
+): string[] {
   const { required = false, maxItems = 1_000, maxLength = 1_000, allowCommaString = true } = options;
   let value = params[name];
   if (value === undefined || value === null) {
     if (required) throw new CheckParameterError(name, `\`${name}\` is required: a list of strings.`);
     return [];
   }
-  if (allowCommaString && typeof value === 'string') value = value.split(',').map((item) => item.trim()).filter(Boolean);
+  if (allowCommaString && typeof value === 'string')
+    value = value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
   if (!Array.isArray(value)) fail(name, 'a list of strings', value);
   if (value.length > maxItems) throw new CheckParameterError(name, `\`${name}\` has ${value.length} items; at most ${maxItems} are allowed.`);
   value.forEach((item, index) => {
@@ -110,8 +132,10 @@ export function headerParameter(params: Params, name = 'headers'): Record<string
   if (!isPlainObject(value)) fail(name, 'an object of header names to string values', value);
   const headers: Record<string, string> = {};
   for (const [header, headerValue] of Object.entries(value)) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) throw new CheckParameterError(`${name}.${header}`, `\`${name}\` has a header name HTTP does not allow: ${JSON.stringify(header)}.`);
-    if (header.toLowerCase() === 'host') throw new CheckParameterError(`${name}.host`, `\`${name}\` may not set \`host\`: the URL decides where the request goes.`);
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header))
+      throw new CheckParameterError(`${name}.${header}`, `\`${name}\` has a header name HTTP does not allow: ${JSON.stringify(header)}.`);
+    if (header.toLowerCase() === 'host')
+      throw new CheckParameterError(`${name}.host`, `\`${name}\` may not set \`host\`: the URL decides where the request goes.`);
     if (typeof headerValue !== 'string' || /[\r\n\0]/.test(headerValue)) fail(`${name}.${header}`, 'a string without line breaks', headerValue);
     headers[header] = headerValue;
   }
@@ -127,7 +151,8 @@ export function urlParameter(params: Params, name: string): URL {
   } catch {
     throw new CheckParameterError(name, `\`${name}\` is not a URL: ${JSON.stringify(text)}. Give an absolute http:// or https:// URL.`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CheckParameterError(name, `\`${name}\` must be an http:// or https:// URL; got ${url.protocol}.`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CheckParameterError(name, `\`${name}\` must be an http:// or https:// URL; got ${url.protocol}.`);
   if (url.username || url.password) throw new CheckParameterError(name, `\`${name}\` must not carry credentials in the URL; send them in \`headers\`.`);
   return url;
 }

@@ -72,7 +72,13 @@ function judged<P>(definition: CheckDefinition<P>, parameters: unknown, input: C
 function failed<P>(definition: CheckDefinition<P>, parameters: unknown, error: unknown, start: number): CheckResult {
   const failOnError = flag(parameters, 'failOnError', definition.failOnErrorByDefault ?? false);
   const message = error instanceof Error ? error.message : String(error);
-  const result: CheckResult = { verdict: !failOnError, error: message, data: { explanation: `The check could not run: ${message}`, failOnError }, execution_time: elapsed(start), transformed: false };
+  const result: CheckResult = {
+    verdict: !failOnError,
+    error: message,
+    data: { explanation: `The check could not run: ${message}`, failOnError },
+    execution_time: elapsed(start),
+    transformed: false,
+  };
   if (error instanceof TextTooLongError) result.textUnread = true;
   return result;
 }

@@ -94,7 +94,15 @@ export async function runHooks(hooks: readonly HookSpec[], side: HookSide, excha
   for (const hook of hooks) {
     const started = performance.now();
     const text = side === 'input' ? requestText(exchange.operation, request) : answerText(exchange.operation, response ?? {});
-    const input: CheckInput = { side: side === 'input' ? 'request' : 'response', text, operation: exchange.operation, request, response, metadata: exchange.metadata, headers: exchange.headers };
+    const input: CheckInput = {
+      side: side === 'input' ? 'request' : 'response',
+      text,
+      operation: exchange.operation,
+      request,
+      response,
+      metadata: exchange.metadata,
+      headers: exchange.headers,
+    };
     const runs: Array<CheckRun | Promise<CheckRun>> = [];
     for (const check of hook.checks) {
       if (performance.now() - heldSince > holdLimitMs) {
@@ -113,11 +121,15 @@ export async function runHooks(hooks: readonly HookSpec[], side: HookSide, excha
     const reports = hook.deny ? ran.map(failClosed) : ran;
     const verdict = reports.every((report) => report.verdict);
     let transformed = false;
-    const rewrite = reports.findLast((report) => report.transformedBody !== undefined || (report.transformedText !== undefined && report.transformedText !== text));
+    const rewrite = reports.findLast(
+      (report) => report.transformedBody !== undefined || (report.transformedText !== undefined && report.transformedText !== text),
+    );
     if (rewrite) {
       const changed =
         rewrite.transformedBody ??
-        (side === 'input' ? withRequestText(exchange.operation, request, rewrite.transformedText!) : withAnswerText(exchange.operation, response ?? {}, rewrite.transformedText!));
+        (side === 'input'
+          ? withRequestText(exchange.operation, request, rewrite.transformedText!)
+          : withAnswerText(exchange.operation, response ?? {}, rewrite.transformedText!));
       if (changed) {
         transformed = rewritten = true;
         if (side === 'input') request = changed;
@@ -126,7 +138,17 @@ export async function runHooks(hooks: readonly HookSpec[], side: HookSide, excha
     }
     const checks = reports.map(shownReport);
     const feedback = verdict ? hook.onSuccess : hook.onFail;
-    results.push({ id: hook.id, verdict, deny: hook.deny, async: hook.async, type: hook.type, execution_time: Math.round(performance.now() - started), checks, ...(feedback ? { feedback } : {}), transformed });
+    results.push({
+      id: hook.id,
+      verdict,
+      deny: hook.deny,
+      async: hook.async,
+      type: hook.type,
+      execution_time: Math.round(performance.now() - started),
+      checks,
+      ...(feedback ? { feedback } : {}),
+      transformed,
+    });
     if (!verdict) {
       passed = false;
       if (hook.deny) return { results, passed, denied: true, request, response, transformed: rewritten };
@@ -163,7 +185,17 @@ export class HooksFailedError extends GatewayError {
     readonly hookResults: HookResults,
   ) {
     const failed = (side === 'input' ? hookResults.before_request_hooks : hookResults.after_request_hooks).filter((result) => !result.verdict);
-    const named = failed.map((result) => `${result.id} (${result.checks.filter((check) => !check.verdict).map((check) => check.id).join(', ') || 'no checks'})`).join('; ');
+    const named = failed
+      .map(
+        (result) =>
+          `${result.id} (${
+            result.checks
+              .filter((check) => !check.verdict)
+              .map((check) => check.id)
+              .join(', ') || 'no checks'
+          })`,
+      )
+      .join('; ');
     const what = side === 'input' ? 'The request was denied by its input checks' : "The provider's answer was withheld by its output checks";
     super(446, `${what}: ${named} failed.`, { type: 'hooks_failed', code: 'hooks_failed' });
   }

@@ -45,7 +45,8 @@ export function isGuardrailId(value: string): boolean {
 export async function createGuardrail(workspaceId: string, fields: GuardrailFields): Promise<SavedGuardrail> {
   const at = now();
   const saved: SavedGuardrail = { id: newId('grd'), ...fields, created_at: at, updated_at: at };
-  if (!(await putGuardrailItem(await seal(workspaceId, saved), 'ifAbsent'))) throw new Error(`Guardrail id ${saved.id} is taken; ids are random, so this should not happen.`);
+  if (!(await putGuardrailItem(await seal(workspaceId, saved), 'ifAbsent')))
+    throw new Error(`Guardrail id ${saved.id} is taken; ids are random, so this should not happen.`);
   return saved;
 }
 

@@ -27,4 +27,3 @@ export function checkIssues(checks: readonly HookCheck[], where: (index: number)
   });
   return issues;
 }
-

@@ -19,7 +19,10 @@ export function pageQuery(defaultLimit = 20) {
     after: pipe(
       optional(
         string().check(
-          refine((after) => after === '' || cursorPattern.test(after), { error: 'after must be the last_id of the previous page, e.g. "log_01jd3…".', params: { code: 'invalid_cursor' } }),
+          refine((after) => after === '' || cursorPattern.test(after), {
+            error: 'after must be the last_id of the previous page, e.g. "log_01jd3…".',
+            params: { code: 'invalid_cursor' },
+          }),
         ),
       ),
       transform((after): string | undefined => after || undefined),

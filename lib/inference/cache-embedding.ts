@@ -32,7 +32,15 @@ export async function embedForCache(workspaceId: string, settings: WorkspaceCach
     let usage: TokenUsage | undefined;
     try {
       const outcome = await attemptProvider(
-        { operation: 'embeddings', body: { model: settings.embedding_model, input: text }, stream: false, target, forwardHeaders: {}, requestHeaders: {}, strictApiCompliance: true },
+        {
+          operation: 'embeddings',
+          body: { model: settings.embedding_model, input: text },
+          stream: false,
+          target,
+          forwardHeaders: {},
+          requestHeaders: {},
+          strictApiCompliance: true,
+        },
         timeout,
         { onUsage: (reported) => (usage = reported), onStreamError() {} },
       );
@@ -44,7 +52,9 @@ export async function embedForCache(workspaceId: string, settings: WorkspaceCach
       timeout.stop();
     }
   } catch (error) {
-    console.warn(`The semantic cache could not embed a message with ${settings.embedding_provider} (${settings.embedding_model}); treating it as a semantic miss: ${(error as Error).message}`);
+    console.warn(
+      `The semantic cache could not embed a message with ${settings.embedding_provider} (${settings.embedding_model}); treating it as a semantic miss: ${(error as Error).message}`,
+    );
     return undefined;
   }
 }

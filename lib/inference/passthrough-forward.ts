@@ -16,9 +16,24 @@ const maxHeldErrorBytes = 1024 * 1024;
  * headers, and what API Gateway adds about the client and its own hops.
  */
 const droppedRequestHeaders = new Set([
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade',
-  'host', 'content-length', 'authorization', 'via', 'forwarded', 'x-forwarded-for', 'x-forwarded-port', 'x-forwarded-proto',
-  'x-amzn-trace-id', 'x-amz-cf-id',
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'authorization',
+  'via',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-port',
+  'x-forwarded-proto',
+  'x-amzn-trace-id',
+  'x-amz-cf-id',
 ]);
 
 /**
@@ -27,7 +42,15 @@ const droppedRequestHeaders = new Set([
  * body bytes are relayed exactly as the provider encoded them.
  */
 const droppedResponseHeaders = new Set([
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length',
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'content-length',
 ]);
 
 export interface ForwardOptions {
@@ -41,7 +64,12 @@ export interface ForwardOptions {
  * One pass-through call: the client's request to `{target base URL}/{path}`, under the attempt's
  * timeout; the provider's status, headers and body bytes come back as they are.
  */
-export async function forwardToProvider(request: PassthroughRequest, target: ResolvedTarget, timeout: AttemptTimeout, options: ForwardOptions): Promise<AttemptOutcome> {
+export async function forwardToProvider(
+  request: PassthroughRequest,
+  target: ResolvedTarget,
+  timeout: AttemptTimeout,
+  options: ForwardOptions,
+): Promise<AttemptOutcome> {
   const providerName = target.provider.name;
   const url = passthroughUrl(target.baseUrl, request.providerPath, request.rawQuery);
   const headers = nameMap<string>();
@@ -88,7 +116,12 @@ export async function forwardToProvider(request: PassthroughRequest, target: Res
   // response end early) rather than given an error event in a format that may not be the provider's.
   const idleMs = streamIdleLimitMs(timeout.timeoutMs);
   watchStreamIdle(response.body, idleMs, () => {
-    options.onStall(new GatewayError(408, `${providerName} sent nothing for ${idleMs} ms in the middle of its answer; the gateway ended it.`, { code: 'timeout_error', provider: providerName }));
+    options.onStall(
+      new GatewayError(408, `${providerName} sent nothing for ${idleMs} ms in the middle of its answer; the gateway ended it.`, {
+        code: 'timeout_error',
+        provider: providerName,
+      }),
+    );
     call.abort();
   });
   return { ok: true, status: response.status, headers: responseHeaders, body: response.body };

@@ -69,7 +69,10 @@ export async function attemptProvider(call: ProviderCall, timeout: AttemptTimeou
         // The status is sent already: the failure becomes an error event, then [DONE], written to
         // the OpenAI side of the adapter's transform (whatever format its input side reads).
         const streamError = stalled
-          ? new GatewayError(408, `${providerName} sent nothing for ${idleMs} ms in the middle of the stream; the gateway ended it.`, { code: 'timeout_error', provider: providerName })
+          ? new GatewayError(408, `${providerName} sent nothing for ${idleMs} ms in the middle of the stream; the gateway ended it.`, {
+              code: 'timeout_error',
+              provider: providerName,
+            })
           : new GatewayError(502, `The ${providerName} stream broke off: ${error.message}.`, { code: 'provider_stream_error', provider: providerName });
         options.onStreamError(streamError);
         response.body.unpipe(transform);
@@ -84,7 +87,12 @@ export async function attemptProvider(call: ProviderCall, timeout: AttemptTimeou
       transform.on('close', () => {
         if (!response.body.readableEnded) outbound.abort();
       });
-      return { ok: true, status: response.status, headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body: transform };
+      return {
+        ok: true,
+        status: response.status,
+        headers: { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+        body: transform,
+      };
     }
 
     const bytes = await readProviderBody(response.body, timeout, { limit: maxResponseBodyBytes, what: 'The provider response' });
@@ -92,7 +100,11 @@ export async function attemptProvider(call: ProviderCall, timeout: AttemptTimeou
     if (result.usage) options.onUsage(result.usage);
     return { ok: true, status: response.status, headers: { ...headers, 'content-type': 'application/json' }, body: result.body };
   } catch (caught) {
-    const error = timeout.expired ? timeout.error() : caught instanceof GatewayError ? caught : new GatewayError(502, `${providerName} call failed: ${(caught as Error).message}`, { code: 'provider_error', provider: providerName });
+    const error = timeout.expired
+      ? timeout.error()
+      : caught instanceof GatewayError
+        ? caught
+        : new GatewayError(502, `${providerName} call failed: ${(caught as Error).message}`, { code: 'provider_error', provider: providerName });
     return { ok: false, status: error.status, headers, error, network: isNetworkFailure(error) };
   }
 }
@@ -115,10 +127,14 @@ export function streamTypeError(provider: string, contentType: string | string[]
 /** The gateway never follows a redirect (it could lead a stored key elsewhere); it says where it led. */
 function redirectError(provider: string, status: number, location: string | string[] | undefined): GatewayError {
   const target = typeof location === 'string' && location ? ` to ${location.slice(0, 500)}` : '';
-  return new GatewayError(502, `${provider} answered with a redirect (${status})${target}, which the gateway does not follow. Check the provider's base URL (custom_host) and the model name.`, {
-    code: 'provider_redirect',
-    provider,
-  });
+  return new GatewayError(
+    502,
+    `${provider} answered with a redirect (${status})${target}, which the gateway does not follow. Check the provider's base URL (custom_host) and the model name.`,
+    {
+      code: 'provider_redirect',
+      provider,
+    },
+  );
 }
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {

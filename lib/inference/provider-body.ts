@@ -46,7 +46,10 @@ export class AttemptTimeout {
 
   /** The answer when the timeout ran out: 408 `timeout_error`, as for every gateway timeout. */
   error(): GatewayError {
-    return new GatewayError(408, `${this.provider} did not answer within the request timeout of ${this.timeoutMs} ms.`, { code: 'timeout_error', provider: this.provider });
+    return new GatewayError(408, `${this.provider} did not answer within the request timeout of ${this.timeoutMs} ms.`, {
+      code: 'timeout_error',
+      provider: this.provider,
+    });
   }
 }
 
@@ -71,11 +74,7 @@ export function providerConnectionError(provider: string, cause: unknown): Gatew
  * stays silent for min(timeout, 240 s). Fails with the timeout's 408, or with a 502
  * `provider_connection_broken` when the connection breaks first; never with a bare socket error.
  */
-export async function readProviderBody(
-  body: Readable,
-  timeout: AttemptTimeout,
-  options: { limit: number; what: string; idleMs?: number },
-): Promise<Buffer> {
+export async function readProviderBody(body: Readable, timeout: AttemptTimeout, options: { limit: number; what: string; idleMs?: number }): Promise<Buffer> {
   const idleMs = options.idleMs ?? streamIdleLimitMs(timeout.timeoutMs);
   let stalled = false;
   watchStreamIdle(body, idleMs, () => {
@@ -89,10 +88,16 @@ export async function readProviderBody(
   } catch (caught) {
     const { provider } = timeout;
     if (timeout.expired) {
-      throw new GatewayError(408, `${provider} did not send its whole answer within the request timeout of ${timeout.timeoutMs} ms.`, { code: 'timeout_error', provider });
+      throw new GatewayError(408, `${provider} did not send its whole answer within the request timeout of ${timeout.timeoutMs} ms.`, {
+        code: 'timeout_error',
+        provider,
+      });
     }
     if (stalled) {
-      throw new GatewayError(408, `${provider} sent nothing for ${idleMs} ms while the gateway was reading its answer; the gateway ended the call.`, { code: 'timeout_error', provider });
+      throw new GatewayError(408, `${provider} sent nothing for ${idleMs} ms while the gateway was reading its answer; the gateway ended the call.`, {
+        code: 'timeout_error',
+        provider,
+      });
     }
     throw providerConnectionError(provider, caught);
   }

@@ -66,13 +66,18 @@ export function readConfigHeader(headers: Record<string, string>): ConfigSource 
 /** The strategy tree of the config a request names, a saved one read from the workspace's store. */
 export async function resolveRequestPlan(source: ConfigSource, workspaceId: string): Promise<RequestPlan> {
   if (source.kind === 'headers') return headerOnlyPlan;
-  if (source.kind === 'inline') return source.plan ?? { root: buildPlan(source.config), identity: `inline:${configHash(source.config)}`, fromConfig: true, saved: false };
+  if (source.kind === 'inline')
+    return source.plan ?? { root: buildPlan(source.config), identity: `inline:${configHash(source.config)}`, fromConfig: true, saved: false };
   const saved = await findSavedConfig(workspaceId, source.ref);
   if (!saved) {
-    throw new GatewayError(400, `x-gateway-config names a saved config "${source.ref.slice(0, 100)}" that does not exist in this workspace (or not in that version). Send a config id from GET /v1/configs, or a JSON config object.`, {
-      param: 'x-gateway-config',
-      code: 'config_not_found',
-    });
+    throw new GatewayError(
+      400,
+      `x-gateway-config names a saved config "${source.ref.slice(0, 100)}" that does not exist in this workspace (or not in that version). Send a config id from GET /v1/configs, or a JSON config object.`,
+      {
+        param: 'x-gateway-config',
+        code: 'config_not_found',
+      },
+    );
   }
   refusePromptId(saved.config);
   return { root: buildPlan(saved.config), identity: saved.id, fromConfig: true, saved: true };
@@ -84,10 +89,14 @@ export async function resolveRequestPlan(source: ConfigSource, workspaceId: stri
  */
 function refusePromptId(config: GatewayConfig, path = 'config'): void {
   if (config.prompt_id !== undefined) {
-    throw new GatewayError(400, `${path}.prompt_id is not supported in configs. Run a saved prompt with POST /v1/prompts/${config.prompt_id}/completions (the config can go along in x-gateway-config).`, {
-      param: `${path}.prompt_id`,
-      code: 'prompt_id_unsupported',
-    });
+    throw new GatewayError(
+      400,
+      `${path}.prompt_id is not supported in configs. Run a saved prompt with POST /v1/prompts/${config.prompt_id}/completions (the config can go along in x-gateway-config).`,
+      {
+        param: `${path}.prompt_id`,
+        code: 'prompt_id_unsupported',
+      },
+    );
   }
   config.targets?.forEach((target, index) => refusePromptId(target, `${path}.targets[${index}]`));
 }

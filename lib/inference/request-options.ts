@@ -5,7 +5,18 @@ import { maxRequestTimeoutMs } from '../core/time';
 import type { CacheOptions } from './inference-request';
 
 /** Headers never forwarded by name: the gateway's own, and those that frame or route the request. */
-const neverForwarded = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'x-gateway-api-key']);
+const neverForwarded = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-authorization',
+  'x-gateway-api-key',
+]);
 
 /** `x-gateway-forward-headers`: a JSON array of header names, or a comma-separated list. */
 export function readForwardHeaderNames(headers: Record<string, string>): string[] {
@@ -16,14 +27,21 @@ export function readForwardHeaderNames(headers: Record<string, string>): string[
     try {
       parsed = parseClientJson(value);
     } catch {
-      throw badRequest('x-gateway-forward-headers must be a JSON array of header names or a comma-separated list.', 'x-gateway-forward-headers', 'invalid_header');
+      throw badRequest(
+        'x-gateway-forward-headers must be a JSON array of header names or a comma-separated list.',
+        'x-gateway-forward-headers',
+        'invalid_header',
+      );
     }
     if (!Array.isArray(parsed) || !parsed.every((name) => typeof name === 'string')) {
       throw badRequest('x-gateway-forward-headers must be an array of header names.', 'x-gateway-forward-headers', 'invalid_header');
     }
     return parsed;
   }
-  return value.split(',').map((name) => name.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
 }
 
 /** The named request headers, as the client sent them, for the provider. */
@@ -77,4 +95,3 @@ export function readCacheHeaders(headers: Record<string, string>): CacheOptions 
   }
   return options;
 }
-

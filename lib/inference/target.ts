@@ -44,7 +44,11 @@ const howToSelect =
  * Resolves each leaf's target once per request, however often routing retries it: the catalog
  * lookup, decryption and destination checks of a target do not change between attempts.
  */
-export function targetResolver(headers: ProviderCredentials, workspaceId: string, plan: { fromConfig: boolean; saved: boolean }): (leaf: PlanNode) => Promise<ResolvedTarget> {
+export function targetResolver(
+  headers: ProviderCredentials,
+  workspaceId: string,
+  plan: { fromConfig: boolean; saved: boolean },
+): (leaf: PlanNode) => Promise<ResolvedTarget> {
   const resolved = new Map<PlanNode, Promise<ResolvedTarget>>();
   return (leaf) => {
     let target = resolved.get(leaf);
@@ -58,11 +62,17 @@ export function targetResolver(headers: ProviderCredentials, workspaceId: string
  * integration it names (`@slug` or `virtual_key`), then the request's headers. `saved` is true for a
  * saved config's targets, whose credentials are stored ones.
  */
-export async function resolveTarget(leaf: PlanNode, headers: ProviderCredentials, workspaceId: string, fromConfig: boolean, saved = false): Promise<ResolvedTarget> {
+export async function resolveTarget(
+  leaf: PlanNode,
+  headers: ProviderCredentials,
+  workspaceId: string,
+  fromConfig: boolean,
+  saved = false,
+): Promise<ResolvedTarget> {
   const config = leaf.config;
   if (saved && storesSecret(config)) refuseStoredSecretRedirect(leaf, headers);
   const providerRef = config.provider ?? headers.provider;
-  const slug = providerRef?.startsWith('@') ? providerRef.slice(1) : config.virtual_key ?? (config.provider ? undefined : headers.virtualKey);
+  const slug = providerRef?.startsWith('@') ? providerRef.slice(1) : (config.virtual_key ?? (config.provider ? undefined : headers.virtualKey));
   // Header settings fill in what a target that names its provider by header leaves out.
   const headerSettings = config.provider ? {} : { ...headers.cloud, ...(headers.customHost ? { custom_host: headers.customHost } : {}) };
 
@@ -72,7 +82,11 @@ export async function resolveTarget(leaf: PlanNode, headers: ProviderCredentials
   if (slug) {
     const integration = await findProviderIntegration(workspaceId, slug);
     if (!integration) {
-      throw badRequest(`No provider "${slug}" in this workspace's catalog. Create it with POST /v1/providers, or check the slug.`, fromConfig ? `${leaf.path}.provider` : 'x-gateway-provider', 'unknown_provider');
+      throw badRequest(
+        `No provider "${slug}" in this workspace's catalog. Create it with POST /v1/providers, or check the slug.`,
+        fromConfig ? `${leaf.path}.provider` : 'x-gateway-provider',
+        'unknown_provider',
+      );
     }
     refuseDestinationOverrides(integration, leaf, headerSettings);
     name = integration.provider;
@@ -81,20 +95,32 @@ export async function resolveTarget(leaf: PlanNode, headers: ProviderCredentials
   }
 
   if (!name && !customHost) {
-    throw badRequest(fromConfig ? `${leaf.path} names no provider. ${howToSelect}` : `No provider selected. ${howToSelect}`, fromConfig ? `${leaf.path}.provider` : 'x-gateway-provider', fromConfig ? 'AB01' : 'provider_not_selected');
+    throw badRequest(
+      fromConfig ? `${leaf.path} names no provider. ${howToSelect}` : `No provider selected. ${howToSelect}`,
+      fromConfig ? `${leaf.path}.provider` : 'x-gateway-provider',
+      fromConfig ? 'AB01' : 'provider_not_selected',
+    );
   }
   // With only a custom host, the OpenAI wire format is assumed.
   const provider = findProvider(name ?? 'openai');
   if (!provider) {
-    throw badRequest(`Unknown provider "${name}". Supported providers: ${providerNames.join(', ')}.`, fromConfig && config.provider ? `${leaf.path}.provider` : 'x-gateway-provider', 'unknown_provider');
+    throw badRequest(
+      `Unknown provider "${name}". Supported providers: ${providerNames.join(', ')}.`,
+      fromConfig && config.provider ? `${leaf.path}.provider` : 'x-gateway-provider',
+      'unknown_provider',
+    );
   }
   const apiKey = settings.api_key ?? (slug ? undefined : headers.apiKey);
   if (fromConfig && !apiKey && !slug && !customHost && !hasCloudCredentials(settings)) {
     // The spec's rule 1, on the resolved target: a provider needs a key, a catalog entry or a host.
-    throw new GatewayError(400, `${leaf.path} needs credentials: provider + api_key (or an Authorization header), a virtual_key or @provider-slug, or a custom_host.`, {
-      param: leaf.path,
-      code: 'AB01',
-    });
+    throw new GatewayError(
+      400,
+      `${leaf.path} needs credentials: provider + api_key (or an Authorization header), a virtual_key or @provider-slug, or a custom_host.`,
+      {
+        param: leaf.path,
+        code: 'AB01',
+      },
+    );
   }
   const resolved: ProviderSettings = apiKey === settings.api_key ? settings : { ...settings, api_key: apiKey };
   return { provider, baseUrl: customHost ? parseCustomHost(customHost) : defaultBaseUrl(provider, resolved), settings: resolved };
@@ -118,7 +144,8 @@ function refuseStoredSecretRedirect(leaf: PlanNode, headers: ProviderCredentials
       'catalog_host_fixed',
     );
   };
-  if (headers.customHost !== undefined && (storedHost === undefined || parseCustomHost(headers.customHost) !== parseCustomHost(storedHost))) refuse('x-gateway-custom-host');
+  if (headers.customHost !== undefined && (storedHost === undefined || parseCustomHost(headers.customHost) !== parseCustomHost(storedHost)))
+    refuse('x-gateway-custom-host');
   if (config.provider !== undefined || config.virtual_key !== undefined) return; // its destination is stored; headers do not apply
   if (headers.virtualKey !== undefined) refuse('x-gateway-virtual-key');
   if (headers.provider !== undefined && (headers.provider.startsWith('@') || storedHost === undefined)) refuse('x-gateway-provider');
@@ -126,7 +153,9 @@ function refuseStoredSecretRedirect(leaf: PlanNode, headers: ProviderCredentials
 }
 
 /** Cloud headers that carry a credential: a catalog provider's stored credentials cannot be mixed with them. */
-const credentialHeaderFields = new Set<string>(Object.values(cloudHeaderFields).filter((field) => (secretCredentialFields as readonly string[]).includes(field)));
+const credentialHeaderFields = new Set<string>(
+  Object.values(cloudHeaderFields).filter((field) => (secretCredentialFields as readonly string[]).includes(field)),
+);
 
 /**
  * A catalog integration's credentials only travel to the base URL stored with them, so a config
@@ -138,7 +167,7 @@ function refuseDestinationOverrides(integration: ProviderIntegration, leaf: Plan
     throw badRequest(
       `@${integration.slug} is a catalog provider: its credentials are only sent to the host stored with them, so ${param} cannot change or add to it. ` +
         `To call another host, save a catalog entry with that ${field === 'custom_host' ? 'custom_host' : field} and its credentials (POST /v1/providers), ` +
-        'or name the provider yourself (x-gateway-provider or the config\'s provider) with your own key in Authorization or api_key.',
+        "or name the provider yourself (x-gateway-provider or the config's provider) with your own key in Authorization or api_key.",
       param,
       'catalog_host_fixed',
     );
@@ -146,7 +175,8 @@ function refuseDestinationOverrides(integration: ProviderIntegration, leaf: Plan
   // The target's own custom_host, or one inherited from a parent.
   const configuredHost = leaf.settings.custom_host;
   if (configuredHost !== undefined && parseCustomHost(configuredHost) !== integration.custom_host) refuse('custom_host', `${leaf.path}.custom_host`);
-  if (headerSettings.custom_host !== undefined && parseCustomHost(headerSettings.custom_host) !== integration.custom_host) refuse('custom_host', 'x-gateway-custom-host');
+  if (headerSettings.custom_host !== undefined && parseCustomHost(headerSettings.custom_host) !== integration.custom_host)
+    refuse('custom_host', 'x-gateway-custom-host');
   for (const field of destinationFields) {
     const stored = integration.settings[field];
     if (leaf.config[field] !== undefined && !sameSetting(leaf.config[field], stored)) refuse(field, `${leaf.path}.${field}`);
@@ -166,7 +196,14 @@ function cloudHeaderOf(field: string): string {
 }
 
 function hasCloudCredentials(settings: ProviderSettings): boolean {
-  return Boolean(settings.cloudA_access_key_id || settings.cloudB_service_account_json || settings.cloudB_project_id || settings.cloudC_resource_name || settings.cloudC_endpoint_name || settings.cloudC_deployment_name);
+  return Boolean(
+    settings.cloudA_access_key_id ||
+      settings.cloudB_service_account_json ||
+      settings.cloudB_project_id ||
+      settings.cloudC_resource_name ||
+      settings.cloudC_endpoint_name ||
+      settings.cloudC_deployment_name,
+  );
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {
@@ -179,13 +216,21 @@ export function parseCustomHost(value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw badRequest(`custom_host must be an absolute http(s) URL such as https://models.example.com/v1; got "${value.slice(0, 200)}".`, 'x-gateway-custom-host', 'invalid_custom_host');
+    throw badRequest(
+      `custom_host must be an absolute http(s) URL such as https://models.example.com/v1; got "${value.slice(0, 200)}".`,
+      'x-gateway-custom-host',
+      'invalid_custom_host',
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw badRequest('custom_host must use http or https.', 'x-gateway-custom-host', 'invalid_custom_host');
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw badRequest('custom_host must not contain credentials, a query string or a fragment; send the key in Authorization.', 'x-gateway-custom-host', 'invalid_custom_host');
+    throw badRequest(
+      'custom_host must not contain credentials, a query string or a fragment; send the key in Authorization.',
+      'x-gateway-custom-host',
+      'invalid_custom_host',
+    );
   }
   return url.href.replace(/\/+$/, '');
 }

@@ -17,7 +17,11 @@ export function validateInferenceBody(operation: Operation, body: Record<string,
   }
   if (operation === 'chat') {
     if (body.messages !== undefined && body.messages !== null && !Array.isArray(body.messages)) {
-      throw badRequest(`messages must be an array of messages such as [{"role":"user","content":"Hello"}]; got ${typeName(body.messages)}.`, 'messages', 'invalid_type');
+      throw badRequest(
+        `messages must be an array of messages such as [{"role":"user","content":"Hello"}]; got ${typeName(body.messages)}.`,
+        'messages',
+        'invalid_type',
+      );
     }
     if (!Array.isArray(body.messages) || body.messages.length === 0) {
       throw badRequest('messages is required: a non-empty array such as [{"role":"user","content":"Hello"}].', 'messages', 'missing_required_parameter');
@@ -67,9 +71,16 @@ const optionalObject: Check = (value, param) => {
 };
 
 /** An object whose listed fields pass their checks (`required` ones must be present). */
-function checkObject(value: unknown, param: string, expected: string, fields: Record<string, Check>, required: readonly string[] = []): asserts value is Record<string, unknown> {
+function checkObject(
+  value: unknown,
+  param: string,
+  expected: string,
+  fields: Record<string, Check>,
+  required: readonly string[] = [],
+): asserts value is Record<string, unknown> {
   if (!isPlainObject(value)) invalid(param, expected, value);
-  for (const name of required) if (absent(value[name])) throw badRequest(`${param}.${name} is required in ${expected}.`, `${param}.${name}`, 'missing_required_parameter');
+  for (const name of required)
+    if (absent(value[name])) throw badRequest(`${param}.${name} is required in ${expected}.`, `${param}.${name}`, 'missing_required_parameter');
   for (const name in fields) fields[name]!(value[name], `${param}.${name}`);
 }
 
@@ -85,9 +96,17 @@ const contentPartExample = 'a content part such as {"type":"text","text":"Hello"
 /** The parts whose fields adapters read: every listed field is required. */
 const contentParts: Record<string, Record<string, Check>> = {
   text: { text: optionalString },
-  image_url: { image_url: (value, param) => checkObject(value, param, 'an object such as {"url":"https://…"}', { url: optionalString, detail: optionalString }, ['url']) },
-  input_audio: { input_audio: (value, param) => checkObject(value, param, 'an object such as {"data":"<base64>","format":"wav"}', { data: optionalString, format: optionalString }, ['data']) },
-  file: { file: (value, param) => checkObject(value, param, 'an object with file_data or file_id', { file_data: optionalString, file_id: optionalString, filename: optionalString }) },
+  image_url: {
+    image_url: (value, param) => checkObject(value, param, 'an object such as {"url":"https://…"}', { url: optionalString, detail: optionalString }, ['url']),
+  },
+  input_audio: {
+    input_audio: (value, param) =>
+      checkObject(value, param, 'an object such as {"data":"<base64>","format":"wav"}', { data: optionalString, format: optionalString }, ['data']),
+  },
+  file: {
+    file: (value, param) =>
+      checkObject(value, param, 'an object with file_data or file_id', { file_data: optionalString, file_id: optionalString, filename: optionalString }),
+  },
 };
 const contentPart: Check = (value, param) => {
   checkObject(value, param, contentPartExample, { type: optionalString }, ['type']);
@@ -95,7 +114,9 @@ const contentPart: Check = (value, param) => {
   const kind = value.type as string;
   if (Object.hasOwn(contentParts, kind)) checkObject(value, param, contentPartExample, contentParts[kind]!, contentPartFields[kind]);
 };
-const contentPartFields: Record<string, readonly string[]> = Object.fromEntries(Object.entries(contentParts).map(([kind, fields]) => [kind, Object.keys(fields)]));
+const contentPartFields: Record<string, readonly string[]> = Object.fromEntries(
+  Object.entries(contentParts).map(([kind, fields]) => [kind, Object.keys(fields)]),
+);
 const contentPartList = optionalArrayOf('a string or an array of content parts such as [{"type":"text","text":"Hello"}]', contentPart);
 const content: Check = (value, param) => {
   if (typeof value !== 'string') contentPartList(value, param);
@@ -103,11 +124,18 @@ const content: Check = (value, param) => {
 
 const toolCallExample = 'a tool call such as {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}';
 const toolCall: Check = (value, param) =>
-  checkObject(value, param, toolCallExample, {
-    id: optionalString,
-    type: optionalString,
-    function: (fn, at) => checkObject(fn, at, 'an object with name and arguments (a JSON string)', { name: optionalString, arguments: optionalString }, ['name']),
-  }, ['function']);
+  checkObject(
+    value,
+    param,
+    toolCallExample,
+    {
+      id: optionalString,
+      type: optionalString,
+      function: (fn, at) =>
+        checkObject(fn, at, 'an object with name and arguments (a JSON string)', { name: optionalString, arguments: optionalString }, ['name']),
+    },
+    ['function'],
+  );
 
 const toolCalls = optionalArrayOf(`an array of tool calls, each ${toolCallExample}`, toolCall);
 
@@ -122,7 +150,13 @@ const toolExample = 'a tool such as {"type":"function","function":{"name":"get_w
 const tool: Check = (value, param) => {
   checkObject(value, param, toolExample, { type: optionalString });
   if (value.type === undefined || value.type === 'function') {
-    checkObject(value.function, `${param}.function`, 'an object with a name, and optional description and parameters (a JSON Schema object)', { name: optionalString, description: optionalString, parameters: optionalObject }, ['name']);
+    checkObject(
+      value.function,
+      `${param}.function`,
+      'an object with a name, and optional description and parameters (a JSON Schema object)',
+      { name: optionalString, description: optionalString, parameters: optionalObject },
+      ['name'],
+    );
   }
 };
 

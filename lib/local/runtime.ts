@@ -39,7 +39,8 @@ const region = 'us-east-1';
  */
 function functionLoader(names: string[], root: string): (name: string) => LambdaHandler | Promise<LambdaHandler> {
   const bundles = new Map(names.map((name) => [name, path.join(root, '.build', 'functions', name, 'index.mjs')]));
-  for (const [name, bundle] of bundles) if (!existsSync(bundle)) throw new Error(`The bundle of function ${name} is missing (${bundle}); build with \`npm run build -- --local\`.`);
+  for (const [name, bundle] of bundles)
+    if (!existsSync(bundle)) throw new Error(`The bundle of function ${name} is missing (${bundle}); build with \`npm run build -- --local\`.`);
   const loaded = new Map<string, LambdaHandler | Promise<LambdaHandler>>();
   return (name) => {
     let handler = loaded.get(name);
@@ -71,7 +72,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   process.env.AWS_REGION ??= region;
 
   const resources = await provisionResources(config.resources, { region });
-  const environment = resolveIntrinsics(config.environment, { ...resources, pseudo: { 'AWS::Region': region, 'AWS::AccountId': '000000000000' } }) as Record<string, unknown>;
+  const environment = resolveIntrinsics(config.environment, { ...resources, pseudo: { 'AWS::Region': region, 'AWS::AccountId': '000000000000' } }) as Record<
+    string,
+    unknown
+  >;
   for (const [name, value] of Object.entries(environment)) process.env[name] = String(value);
   // Local mode is set explicitly, never inferred: it allows loopback upstreams.
   process.env.GATEWAY_MODE = 'local';
@@ -79,7 +83,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
 
   installLambdaGlobals();
   // Only functions behind routes run in this process; log ingestion runs in the log worker.
-  const handlerFor = functionLoader(config.functions.filter((candidate) => candidate.routes.length > 0).map((fn) => fn.name), options.root);
+  const handlerFor = functionLoader(
+    config.functions.filter((candidate) => candidate.routes.length > 0).map((fn) => fn.name),
+    options.root,
+  );
   if (!config.functions.some((fn) => fn.name === 'logIngest')) throw new Error('serverless.yml has no logIngest function');
   const logs = await installLogSink({
     worker: path.join(options.root, '.build', 'local', 'log-worker.mjs'),

@@ -62,7 +62,9 @@ interface LocalLogSink {
  */
 export function emitRequestLog(record: RequestLogRecord): void {
   // Hook results are serialised once for the answer and again here only if the answer did not.
-  const line = record.hook_results ? withRawJsonField(JSON.stringify({ ...record, hook_results: undefined }), 'hook_results', hookResultsJson(record.hook_results)) : JSON.stringify(record);
+  const line = record.hook_results
+    ? withRawJsonField(JSON.stringify({ ...record, hook_results: undefined }), 'hook_results', hookResultsJson(record.hook_results))
+    : JSON.stringify(record);
   const sink = (globalThis as { __gatewayLocalLogSink?: LocalLogSink }).__gatewayLocalLogSink;
   if (sink) sink.emitLog(line);
   else process.stdout.write(line + '\n');

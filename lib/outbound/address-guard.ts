@@ -50,8 +50,13 @@ loopback.addAddress('::1', 'ipv6');
 
 export class BlockedAddressError extends Error {
   readonly code = 'GATEWAY_ADDRESS_BLOCKED';
-  constructor(readonly host: string, readonly address: string) {
-    super(`Outbound connections to ${host} (${address}) are not allowed: it is not a public address (loopback, private, link-local, reserved, or an IPv6 form of one). An operator can allow it with GATEWAY_OUTBOUND_ALLOWLIST.`);
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
+    super(
+      `Outbound connections to ${host} (${address}) are not allowed: it is not a public address (loopback, private, link-local, reserved, or an IPv6 form of one). An operator can allow it with GATEWAY_OUTBOUND_ALLOWLIST.`,
+    );
     this.name = 'BlockedAddressError';
   }
 }
@@ -67,7 +72,10 @@ function allowList(): AllowList {
   const source = process.env.GATEWAY_OUTBOUND_ALLOWLIST ?? '';
   if (cachedAllowList?.source === source) return cachedAllowList.list;
   const list: AllowList = { hosts: new Set(), addresses: new BlockList() };
-  for (const entry of source.split(',').map((item) => item.trim().toLowerCase()).filter(Boolean)) {
+  for (const entry of source
+    .split(',')
+    .map((item) => item.trim().toLowerCase())
+    .filter(Boolean)) {
     const [address, prefix] = entry.split('/');
     const family = isIP(address);
     if (family === 0) list.hosts.add(entry);

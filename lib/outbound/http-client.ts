@@ -131,9 +131,13 @@ function requestHead(request: OutboundRequest, bodyBytes: number | undefined): {
     if (value === undefined) continue;
     const lower = name.toLowerCase();
     if (!httpToken.test(name) || unsendableHeaderValue.test(value)) {
-      throw new GatewayError(400, `The request header ${JSON.stringify(name)} has characters HTTP does not allow in a header${httpToken.test(name) ? ' value' : ' name'}.`, {
-        code: 'invalid_request_header',
-      });
+      throw new GatewayError(
+        400,
+        `The request header ${JSON.stringify(name)} has characters HTTP does not allow in a header${httpToken.test(name) ? ' value' : ' name'}.`,
+        {
+          code: 'invalid_request_header',
+        },
+      );
     }
     if (lower === 'host') host = value;
     else if (!framingHeaders.has(lower)) lines += `${name}: ${value}\r\n`;

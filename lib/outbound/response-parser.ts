@@ -199,7 +199,12 @@ export class ResponseParser {
       this.events.end();
       return;
     }
-    throw new HttpParseError('HPE_INCOMPLETE', this.state === State.Head ? 'The connection closed before a complete response head arrived.' : 'The connection closed before the whole response body arrived.');
+    throw new HttpParseError(
+      'HPE_INCOMPLETE',
+      this.state === State.Head
+        ? 'The connection closed before a complete response head arrived.'
+        : 'The connection closed before the whole response body arrived.',
+    );
   }
 
   /** Emits up to `remaining` body bytes from `offset`; returns the offset after them. */
@@ -232,7 +237,8 @@ export class ResponseParser {
     }
     const end = data.indexOf('\r\n\r\n', searchFrom, 'latin1');
     if (end < 0) {
-      if (data.length - start > this.maxHeaderBytes) throw new HttpParseError('HPE_HEADER_OVERFLOW', `The response head is larger than ${this.maxHeaderBytes} bytes.`);
+      if (data.length - start > this.maxHeaderBytes)
+        throw new HttpParseError('HPE_HEADER_OVERFLOW', `The response head is larger than ${this.maxHeaderBytes} bytes.`);
       this.pending = start === 0 && data !== chunk ? data : Buffer.from(data.subarray(start));
       return chunk.length;
     }
@@ -246,7 +252,8 @@ export class ResponseParser {
   private onHead(text: string): void {
     const lines = text.split('\r\n');
     const match = statusLine.exec(lines[0]);
-    if (!match) throw new HttpParseError('HPE_INVALID_RESPONSE', `The response does not start with an HTTP/1.x status line: ${JSON.stringify(lines[0].slice(0, 80))}.`);
+    if (!match)
+      throw new HttpParseError('HPE_INVALID_RESPONSE', `The response does not start with an HTTP/1.x status line: ${JSON.stringify(lines[0].slice(0, 80))}.`);
     const http10 = match[1] === '0';
     const status = Number(match[2]);
     const headers = nameMap<string | string[]>();
@@ -264,7 +271,8 @@ export class ResponseParser {
       if (name !== undefined) addHeader(headers, name, value);
       const colon = line.indexOf(':');
       name = colon > 0 ? line.slice(0, colon).toLowerCase() : '';
-      if (!httpToken.test(name)) throw new HttpParseError('HPE_INVALID_RESPONSE', `The response has a malformed header line: ${JSON.stringify(line.slice(0, 80))}.`);
+      if (!httpToken.test(name))
+        throw new HttpParseError('HPE_INVALID_RESPONSE', `The response has a malformed header line: ${JSON.stringify(line.slice(0, 80))}.`);
       value = trimOws(line, colon + 1);
     }
     if (name !== undefined) addHeader(headers, name, value);
@@ -291,7 +299,8 @@ export class ResponseParser {
         this.state = State.CloseBody;
       }
     } else if (contentLength !== undefined) {
-      if (!/^\d{1,15}$/.test(contentLength)) throw new HttpParseError('HPE_INVALID_RESPONSE', `The response has an invalid content-length: ${JSON.stringify(contentLength)}.`);
+      if (!/^\d{1,15}$/.test(contentLength))
+        throw new HttpParseError('HPE_INVALID_RESPONSE', `The response has an invalid content-length: ${JSON.stringify(contentLength)}.`);
       this.remaining = Number(contentLength);
       this.state = this.remaining === 0 ? State.Done : State.LengthBody;
     } else {
@@ -327,7 +336,8 @@ export class ResponseParser {
   private onChunkSize(line: string): void {
     const semicolon = line.indexOf(';');
     const size = (semicolon < 0 ? line : line.slice(0, semicolon)).trim();
-    if (!hexSize.test(size)) throw new HttpParseError('HPE_INVALID_RESPONSE', `The chunked response body has an invalid chunk size: ${JSON.stringify(size.slice(0, 20))}.`);
+    if (!hexSize.test(size))
+      throw new HttpParseError('HPE_INVALID_RESPONSE', `The chunked response body has an invalid chunk size: ${JSON.stringify(size.slice(0, 20))}.`);
     this.remaining = parseInt(size, 16);
     this.state = this.remaining === 0 ? State.Trailers : State.ChunkData;
   }

@@ -13,7 +13,8 @@ export interface ModelPrice {
 
 export type PriceTable = Record<string, Record<string, ModelPrice>>;
 
-const p = (input: number, output: number, cached_input?: number): ModelPrice => (cached_input === undefined ? { input, output } : { input, output, cached_input });
+const p = (input: number, output: number, cached_input?: number): ModelPrice =>
+  cached_input === undefined ? { input, output } : { input, output, cached_input };
 
 const openai: Record<string, ModelPrice> = {
   'gpt-5': p(1.25, 10, 0.125),

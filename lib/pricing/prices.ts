@@ -27,8 +27,15 @@ export function mergePrices(base: PriceTable, overrides: unknown, source: string
     const into = (merged[provider] ??= {});
     for (const [model, price] of Object.entries(models)) {
       if (price === null) delete into[model];
-      else if (isPrice(price)) into[model] = price.cached_input === undefined ? { input: price.input, output: price.output } : { input: price.input, output: price.output, cached_input: price.cached_input };
-      else console.error(`${source}: the price of ${provider}/${model} must be {"input", "output", "cached_input"?} in USD per million tokens (numbers, at least 0); ignored.`);
+      else if (isPrice(price))
+        into[model] =
+          price.cached_input === undefined
+            ? { input: price.input, output: price.output }
+            : { input: price.input, output: price.output, cached_input: price.cached_input };
+      else
+        console.error(
+          `${source}: the price of ${provider}/${model} must be {"input", "output", "cached_input"?} in USD per million tokens (numbers, at least 0); ignored.`,
+        );
     }
   }
   return merged;
@@ -41,7 +48,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
 const isAmount = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0;
 
 function isPrice(value: unknown): value is ModelPrice {
-  return isObject(value) && isAmount(value.input) && isAmount(value.output) && (value.cached_input === undefined || isAmount(value.cached_input)) && Object.keys(value).every((key) => key === 'input' || key === 'output' || key === 'cached_input');
+  return (
+    isObject(value) &&
+    isAmount(value.input) &&
+    isAmount(value.output) &&
+    (value.cached_input === undefined || isAmount(value.cached_input)) &&
+    Object.keys(value).every((key) => key === 'input' || key === 'output' || key === 'cached_input')
+  );
 }
 
 function loadPrices(): PriceTable {

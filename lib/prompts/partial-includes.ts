@@ -72,7 +72,11 @@ function namesIn(name: string, text: string): string[] {
   try {
     return partialNames(text);
   } catch (error) {
-    throw badRequest(`Partial "${name}" is not a valid Mustache template: ${(error as Error).message}. Fix it with PUT /v1/prompts/partials/${name}.`, 'string', 'invalid_prompt_template');
+    throw badRequest(
+      `Partial "${name}" is not a valid Mustache template: ${(error as Error).message}. Fix it with PUT /v1/prompts/partials/${name}.`,
+      'string',
+      'invalid_prompt_template',
+    );
   }
 }
 

@@ -28,7 +28,8 @@ export function readRenderInput(body: Record<string, unknown>): RenderInput {
       'invalid_prompt_body',
     );
   }
-  if (!isPlainObject(variables)) throw badRequest('variables must be an object of the values the template uses, for example {"topic": "tides"}.', 'variables', 'invalid_prompt_body');
+  if (!isPlainObject(variables))
+    throw badRequest('variables must be an object of the values the template uses, for example {"topic": "tides"}.', 'variables', 'invalid_prompt_body');
   for (const field of templateOwned) {
     if (Object.hasOwn(hyperparameters, field)) {
       throw badRequest(`${field} comes from the prompt's template; pass the values it uses in "variables" instead.`, field, 'invalid_prompt_body');
@@ -44,7 +45,12 @@ const bodyFields = ['tools', 'tool_choice', 'functions'] as const;
  * The chat-completions body a prompt version renders to (no provider is contacted). `fresh` reads
  * partials from the store rather than the run path's short cache, so a render shows a publish at once.
  */
-export async function renderPrompt(workspaceId: string, prompt: SavedTemplate, input: RenderInput, options: { fresh?: boolean } = {}): Promise<Record<string, unknown>> {
+export async function renderPrompt(
+  workspaceId: string,
+  prompt: SavedTemplate,
+  input: RenderInput,
+  options: { fresh?: boolean } = {},
+): Promise<Record<string, unknown>> {
   const { fields } = prompt;
   const template = parseTemplate(String(fields.string ?? ''));
   const roots = templatePartialNames(template);

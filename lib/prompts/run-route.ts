@@ -66,7 +66,12 @@ function withPromptDefaults(request: UnifiedRequest, prompt: SavedTemplate): Uni
 
 /** The spec's completions run response: the answer's `x-gateway-*` headers and the completion. */
 async function wrapped(response: GatewayResponse, traceId: string): Promise<GatewayResponse> {
-  const bytes = typeof response.body === 'string' ? Buffer.from(response.body) : Buffer.isBuffer(response.body) ? response.body : await readBody(response.body as Readable, maxAnswerBytes, 'the completion');
+  const bytes =
+    typeof response.body === 'string'
+      ? Buffer.from(response.body)
+      : Buffer.isBuffer(response.body)
+        ? response.body
+        : await readBody(response.body as Readable, maxAnswerBytes, 'the completion');
   const gatewayHeaders: Record<string, string> = { 'x-gateway-trace-id': traceId };
   for (const [name, value] of Object.entries(response.headers)) if (name.toLowerCase().startsWith('x-gateway-')) gatewayHeaders[name.toLowerCase()] = value;
   const text = `{"status":"success","headers":${JSON.stringify(gatewayHeaders)},"body":${bytes.toString('utf8')}}`;

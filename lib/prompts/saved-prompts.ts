@@ -124,13 +124,29 @@ export async function createTemplate(
   const id = newId(idPrefixes[kind]);
   let slug = kind === 'PARTIAL' ? input.name : slugOf(input.name);
   for (let attempt = 0; !(await claimTemplateSlug(kind, workspaceId, slug, id)); attempt++) {
-    if (kind === 'PARTIAL') throw new GatewayError(409, `A partial named "${input.name}" exists already; change it with PUT /v1/prompts/partials/${input.name}, or pick another name.`, { code: 'partial_exists', param: 'name' });
-    if (attempt >= 5) throw new GatewayError(409, 'Could not find a free slug for this prompt name; try another name.', { code: 'prompt_slug_taken', param: 'name' });
+    if (kind === 'PARTIAL')
+      throw new GatewayError(
+        409,
+        `A partial named "${input.name}" exists already; change it with PUT /v1/prompts/partials/${input.name}, or pick another name.`,
+        { code: 'partial_exists', param: 'name' },
+      );
+    if (attempt >= 5)
+      throw new GatewayError(409, 'Could not find a free slug for this prompt name; try another name.', { code: 'prompt_slug_taken', param: 'name' });
     slug = `${slugOf(input.name).slice(0, 50)}-${randomBytes(3).toString('hex')}`;
   }
   const time = now();
   const version: TemplateVersion = { version: 1, fields: input.fields, created_at: time };
-  const head: TemplateHead = { id, workspace_id: workspaceId, slug, name: input.name, latest_version: 1, published_version: 1, collection_id: input.collection_id, created_at: time, updated_at: time };
+  const head: TemplateHead = {
+    id,
+    workspace_id: workspaceId,
+    slug,
+    name: input.name,
+    latest_version: 1,
+    published_version: 1,
+    collection_id: input.collection_id,
+    created_at: time,
+    updated_at: time,
+  };
   try {
     await putTemplateVersion(kind, workspaceId, id, version);
     await createTemplateHead(kind, head);
@@ -180,11 +196,18 @@ export async function addTemplateVersion(
     }
     return { ...latest, version: next, latest_version: next, fields: version.fields, updated_at: time, version_created_at: time };
   }
-  throw new GatewayError(409, `${kind === 'PROMPT' ? 'Prompt' : 'Partial'} ${key} is being changed by other requests at the same time; retry.`, { code: 'prompt_conflict' });
+  throw new GatewayError(409, `${kind === 'PROMPT' ? 'Prompt' : 'Partial'} ${key} is being changed by other requests at the same time; retry.`, {
+    code: 'prompt_conflict',
+  });
 }
 
 /** Publishes version `version`; 'no_version' when it does not exist. */
-export async function publishTemplate(kind: PromptKind, workspaceId: string, key: string, version: number): Promise<SavedTemplate | 'not_found' | 'no_version'> {
+export async function publishTemplate(
+  kind: PromptKind,
+  workspaceId: string,
+  key: string,
+  version: number,
+): Promise<SavedTemplate | 'not_found' | 'no_version'> {
   const id = await idOf(kind, workspaceId, key, true);
   if (!id) return 'not_found';
   if (!(await publishTemplateVersion(kind, workspaceId, id, version, now()))) {
@@ -194,7 +217,11 @@ export async function publishTemplate(kind: PromptKind, workspaceId: string, key
 }
 
 /** Every version, newest first, with the head. */
-export async function templateVersions(kind: PromptKind, workspaceId: string, key: string): Promise<{ head: TemplateHead; versions: TemplateVersion[] } | undefined> {
+export async function templateVersions(
+  kind: PromptKind,
+  workspaceId: string,
+  key: string,
+): Promise<{ head: TemplateHead; versions: TemplateVersion[] } | undefined> {
   const id = await idOf(kind, workspaceId, key, true);
   if (!id) return undefined;
   const head = await readTemplateHead(kind, workspaceId, id, true);
@@ -203,7 +230,11 @@ export async function templateVersions(kind: PromptKind, workspaceId: string, ke
   return { head, versions };
 }
 
-export async function listTemplates(kind: PromptKind, workspaceId: string, page: { limit: number; after?: string }): Promise<Page<TemplateHead> & { total: number }> {
+export async function listTemplates(
+  kind: PromptKind,
+  workspaceId: string,
+  page: { limit: number; after?: string },
+): Promise<Page<TemplateHead> & { total: number }> {
   const [found, total] = await Promise.all([listTemplateHeads(kind, workspaceId, page), countTemplateHeads(kind, workspaceId)]);
   return { ...found, total };
 }
@@ -245,5 +276,7 @@ export async function findPartials(workspaceId: string, names: readonly string[]
   return found;
 }
 
-export const promptNotFound = (raw: string) => notFound(`No prompt ${raw.slice(0, 120)} in this workspace (or not in that version). List them with GET /v1/prompts.`, 'prompt_not_found');
-export const partialNotFound = (raw: string) => notFound(`No partial ${raw.slice(0, 120)} in this workspace (or not in that version). List them with GET /v1/prompts/partials.`, 'partial_not_found');
+export const promptNotFound = (raw: string) =>
+  notFound(`No prompt ${raw.slice(0, 120)} in this workspace (or not in that version). List them with GET /v1/prompts.`, 'prompt_not_found');
+export const partialNotFound = (raw: string) =>
+  notFound(`No partial ${raw.slice(0, 120)} in this workspace (or not in that version). List them with GET /v1/prompts/partials.`, 'partial_not_found');

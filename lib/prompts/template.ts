@@ -86,8 +86,11 @@ export function parseTemplate(source: string, param = 'string'): ParsedTemplate 
   } catch {
     // Not JSON: plain text, the single user message.
   }
-  const template: ParsedTemplate = isJson ? { kind: 'messages', messages: messageList(parsed, param) } : { kind: 'text', messages: [{ role: 'user', content: source }] };
-  for (const [index, text] of texts(template).entries()) checkMustache(text, template.kind === 'text' ? param : `${param} (text ${index + 1} of the message list)`);
+  const template: ParsedTemplate = isJson
+    ? { kind: 'messages', messages: messageList(parsed, param) }
+    : { kind: 'text', messages: [{ role: 'user', content: source }] };
+  for (const [index, text] of texts(template).entries())
+    checkMustache(text, template.kind === 'text' ? param : `${param} (text ${index + 1} of the message list)`);
   return template;
 }
 
@@ -136,14 +139,19 @@ function deepestSection(tokens: Token[], depth = 0): number {
 }
 
 const sectionsTooDeep = (param: string) =>
-  badRequest(`${param} nests sections ({{#name}} or {{^name}} inside one another) more than ${maxSectionDepth} levels deep; the limit is ${maxSectionDepth}.`, param, 'template_too_deep');
+  badRequest(
+    `${param} nests sections ({{#name}} or {{^name}} inside one another) more than ${maxSectionDepth} levels deep; the limit is ${maxSectionDepth}.`,
+    param,
+    'template_too_deep',
+  );
 
 /** Every text of a template that is rendered: string contents and the `text` of text parts. */
 function texts(template: ParsedTemplate): string[] {
   const found: string[] = [];
   for (const message of template.messages) {
     if (typeof message.content === 'string') found.push(message.content);
-    else if (Array.isArray(message.content)) for (const part of message.content as Record<string, unknown>[]) if (typeof part.text === 'string') found.push(part.text);
+    else if (Array.isArray(message.content))
+      for (const part of message.content as Record<string, unknown>[]) if (typeof part.text === 'string') found.push(part.text);
   }
   return found;
 }
@@ -265,7 +273,11 @@ class RenderWork {
     try {
       tokens = parse(indented);
     } catch (error) {
-      throw badRequest(`Partial "${name}" is not a valid Mustache template: ${(error as Error).message}. Fix it with PUT /v1/prompts/partials/${name}.`, 'string', 'invalid_prompt_template');
+      throw badRequest(
+        `Partial "${name}" is not a valid Mustache template: ${(error as Error).message}. Fix it with PUT /v1/prompts/partials/${name}.`,
+        'string',
+        'invalid_prompt_template',
+      );
     }
     this.parsedPartials.set(key, tokens);
     return tokens;
@@ -367,7 +379,10 @@ export function renderMessages(template: ParsedTemplate, variables: Record<strin
   const messages = template.messages.map((message) => {
     if (typeof message.content === 'string') return { ...message, content: render(message.content) };
     if (Array.isArray(message.content)) {
-      return { ...message, content: (message.content as Record<string, unknown>[]).map((part) => (typeof part.text === 'string' ? { ...part, text: render(part.text) } : part)) };
+      return {
+        ...message,
+        content: (message.content as Record<string, unknown>[]).map((part) => (typeof part.text === 'string' ? { ...part, text: render(part.text) } : part)),
+      };
     }
     return { ...message };
   });

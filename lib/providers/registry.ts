@@ -11,10 +11,21 @@ import { allOperations } from './capabilities';
 import type { ProviderDefinition, ProviderSettings } from './types';
 
 /** Providers with an adapter of their own (one folder each under lib/providers/). */
-const nativeProviders: ProviderDefinition[] = [anthropicProvider, googleProvider, vertexAiProvider, azureOpenAIProvider, azureAIProvider, cohereProvider, bedrockProvider];
+const nativeProviders: ProviderDefinition[] = [
+  anthropicProvider,
+  googleProvider,
+  vertexAiProvider,
+  azureOpenAIProvider,
+  azureAIProvider,
+  cohereProvider,
+  bedrockProvider,
+];
 
 const byName = new Map<string, ProviderDefinition>([
-  ...openAICompatibleProviders.map((row): [string, ProviderDefinition] => [row.name, { name: row.name, baseUrl: row.baseUrl, operations: allOperations, adapter: openAICompatibleAdapter(row) }]),
+  ...openAICompatibleProviders.map((row): [string, ProviderDefinition] => [
+    row.name,
+    { name: row.name, baseUrl: row.baseUrl, operations: allOperations, adapter: openAICompatibleAdapter(row) },
+  ]),
   ...nativeProviders.map((provider): [string, ProviderDefinition] => [provider.name, provider]),
 ]);
 

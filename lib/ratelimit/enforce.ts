@@ -82,7 +82,13 @@ export function newRateLimitState(targetPolicies: readonly ActivePolicy[]): Rate
  * one policy still counts against the request policies taken before it; its token reservations
  * are released.
  */
-export async function enforce(policies: readonly ActivePolicy[], valueOf: ValueOf, state: RateLimitState, tokens = 0, now = Date.now()): Promise<TokenReservation[]> {
+export async function enforce(
+  policies: readonly ActivePolicy[],
+  valueOf: ValueOf,
+  state: RateLimitState,
+  tokens = 0,
+  now = Date.now(),
+): Promise<TokenReservation[]> {
   const reserved: TokenReservation[] = [];
   const selected = policies.filter((policy) => selects(policy, valueOf));
   // Token policies first: a refused reservation is released, whereas a taken request stays taken.
@@ -175,7 +181,11 @@ export function duration(ms: number): string {
 
 /** Settles each reservation with the answer's tokens: the window keeps those and lets the rest of the reservation go. */
 export function countTokens(reserved: readonly TokenReservation[], tokens: number): Promise<unknown> {
-  return Promise.all(reserved.map(({ slot, reservation }) => (reservation.amount === 0 && tokens <= 0 ? undefined : settle(tokenCounter(slot), reservation, Math.max(0, tokens)))));
+  return Promise.all(
+    reserved.map(({ slot, reservation }) =>
+      reservation.amount === 0 && tokens <= 0 ? undefined : settle(tokenCounter(slot), reservation, Math.max(0, tokens)),
+    ),
+  );
 }
 
 /** Lets reservations go unused (a refused request, an attempt a fallback replaced). */

@@ -15,7 +15,11 @@ export const targetKeys = ['provider', 'model', 'config', 'virtual_key'] as cons
 export const metadataPrefix = 'metadata.';
 
 export function isPolicyKey(key: string): boolean {
-  return (requestKeys as readonly string[]).includes(key) || (targetKeys as readonly string[]).includes(key) || (key.startsWith(metadataPrefix) && key.length > metadataPrefix.length && key.length <= 64 + metadataPrefix.length);
+  return (
+    (requestKeys as readonly string[]).includes(key) ||
+    (targetKeys as readonly string[]).includes(key) ||
+    (key.startsWith(metadataPrefix) && key.length > metadataPrefix.length && key.length <= 64 + metadataPrefix.length)
+  );
 }
 
 export function isTargetKey(key: string): boolean {
@@ -71,4 +75,14 @@ export interface ActivePolicy {
 }
 
 /** The workspace's active rate-limit policies. */
-export const activePolicies = activePolicyCache(rateLimitPolicyStore, (item: RateLimitPolicyItem, groupKeys): ActivePolicy => ({ id: item.id, type: item.type, unit: item.unit, value: item.value, conditions: item.conditions, groupKeys }));
+export const activePolicies = activePolicyCache(
+  rateLimitPolicyStore,
+  (item: RateLimitPolicyItem, groupKeys): ActivePolicy => ({
+    id: item.id,
+    type: item.type,
+    unit: item.unit,
+    value: item.value,
+    conditions: item.conditions,
+    groupKeys,
+  }),
+);

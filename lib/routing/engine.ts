@@ -69,7 +69,13 @@ class Router {
       } else if (codes && !codes.includes(last.outcome.status)) return last;
     }
     // Every half-open target was being probed by someone else: treat them as all open.
-    return last ?? this.fallback(node, node.children.map((child) => ({ node: child, probe: false })));
+    return (
+      last ??
+      this.fallback(
+        node,
+        node.children.map((child) => ({ node: child, probe: false })),
+      )
+    );
   }
 
   private async loadbalance(candidates: Candidate[], all: PlanNode[]): Promise<RoutingResult> {
@@ -93,7 +99,8 @@ class Router {
       }
     }
     const fallbackTarget = strategy.default ? byName(strategy.default) : undefined;
-    if (!fallbackTarget) throw badRequest(`No condition of ${node.path}.strategy matched the request and there is no default target.`, `${node.path}.strategy`, 'AB01');
+    if (!fallbackTarget)
+      throw badRequest(`No condition of ${node.path}.strategy matched the request and there is no default target.`, `${node.path}.strategy`, 'AB01');
     return fallbackTarget;
   }
 

@@ -66,7 +66,14 @@ export async function encryptSecrets(plaintext: Record<string, SecretValue>, wor
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(payloadAad(workspaceId));
     const ct = Buffer.concat([cipher.update(JSON.stringify(plaintext), 'utf8'), cipher.final()]);
-    const blob: EncryptedBlob = { v: 1, kp: provider, dk: wrapped.toString('base64'), iv: iv.toString('base64'), ct: ct.toString('base64'), tag: cipher.getAuthTag().toString('base64') };
+    const blob: EncryptedBlob = {
+      v: 1,
+      kp: provider,
+      dk: wrapped.toString('base64'),
+      iv: iv.toString('base64'),
+      ct: ct.toString('base64'),
+      tag: cipher.getAuthTag().toString('base64'),
+    };
     // The writer often reads back soon (e.g. a route answering with what it stored): keep the key.
     rememberDataKey(provider, workspaceId, blob.dk, key);
     return blob;
@@ -76,7 +83,10 @@ export async function encryptSecrets(plaintext: Record<string, SecretValue>, wor
 }
 
 /** Opens a blob sealed for `workspaceId`; throws SecretDecryptionError when that is not possible. */
-export async function decryptSecrets<T extends Record<string, SecretValue> = Record<string, SecretValue>>(blob: EncryptedBlob, workspaceId: string): Promise<T> {
+export async function decryptSecrets<T extends Record<string, SecretValue> = Record<string, SecretValue>>(
+  blob: EncryptedBlob,
+  workspaceId: string,
+): Promise<T> {
   requireWorkspace(workspaceId);
   if (!isBlob(blob)) throw new SecretDecryptionError('The stored secret blob is malformed.');
   const iv = Buffer.from(blob.iv, 'base64');
@@ -132,7 +142,8 @@ async function newDataKey(workspaceId: string): Promise<{ key: Buffer; wrapped: 
 
 /** The blob's data key (a copy the caller may keep briefly; the cache keeps its own). */
 async function unwrapDataKey(blob: EncryptedBlob, workspaceId: string): Promise<Buffer> {
-  if (blob.kp === 'local' && !isLocalMode()) throw new SecretDecryptionError('This secret was sealed with a local master key and cannot be opened outside local mode.');
+  if (blob.kp === 'local' && !isLocalMode())
+    throw new SecretDecryptionError('This secret was sealed with a local master key and cannot be opened outside local mode.');
   if (blob.kp === 'kms' && isLocalMode()) throw new SecretDecryptionError('This secret was sealed with AWS KMS and cannot be opened in local mode.');
   const cached = cachedDataKey(blob.kp, workspaceId, blob.dk);
   if (cached) return cached;
@@ -147,7 +158,9 @@ async function unwrapDataKey(blob: EncryptedBlob, workspaceId: string): Promise<
       decipher.setAuthTag(wrapped.subarray(12, 28));
       key = Buffer.concat([decipher.update(wrapped.subarray(28)), decipher.final()]);
     } catch (error) {
-      throw new SecretDecryptionError('The stored secrets could not be decrypted: the data key does not belong to this workspace or the master key changed.', { cause: error });
+      throw new SecretDecryptionError('The stored secrets could not be decrypted: the data key does not belong to this workspace or the master key changed.', {
+        cause: error,
+      });
     }
   } else {
     try {

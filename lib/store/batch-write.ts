@@ -19,7 +19,9 @@ export async function writeInBatches(table: string, requests: readonly WriteRequ
     for (let attempt = 0; pending && pending.length > 0; attempt++) {
       if (attempt >= maxAttempts) throw new Error(`DynamoDB left ${pending.length} ${what} unprocessed after ${attempt} attempts.`);
       if (attempt > 0) await sleep(Math.min(1000, 50 * 2 ** attempt));
-      const result: { UnprocessedItems?: Record<string, WriteRequest[]> } = await dynamoClient().send(new BatchWriteItemCommand({ RequestItems: { [table]: pending } }));
+      const result: { UnprocessedItems?: Record<string, WriteRequest[]> } = await dynamoClient().send(
+        new BatchWriteItemCommand({ RequestItems: { [table]: pending } }),
+      );
       pending = result.UnprocessedItems?.[table];
     }
   }
@@ -42,7 +44,11 @@ export async function deleteItemsUnder(table: string, pk: string, sortPrefix: st
         ExclusiveStartKey: start,
       }),
     );
-    await writeInBatches(table, (page.Items ?? []).map((item) => ({ DeleteRequest: { Key: { pk: item.pk!, sk: item.sk! } } })), what);
+    await writeInBatches(
+      table,
+      (page.Items ?? []).map((item) => ({ DeleteRequest: { Key: { pk: item.pk!, sk: item.sk! } } })),
+      what,
+    );
     start = page.LastEvaluatedKey;
   } while (start);
 }
@@ -70,4 +76,3 @@ export async function markHeadDeleting(table: string, key: { pk: string; sk: str
   });
   return marked ? old : undefined;
 }
-

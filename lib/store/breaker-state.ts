@@ -36,7 +36,12 @@ const stateTtlSeconds = 7 * 86_400;
 export const dynamoBreakerStore: BreakerStateStore = {
   async read(identity) {
     const result = await dynamoClient().send(
-      new QueryCommand({ TableName: tables.state, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: marshall({ ':pk': breakerKey.partition(identity) }), ConsistentRead: true }),
+      new QueryCommand({
+        TableName: tables.state,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': breakerKey.partition(identity) }),
+        ConsistentRead: true,
+      }),
     );
     const breakers = new Map<string, StoredBreaker>();
     for (const raw of result.Items ?? []) {
@@ -76,7 +81,12 @@ export const dynamoBreakerStore: BreakerStateStore = {
 
   async open(identity, path, now) {
     await dynamoClient().send(
-      new UpdateItemCommand({ TableName: tables.state, Key: marshall(breakerKey.item(identity, path)), UpdateExpression: 'SET openedAt = :now REMOVE probeAt', ExpressionAttributeValues: marshall({ ':now': now }) }),
+      new UpdateItemCommand({
+        TableName: tables.state,
+        Key: marshall(breakerKey.item(identity, path)),
+        UpdateExpression: 'SET openedAt = :now REMOVE probeAt',
+        ExpressionAttributeValues: marshall({ ':now': now }),
+      }),
     );
   },
 

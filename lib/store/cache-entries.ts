@@ -51,7 +51,13 @@ export async function getCacheEntry(workspaceId: string, partition: string, key:
   if (!(expiresAt > now)) return undefined;
   const body = item.body?.B ? asBuffer(item.body.B) : item.bodyObject?.S ? await readBodyObject(item.bodyObject.S, expiresAt) : undefined;
   if (!body) return undefined;
-  const entry: CacheEntry = { body, status: Number(item.status?.N), headers: JSON.parse(item.headers?.S ?? '{}'), createdAt: Number(item.createdAt?.N), expiresAt };
+  const entry: CacheEntry = {
+    body,
+    status: Number(item.status?.N),
+    headers: JSON.parse(item.headers?.S ?? '{}'),
+    createdAt: Number(item.createdAt?.N),
+    expiresAt,
+  };
   if (item.usage?.S) entry.usage = JSON.parse(item.usage.S);
   return entry;
 }
@@ -124,7 +130,11 @@ export async function purgeCacheEntries(workspaceId: string, partition?: string)
     // reads as a miss, while a body or vector left without its item could not be found to delete.
     await deleteSemanticItems(workspaceId, semanticRefs);
     if (objects.length > 0) await deleteBodyObjects(objects);
-    await writeInBatches(tables.state, items.map((item) => ({ DeleteRequest: { Key: { pk: item.pk!, sk: item.sk! } } })), 'cache entries');
+    await writeInBatches(
+      tables.state,
+      items.map((item) => ({ DeleteRequest: { Key: { pk: item.pk!, sk: item.sk! } } })),
+      'cache entries',
+    );
     deleted += items.length;
     start = page.LastEvaluatedKey;
   } while (start);
@@ -163,7 +173,8 @@ function itemKey(workspaceId: string, partition: string, key: string): Record<st
 
 function checkKeyParts(...parts: Array<string | undefined>): void {
   for (const part of parts) {
-    if (part !== undefined && !keyPartPattern.test(part)) throw new Error(`Cache key part ${JSON.stringify(part.slice(0, 100))} is not 1 to 128 letters, digits, "_" or "-".`);
+    if (part !== undefined && !keyPartPattern.test(part))
+      throw new Error(`Cache key part ${JSON.stringify(part.slice(0, 100))} is not 1 to 128 letters, digits, "_" or "-".`);
   }
 }
 

@@ -43,13 +43,15 @@ function send<T>(key: string, batch: Batch, write: (amounts: number[]) => Promis
     (error: unknown) => batch.settle.forEach((waiter) => waiter.reject(error)),
   );
   // The next write starts once this one has settled, whichever way.
-  void written.catch(() => undefined).then(() => {
-    const counter = counters.get(key)!;
-    const next = counter.queued;
-    if (!next) return counters.delete(key);
-    counter.queued = undefined;
-    void send(key, next, counter.write).catch(() => undefined);
-  });
+  void written
+    .catch(() => undefined)
+    .then(() => {
+      const counter = counters.get(key)!;
+      const next = counter.queued;
+      if (!next) return counters.delete(key);
+      counter.queued = undefined;
+      void send(key, next, counter.write).catch(() => undefined);
+    });
   return written;
 }
 

@@ -23,7 +23,10 @@ export function putGuardrailItem(item: GuardrailItem, condition: 'ifAbsent' | 'i
     dynamoClient().send(
       new PutItemCommand({
         TableName: tables.control,
-        Item: marshall({ ...guardrailKey.item(item.workspace_id, item.id), gsi1pk: guardrailKey.workspaceList(item.workspace_id), gsi1sk: item.id, ...item }, { convertClassInstanceToMap: false }),
+        Item: marshall(
+          { ...guardrailKey.item(item.workspace_id, item.id), gsi1pk: guardrailKey.workspaceList(item.workspace_id), gsi1sk: item.id, ...item },
+          { convertClassInstanceToMap: false },
+        ),
         ConditionExpression: condition === 'ifAbsent' ? 'attribute_not_exists(pk)' : 'attribute_exists(pk)',
       }),
     ),
@@ -31,13 +34,17 @@ export function putGuardrailItem(item: GuardrailItem, condition: 'ifAbsent' | 'i
 }
 
 export async function getGuardrailItem(workspaceId: string, id: string, consistent: boolean): Promise<GuardrailItem | undefined> {
-  const result = await dynamoClient().send(new GetItemCommand({ TableName: tables.control, Key: marshall(guardrailKey.item(workspaceId, id)), ConsistentRead: consistent }));
+  const result = await dynamoClient().send(
+    new GetItemCommand({ TableName: tables.control, Key: marshall(guardrailKey.item(workspaceId, id)), ConsistentRead: consistent }),
+  );
   return result.Item ? strip(unmarshall(result.Item)) : undefined;
 }
 
 /** Deletes a guardrail; false when there was none. */
 export async function deleteGuardrailItem(workspaceId: string, id: string): Promise<boolean> {
-  const result = await dynamoClient().send(new DeleteItemCommand({ TableName: tables.control, Key: marshall(guardrailKey.item(workspaceId, id)), ReturnValues: 'ALL_OLD' }));
+  const result = await dynamoClient().send(
+    new DeleteItemCommand({ TableName: tables.control, Key: marshall(guardrailKey.item(workspaceId, id)), ReturnValues: 'ALL_OLD' }),
+  );
   return result.Attributes !== undefined;
 }
 

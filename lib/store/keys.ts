@@ -56,7 +56,10 @@ export const savedConfigKey = {
   partition: (workspaceId: string, id: string) => `WS#${workspaceId}#CONFIG#${id}`,
   head: (workspaceId: string, id: string) => ({ pk: savedConfigKey.partition(workspaceId, id), sk: 'CONFIG' }),
   headSort: 'CONFIG',
-  version: (workspaceId: string, id: string, version: number) => ({ pk: savedConfigKey.partition(workspaceId, id), sk: `V#${String(version).padStart(10, '0')}` }),
+  version: (workspaceId: string, id: string, version: number) => ({
+    pk: savedConfigKey.partition(workspaceId, id),
+    sk: `V#${String(version).padStart(10, '0')}`,
+  }),
   versionPrefix: 'V#',
   workspaceList: (workspaceId: string) => `WS#${workspaceId}#CONFIG`,
 };
@@ -81,7 +84,10 @@ export const cacheEntryKey = {
  */
 export const semanticEntryKey = {
   bucket: (workspaceId: string, scope: string, table: number, signature: string) => `SEMCACHE#${workspaceId}#${scope}#${table}#${signature}`,
-  item: (workspaceId: string, scope: string, table: number, signature: string, id: string) => ({ pk: semanticEntryKey.bucket(workspaceId, scope, table, signature), sk: id }),
+  item: (workspaceId: string, scope: string, table: number, signature: string, id: string) => ({
+    pk: semanticEntryKey.bucket(workspaceId, scope, table, signature),
+    sk: id,
+  }),
 };
 
 /**
@@ -93,7 +99,10 @@ export const semanticEntryKey = {
 export const promptKey = {
   partition: (kind: PromptKind, workspaceId: string, id: string) => `WS#${workspaceId}#${kind}#${id}`,
   head: (kind: PromptKind, workspaceId: string, id: string) => ({ pk: promptKey.partition(kind, workspaceId, id), sk: kind }),
-  version: (kind: PromptKind, workspaceId: string, id: string, version: number) => ({ pk: promptKey.partition(kind, workspaceId, id), sk: `V#${String(version).padStart(10, '0')}` }),
+  version: (kind: PromptKind, workspaceId: string, id: string, version: number) => ({
+    pk: promptKey.partition(kind, workspaceId, id),
+    sk: `V#${String(version).padStart(10, '0')}`,
+  }),
   versionPrefix: 'V#',
   slug: (kind: PromptKind, workspaceId: string, slug: string) => ({ pk: `WS#${workspaceId}#${kind}SLUG#${slug}`, sk: `${kind}SLUG` }),
   workspaceList: (kind: PromptKind, workspaceId: string) => `WS#${workspaceId}#${kind}`,

@@ -84,7 +84,10 @@ export class LeanAwsClient {
     if (!state.signing || state.refused) return undefined;
     const request = await this.signed(state.signing, build);
     try {
-      return await twice(() => openOutbound(request).response, (error) => error instanceof GatewayError && error.status === 502);
+      return await twice(
+        () => openOutbound(request).response,
+        (error) => error instanceof GatewayError && error.status === 502,
+      );
     } catch (error) {
       if (!(error instanceof GatewayError) || error.code !== 'custom_host_not_allowed') throw error;
       state.refused = true;
@@ -106,7 +109,10 @@ export class LeanAwsClient {
       );
     }
     const request = await this.signed(signing, build);
-    return twice(() => sendUnguarded(request), () => true);
+    return twice(
+      () => sendUnguarded(request),
+      () => true,
+    );
   }
 
   private async signed(signing: NonNullable<State['signing']>, build: (destination: LeanAwsDestination) => LeanAwsRequest): Promise<OutboundRequest> {
@@ -153,10 +159,17 @@ export class LeanAwsClient {
     return this.state;
   }
 
-  private signingFor(endpoint: string | undefined, region: string | undefined, accessKeyId?: string, secretAccessKey?: string, sessionToken?: string): State['signing'] {
+  private signingFor(
+    endpoint: string | undefined,
+    region: string | undefined,
+    accessKeyId?: string,
+    secretAccessKey?: string,
+    sessionToken?: string,
+  ): State['signing'] {
     const { service, s3 = false } = this.options;
     const local = endpoint ? localSettings(endpointEnv[service]) : undefined;
-    const fromEnv: AwsCredentials | undefined = accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined;
+    const fromEnv: AwsCredentials | undefined =
+      accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined;
     const credentials = local?.credentials ?? fromEnv;
     const signingRegion = local?.region ?? region;
     if (!credentials || !signingRegion) return undefined;

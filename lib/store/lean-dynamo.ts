@@ -15,7 +15,14 @@
  * before an answer). The reads it serves degrade to a miss or a refusal when they fail, and the
  * counter adds it serves are logged and lost, as they would be once the SDK's retries ran out.
  */
-import { GetItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type QueryCommandInput, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  GetItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type QueryCommandInput,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { readBody } from '../core/read-body';
 import { dynamoClient } from './clients';
 import { LeanAwsClient, regionalHost } from './lean-aws-request';

@@ -102,5 +102,7 @@ export function uncountOwnerKey(organisationId: string, keyId: string, now: Seco
 
 /** A conditional update of the organisation item; false (and nothing written) when its condition fails. */
 function updateOrganisationIf(organisationId: string, update: Omit<UpdateItemCommandInput, 'TableName' | 'Key'>): Promise<boolean> {
-  return writeIfCondition(() => dynamoClient().send(new UpdateItemCommand({ TableName: tables.control, Key: marshall(organisationKey(organisationId)), ...update })));
+  return writeIfCondition(() =>
+    dynamoClient().send(new UpdateItemCommand({ TableName: tables.control, Key: marshall(organisationKey(organisationId)), ...update })),
+  );
 }

@@ -48,7 +48,11 @@ function withoutKeys<T>(item: Record<string, unknown>): T {
 export function claimTemplateSlug(kind: PromptKind, workspaceId: string, slug: string, id: string): Promise<boolean> {
   return writeIfCondition(() =>
     dynamoClient().send(
-      new PutItemCommand({ TableName: tables.control, Item: marshall({ ...promptKey.slug(kind, workspaceId, slug), id }), ConditionExpression: 'attribute_not_exists(pk)' }),
+      new PutItemCommand({
+        TableName: tables.control,
+        Item: marshall({ ...promptKey.slug(kind, workspaceId, slug), id }),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
     ),
   );
 }
@@ -59,7 +63,9 @@ export async function releaseTemplateSlug(kind: PromptKind, workspaceId: string,
 
 /** The id a slug points at. */
 export async function readTemplateSlug(kind: PromptKind, workspaceId: string, slug: string, consistent: boolean): Promise<string | undefined> {
-  const result = await dynamoClient().send(new GetItemCommand({ TableName: tables.control, Key: marshall(promptKey.slug(kind, workspaceId, slug)), ConsistentRead: consistent }));
+  const result = await dynamoClient().send(
+    new GetItemCommand({ TableName: tables.control, Key: marshall(promptKey.slug(kind, workspaceId, slug)), ConsistentRead: consistent }),
+  );
   return result.Item ? (unmarshall(result.Item).id as string) : undefined;
 }
 
@@ -81,7 +87,10 @@ export async function createTemplateHead(kind: PromptKind, head: TemplateHead): 
   await dynamoClient().send(
     new PutItemCommand({
       TableName: tables.control,
-      Item: marshall({ ...promptKey.head(kind, head.workspace_id, head.id), gsi1pk: promptKey.workspaceList(kind, head.workspace_id), gsi1sk: head.id, ...head }, marshallOptions),
+      Item: marshall(
+        { ...promptKey.head(kind, head.workspace_id, head.id), gsi1pk: promptKey.workspaceList(kind, head.workspace_id), gsi1sk: head.id, ...head },
+        marshallOptions,
+      ),
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
@@ -89,13 +98,21 @@ export async function createTemplateHead(kind: PromptKind, head: TemplateHead): 
 
 /** The head, unless there is none or a delete has started on it. */
 export async function readTemplateHead(kind: PromptKind, workspaceId: string, id: string, consistent: boolean): Promise<TemplateHead | undefined> {
-  const result = await dynamoClient().send(new GetItemCommand({ TableName: tables.control, Key: marshall(promptKey.head(kind, workspaceId, id)), ConsistentRead: consistent }));
+  const result = await dynamoClient().send(
+    new GetItemCommand({ TableName: tables.control, Key: marshall(promptKey.head(kind, workspaceId, id)), ConsistentRead: consistent }),
+  );
   if (!result.Item) return undefined;
   const head = strip<TemplateHead>(result.Item);
   return head.deleting_at === undefined ? head : undefined;
 }
 
-export async function readTemplateVersion(kind: PromptKind, workspaceId: string, id: string, version: number, consistent: boolean): Promise<TemplateVersion | undefined> {
+export async function readTemplateVersion(
+  kind: PromptKind,
+  workspaceId: string,
+  id: string,
+  version: number,
+  consistent: boolean,
+): Promise<TemplateVersion | undefined> {
   const result = await dynamoClient().send(
     new GetItemCommand({ TableName: tables.control, Key: marshall(promptKey.version(kind, workspaceId, id, version)), ConsistentRead: consistent }),
   );

@@ -23,7 +23,11 @@ export type IntegrationItem = IntegrationFields & { secrets?: unknown; revision?
  * must be the same entry, unchanged since it was read (optimistic concurrency). False when the
  * condition did not hold.
  */
-export function putIntegrationItem(fields: IntegrationFields, secrets: object | undefined, condition: { ifAbsent: true } | { ifRevision: { id: string; revision: unknown } }): Promise<boolean> {
+export function putIntegrationItem(
+  fields: IntegrationFields,
+  secrets: object | undefined,
+  condition: { ifAbsent: true } | { ifRevision: { id: string; revision: unknown } },
+): Promise<boolean> {
   const item = marshall(
     {
       ...providerIntegrationKey.item(fields.workspace_id, fields.slug),
@@ -38,18 +42,25 @@ export function putIntegrationItem(fields: IntegrationFields, secrets: object | 
   const expected =
     'ifAbsent' in condition
       ? { ConditionExpression: 'attribute_not_exists(pk)' }
-      : { ConditionExpression: 'id = :id AND revision = :revision', ExpressionAttributeValues: marshall({ ':id': condition.ifRevision.id, ':revision': condition.ifRevision.revision }) };
+      : {
+          ConditionExpression: 'id = :id AND revision = :revision',
+          ExpressionAttributeValues: marshall({ ':id': condition.ifRevision.id, ':revision': condition.ifRevision.revision }),
+        };
   return writeIfCondition(() => dynamoClient().send(new PutItemCommand({ TableName: tables.control, Item: item, ...expected })));
 }
 
 export async function getIntegrationItem(workspaceId: string, slug: string, consistent: boolean): Promise<IntegrationItem | undefined> {
-  const result = await dynamoClient().send(new GetItemCommand({ TableName: tables.control, Key: marshall(providerIntegrationKey.item(workspaceId, slug)), ConsistentRead: consistent }));
+  const result = await dynamoClient().send(
+    new GetItemCommand({ TableName: tables.control, Key: marshall(providerIntegrationKey.item(workspaceId, slug)), ConsistentRead: consistent }),
+  );
   return result.Item ? (unmarshall(result.Item) as IntegrationItem) : undefined;
 }
 
 /** Deletes an entry and returns it as it was; undefined when there was none. */
 export async function deleteIntegrationItem(workspaceId: string, slug: string): Promise<IntegrationItem | undefined> {
-  const result = await dynamoClient().send(new DeleteItemCommand({ TableName: tables.control, Key: marshall(providerIntegrationKey.item(workspaceId, slug)), ReturnValues: 'ALL_OLD' }));
+  const result = await dynamoClient().send(
+    new DeleteItemCommand({ TableName: tables.control, Key: marshall(providerIntegrationKey.item(workspaceId, slug)), ReturnValues: 'ALL_OLD' }),
+  );
   return result.Attributes ? (unmarshall(result.Attributes) as IntegrationItem) : undefined;
 }
 

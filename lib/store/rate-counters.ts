@@ -46,5 +46,9 @@ export async function reserveOnCounter(slot: CounterSlot, amount: number, limit:
 
 /** A token policy's window as a counter that requests reserve on and settle (reserved-counters.ts). */
 export function tokenCounter(slot: CounterSlot): ReservedCounter {
-  return { id: `RL#${slot.policyId}#${slot.bucket}#${slot.windowStart}`, key: marshall(rateCounterKey.item(slot.policyId, slot.bucket, slot.windowStart)), expiresAt: expiresAt(slot) };
+  return {
+    id: `RL#${slot.policyId}#${slot.bucket}#${slot.windowStart}`,
+    key: marshall(rateCounterKey.item(slot.policyId, slot.bucket, slot.windowStart)),
+    expiresAt: expiresAt(slot),
+  };
 }

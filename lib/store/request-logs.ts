@@ -72,7 +72,11 @@ export async function listLogs<R extends LogRecordKeys>(workspaceId: string, pag
  * does not hold. The index page reads one record more than the limit, so merging that one record
  * in keeps both the page and `has_more` exact.
  */
-export async function findLogsByTrace<R extends LogRecordKeys>(workspaceId: string, traceId: string, page: { limit: number; after?: string }): Promise<Page<R>> {
+export async function findLogsByTrace<R extends LogRecordKeys>(
+  workspaceId: string,
+  traceId: string,
+  page: { limit: number; after?: string },
+): Promise<Page<R>> {
   const ownMayBeOnPage = traceId.startsWith('log_') && (page.after === undefined || traceId < page.after);
   const [indexed, own] = await Promise.all([
     queryNewestFirst({ table: tables.logs, index: 'gsi1', partition: requestLogKey.trace(workspaceId, traceId), ...page }),

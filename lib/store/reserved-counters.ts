@@ -90,33 +90,37 @@ export async function claim(counter: ReservedCounter, amount: number, limit: num
  * overlap in this process go in one write. Answers the settled usage after the write.
  */
 export async function settle(counter: ReservedCounter, reservation: Reservation, used: number, now = Date.now()): Promise<number> {
-  const item = await coalescedAdd(`${counter.id}#${reservation.slice}`, [used - reservation.amount, -reservation.amount, used], async ([change, release, usedSum]) => {
-    const names = { '#n': 'n', ...stampNames(counter) };
-    const stamp = stampExpression(counter);
-    let attributes: Item | undefined;
-    const settled = await writeIfCondition(async () => {
-      attributes = await updateItemFast({
+  const item = await coalescedAdd(
+    `${counter.id}#${reservation.slice}`,
+    [used - reservation.amount, -reservation.amount, used],
+    async ([change, release, usedSum]) => {
+      const names = { '#n': 'n', ...stampNames(counter) };
+      const stamp = stampExpression(counter);
+      let attributes: Item | undefined;
+      const settled = await writeIfCondition(async () => {
+        attributes = await updateItemFast({
+          TableName: tables.state,
+          Key: counter.key,
+          UpdateExpression: `ADD #n :change, #r :release${stamp}`,
+          ConditionExpression: 'attribute_exists(#r)',
+          ExpressionAttributeNames: { ...names, '#r': sliceName(reservation.slice) },
+          ExpressionAttributeValues: marshall({ ':change': change!, ':release': release!, ...stampValues(counter) }),
+          ReturnValues: 'ALL_NEW',
+        });
+      });
+      if (settled) return attributes;
+      // The slice was released as stale already (a request that outlived every timeout): its
+      // reservation is gone from `n`, so only the usage is added.
+      return updateItemFast({
         TableName: tables.state,
         Key: counter.key,
-        UpdateExpression: `ADD #n :change, #r :release${stamp}`,
-        ConditionExpression: 'attribute_exists(#r)',
-        ExpressionAttributeNames: { ...names, '#r': sliceName(reservation.slice) },
-        ExpressionAttributeValues: marshall({ ':change': change!, ':release': release!, ...stampValues(counter) }),
+        UpdateExpression: `ADD #n :used${stamp}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: marshall({ ':used': usedSum!, ...stampValues(counter) }),
         ReturnValues: 'ALL_NEW',
       });
-    });
-    if (settled) return attributes;
-    // The slice was released as stale already (a request that outlived every timeout): its
-    // reservation is gone from `n`, so only the usage is added.
-    return updateItemFast({
-      TableName: tables.state,
-      Key: counter.key,
-      UpdateExpression: `ADD #n :used${stamp}`,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: marshall({ ':used': usedSum!, ...stampValues(counter) }),
-      ReturnValues: 'ALL_NEW',
-    });
-  });
+    },
+  );
   if (staleNames(item, now).length > 0) await releaseStale(counter, item, now);
   return readTotals(item).settled;
 }
@@ -161,7 +165,9 @@ async function releaseStale(counter: ReservedCounter, item: Item | undefined, no
 }
 
 function stampExpression(counter: ReservedCounter): string {
-  const parts = [counter.expiresAt === undefined ? '' : 'expiresAt = :ttl', counter.group === undefined ? '' : '#g = if_not_exists(#g, :group)'].filter(Boolean);
+  const parts = [counter.expiresAt === undefined ? '' : 'expiresAt = :ttl', counter.group === undefined ? '' : '#g = if_not_exists(#g, :group)'].filter(
+    Boolean,
+  );
   return parts.length === 0 ? '' : ` SET ${parts.join(', ')}`;
 }
 

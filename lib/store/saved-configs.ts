@@ -1,11 +1,4 @@
-import {
-  BatchGetItemCommand,
-  DeleteItemCommand,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-  type AttributeValue,
-} from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { sleep } from '../core/time';
 import { deleteItemsUnder, markHeadDeleting } from './batch-write';
@@ -55,16 +48,26 @@ export async function createConfigHead(head: ConfigHead): Promise<void> {
 
 /** The head, unless there is none or a delete has started on it. */
 export async function readConfigHead(workspaceId: string, id: string, consistent: boolean): Promise<ConfigHead | undefined> {
-  const result = await dynamoClient().send(new GetItemCommand({ TableName: tables.control, Key: marshall(savedConfigKey.head(workspaceId, id)), ConsistentRead: consistent }));
+  const result = await dynamoClient().send(
+    new GetItemCommand({ TableName: tables.control, Key: marshall(savedConfigKey.head(workspaceId, id)), ConsistentRead: consistent }),
+  );
   if (!result.Item) return undefined;
   const head = unmarshall(result.Item) as ConfigHead;
   return head.deleting_at === undefined ? head : undefined;
 }
 
 /** The head and one version's item in one round trip (BatchGetItem). */
-export async function readConfigHeadAndVersion(workspaceId: string, id: string, version: number, consistent: boolean): Promise<{ head?: ConfigHead; version?: ConfigVersion }> {
+export async function readConfigHeadAndVersion(
+  workspaceId: string,
+  id: string,
+  version: number,
+  consistent: boolean,
+): Promise<{ head?: ConfigHead; version?: ConfigVersion }> {
   let request: Record<string, { Keys: Record<string, AttributeValue>[]; ConsistentRead: boolean }> | undefined = {
-    [tables.control]: { Keys: [marshall(savedConfigKey.head(workspaceId, id)), marshall(savedConfigKey.version(workspaceId, id, version))], ConsistentRead: consistent },
+    [tables.control]: {
+      Keys: [marshall(savedConfigKey.head(workspaceId, id)), marshall(savedConfigKey.version(workspaceId, id, version))],
+      ConsistentRead: consistent,
+    },
   };
   let head: (ConfigHead & { sk?: string }) | undefined;
   let item: ConfigVersion | undefined;
@@ -112,7 +115,13 @@ export function advanceConfigHead(
         UpdateExpression: 'SET latest_version = :next, config = :config, #name = :name, updated_at = :now',
         ConditionExpression: 'latest_version = :current AND attribute_not_exists(deleting_at)',
         ExpressionAttributeNames: { '#name': 'name' },
-        ExpressionAttributeValues: marshall({ ':next': change.next, ':config': change.config, ':name': change.name, ':now': change.updatedAt, ':current': change.current }),
+        ExpressionAttributeValues: marshall({
+          ':next': change.next,
+          ':config': change.config,
+          ':name': change.name,
+          ':now': change.updatedAt,
+          ':current': change.current,
+        }),
       }),
     ),
   );
@@ -138,7 +147,7 @@ export async function listConfigHeads(workspaceId: string, options: { limit: num
 export async function deleteConfigItems(workspaceId: string, id: string, now: number): Promise<ConfigHead | undefined> {
   const head = savedConfigKey.head(workspaceId, id);
   const raw = await markHeadDeleting(tables.control, head, now);
-  const old = raw && unmarshall(raw) as ConfigHead;
+  const old = raw && (unmarshall(raw) as ConfigHead);
   if (!old) return undefined;
   await deleteItemsUnder(tables.control, head.pk, savedConfigKey.versionPrefix, 'saved-config versions to delete');
   await dynamoClient().send(new DeleteItemCommand({ TableName: tables.control, Key: marshall(head) }));

@@ -96,8 +96,15 @@ export function semanticRefOf(scope: string, id: string, vector: Vector): Semant
 export function isSemanticRef(value: unknown): value is SemanticRef {
   const ref = value as SemanticRef | null;
   return (
-    typeof ref === 'object' && ref !== null && typeof ref.scope === 'string' && keyPartPattern.test(ref.scope) && typeof ref.id === 'string' && keyPartPattern.test(ref.id) &&
-    Array.isArray(ref.signatures) && ref.signatures.length === lshTables && ref.signatures.every((signature) => typeof signature === 'string' && signaturePattern.test(signature))
+    typeof ref === 'object' &&
+    ref !== null &&
+    typeof ref.scope === 'string' &&
+    keyPartPattern.test(ref.scope) &&
+    typeof ref.id === 'string' &&
+    keyPartPattern.test(ref.id) &&
+    Array.isArray(ref.signatures) &&
+    ref.signatures.length === lshTables &&
+    ref.signatures.every((signature) => typeof signature === 'string' && signaturePattern.test(signature))
   );
 }
 
@@ -121,7 +128,12 @@ export async function deleteSemanticItems(workspaceId: string, refs: readonly Se
  * large the cache grows. An entry found in several tables comes back once; an expired one (TTL
  * deletes within days, not at once) and one whose vector cannot be read not at all.
  */
-export async function findSemanticCandidates(workspaceId: string, scope: string, signatures: readonly string[], query: CandidateQuery = {}): Promise<SemanticCandidate[]> {
+export async function findSemanticCandidates(
+  workspaceId: string,
+  scope: string,
+  signatures: readonly string[],
+  query: CandidateQuery = {},
+): Promise<SemanticCandidate[]> {
   return (await findSemanticCandidatesWithReads(workspaceId, scope, signatures, query)).candidates;
 }
 
@@ -135,11 +147,17 @@ export interface CandidateLookup {
 }
 
 /** `findSemanticCandidates`, with the count of items its Queries read. */
-export async function findSemanticCandidatesWithReads(workspaceId: string, scope: string, signatures: readonly string[], query: CandidateQuery = {}): Promise<CandidateLookup> {
+export async function findSemanticCandidatesWithReads(
+  workspaceId: string,
+  scope: string,
+  signatures: readonly string[],
+  query: CandidateQuery = {},
+): Promise<CandidateLookup> {
   checkKeyParts(workspaceId, scope);
   checkSignatures(signatures);
   const limit = query.perBucketLimit ?? defaultPerBucketLimit;
-  if (!Number.isInteger(limit) || limit < 1 || limit > maxPerBucketLimit) throw new Error(`perBucketLimit must be an integer from 1 to ${maxPerBucketLimit}, not ${limit}.`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxPerBucketLimit)
+    throw new Error(`perBucketLimit must be an integer from 1 to ${maxPerBucketLimit}, not ${limit}.`);
   const now = query.now ?? Date.now();
   const pages = await Promise.all(
     signatures.map((signature, table) =>
@@ -186,6 +204,7 @@ function checkSignatures(signatures: readonly string[]): void {
 
 function checkKeyParts(...parts: string[]): void {
   for (const part of parts) {
-    if (!keyPartPattern.test(part)) throw new Error(`Semantic cache key part ${JSON.stringify(String(part).slice(0, 100))} is not 1 to 128 letters, digits, "_" or "-".`);
+    if (!keyPartPattern.test(part))
+      throw new Error(`Semantic cache key part ${JSON.stringify(String(part).slice(0, 100))} is not 1 to 128 letters, digits, "_" or "-".`);
   }
 }

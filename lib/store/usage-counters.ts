@@ -74,7 +74,11 @@ export async function listUsage(policyId: string, periodStart: number, limit: nu
       const usage = readTotals(raw).settled;
       if (usage <= 0) continue;
       const item = unmarshall(raw);
-      buckets.push({ group: (item.group ?? {}) as Record<string, string | null>, usage, ...(typeof item.alertedAt === 'number' ? { alertedAt: item.alertedAt } : {}) });
+      buckets.push({
+        group: (item.group ?? {}) as Record<string, string | null>,
+        usage,
+        ...(typeof item.alertedAt === 'number' ? { alertedAt: item.alertedAt } : {}),
+      });
     }
     start = page.LastEvaluatedKey;
   } while (start && buckets.length < limit);

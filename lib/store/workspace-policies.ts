@@ -57,7 +57,15 @@ export function workspacePolicyStore<T extends WorkspacePolicyItem>(keys: Policy
       dynamoClient().send(
         new PutItemCommand({
           TableName: tables.control,
-          Item: marshall({ ...keys.item(item.workspace_id, item.id), gsi1pk: keys.workspaceList(item.workspace_id), gsi1sk: `${String(item.created_at).padStart(15, '0')}#${item.id}`, ...item }, { removeUndefinedValues: true }),
+          Item: marshall(
+            {
+              ...keys.item(item.workspace_id, item.id),
+              gsi1pk: keys.workspaceList(item.workspace_id),
+              gsi1sk: `${String(item.created_at).padStart(15, '0')}#${item.id}`,
+              ...item,
+            },
+            { removeUndefinedValues: true },
+          ),
           ConditionExpression: condition === 'ifAbsent' ? 'attribute_not_exists(pk)' : 'attribute_exists(pk)',
         }),
       ),
@@ -67,12 +75,22 @@ export function workspacePolicyStore<T extends WorkspacePolicyItem>(keys: Policy
     return fields as unknown as T;
   };
   const find = async (workspaceId: string, id: string) => {
-    const result = await dynamoClient().send(new GetItemCommand({ TableName: tables.control, Key: marshall(keys.item(workspaceId, id)), ConsistentRead: true }));
+    const result = await dynamoClient().send(
+      new GetItemCommand({ TableName: tables.control, Key: marshall(keys.item(workspaceId, id)), ConsistentRead: true }),
+    );
     return result.Item ? strip(unmarshall(result.Item)) : undefined;
   };
   return {
     async create(owner, fields, now = Date.now()) {
-      const policy = { ...fields, id: randomUUID(), workspace_id: owner.workspaceId, organisation_id: owner.organisationId, status: 'active', created_at: now, last_updated_at: now } as T;
+      const policy = {
+        ...fields,
+        id: randomUUID(),
+        workspace_id: owner.workspaceId,
+        organisation_id: owner.organisationId,
+        status: 'active',
+        created_at: now,
+        last_updated_at: now,
+      } as T;
       if (!(await put(policy, 'ifAbsent'))) throw new Error(`Policy id ${policy.id} is taken; ids are random, so this should not happen.`);
       return policy;
     },

@@ -18,7 +18,17 @@ describe('anthropic through the gateway with the official openai client', () => 
   it('gets a plain text completion', async () => {
     const traceId = `anthropic-text-${Date.now()}`;
     const { data, response } = await client.chat.completions
-      .create({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello Claude' }], temperature: 0.2 }, { headers: { 'x-gateway-trace-id': traceId } })
+      .create(
+        {
+          model: 'claude-sonnet-4-20250514',
+          messages: [
+            { role: 'system', content: 'Be brief.' },
+            { role: 'user', content: 'Hello Claude' },
+          ],
+          temperature: 0.2,
+        },
+        { headers: { 'x-gateway-trace-id': traceId } },
+      )
       .withResponse();
     expect(data.object).toBe('chat.completion');
     expect(data.id).toMatch(/^msg_fake/);
@@ -36,7 +46,13 @@ describe('anthropic through the gateway with the official openai client', () => 
     expect(sent.headers['x-api-key']).toBe('sk-ant-e2e');
     expect(sent.headers['anthropic-version']).toBe('2023-06-01');
     expect(sent.headers.authorization).toBeUndefined();
-    expect(sent.json).toEqual({ model: 'claude-sonnet-4-20250514', max_tokens: 4096, system: 'Be brief.', messages: [{ role: 'user', content: 'Hello Claude' }], temperature: 0.2 });
+    expect(sent.json).toEqual({
+      model: 'claude-sonnet-4-20250514',
+      max_tokens: 4096,
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'Hello Claude' }],
+      temperature: 0.2,
+    });
     const [log] = await waitForLogs(traceId);
     expect(log.usage.total_tokens).toBe(data.usage!.total_tokens);
   });
@@ -90,7 +106,9 @@ describe('anthropic through the gateway with the official openai client', () => 
     expect(limited.headers.get('retry-after')).toBe('1');
 
     fake.script({ status: 529, json: readFixtureJson('anthropic_error_529_overloaded.json') });
-    const overloaded = await client.chat.completions.create({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'hi' }] }).catch((error) => error);
+    const overloaded = await client.chat.completions
+      .create({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error) => error);
     expect(overloaded).toBeInstanceOf(OpenAI.APIError);
     expect(overloaded.status).toBe(529);
     expect(overloaded.error).toEqual({ message: 'Overloaded', type: 'overloaded_error', param: null, code: 'overloaded_error', provider: 'anthropic' });
@@ -111,7 +129,11 @@ describe('anthropic through the gateway with the official openai client', () => 
 
   it('streams thinking as content_blocks with strict_api_compliance off, and refuses thinking otherwise', async () => {
     const refused = await client.chat.completions
-      .create({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'think' }], thinking: { type: 'enabled', budget_tokens: 1024 } } as never)
+      .create({
+        model: 'claude-sonnet-4-20250514',
+        messages: [{ role: 'user', content: 'think' }],
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+      } as never)
       .catch((error) => error);
     expect(refused.status).toBe(400);
     expect(refused.error.message).toMatch(/strict_api_compliance: false/);
@@ -119,7 +141,12 @@ describe('anthropic through the gateway with the official openai client', () => 
     const config = { provider: 'anthropic', api_key: 'sk-ant-cfg', custom_host: fake.url, strict_api_compliance: false };
     const thinking = openaiClient({ headers: { 'x-gateway-config': JSON.stringify(config) } });
     fake.script({ sse: readFixtureBytes('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse') });
-    const stream = await thinking.chat.completions.create({ model: 'claude-fable-5', messages: [{ role: 'user', content: 'eclipse?' }], stream: true, thinking: { type: 'enabled', budget_tokens: 1024 } } as never);
+    const stream = await thinking.chat.completions.create({
+      model: 'claude-fable-5',
+      messages: [{ role: 'user', content: 'eclipse?' }],
+      stream: true,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+    } as never);
     const { chunks, finishReason } = await collectChunks(stream as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>);
     const blocks = chunks.flatMap((chunk) => (chunk.choices[0]?.delta as any)?.content_blocks ?? []);
     expect(blocks.map((block: any) => block.thinking ?? '').join('')).toMatch(/^Simple educational question/);
@@ -140,7 +167,13 @@ describe('anthropic through the gateway with the official openai client', () => 
   it('passes a native Messages request through with x-api-key and the client anthropic-version', async () => {
     const response = await gatewayFetch('/messages', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-gateway-provider': 'anthropic', authorization: 'Bearer sk-ant-pt', 'x-gateway-custom-host': fake.url, 'anthropic-version': '2023-01-01' },
+      headers: {
+        'content-type': 'application/json',
+        'x-gateway-provider': 'anthropic',
+        authorization: 'Bearer sk-ant-pt',
+        'x-gateway-custom-host': fake.url,
+        'anthropic-version': '2023-01-01',
+      },
       body: JSON.stringify({ model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'native' }] }),
     });
     expect(response.status).toBe(200);

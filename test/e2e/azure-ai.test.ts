@@ -12,7 +12,13 @@ describe('azure-ai through the gateway with the official openai client', () => {
   let serverless: OpenAI;
   beforeAll(async () => {
     fake = await startFakeAzure();
-    const foundryConfig = { provider: 'azure-ai', api_key: fake.key, custom_host: `${fake.url}/models`, cloudC_resource_name: 'my-foundry', cloudC_deployment_name: 'mistral-large-deploy' };
+    const foundryConfig = {
+      provider: 'azure-ai',
+      api_key: fake.key,
+      custom_host: `${fake.url}/models`,
+      cloudC_resource_name: 'my-foundry',
+      cloudC_deployment_name: 'mistral-large-deploy',
+    };
     foundry = openaiClient({ provider: 'azure-ai', headers: { 'x-gateway-config': JSON.stringify(foundryConfig) } });
     const serverlessConfig = {
       provider: 'azure-ai',
@@ -31,7 +37,9 @@ describe('azure-ai through the gateway with the official openai client', () => {
   afterAll(() => fake.close());
 
   it('gets a chat completion from a Foundry resource: /models path, deployment as model, api-key, pass-through', async () => {
-    const { data, response } = await foundry.chat.completions.create({ model: 'mistral-large', messages: [{ role: 'user', content: 'Bonjour', name: 'x' }] }).withResponse();
+    const { data, response } = await foundry.chat.completions
+      .create({ model: 'mistral-large', messages: [{ role: 'user', content: 'Bonjour', name: 'x' }] })
+      .withResponse();
     expect(data.choices[0].message.content).toBe('echo: Bonjour');
     expect(response.headers.get('x-gateway-provider')).toBe('azure-ai');
     const sent = fake.requests[0];
@@ -53,14 +61,31 @@ describe('azure-ai through the gateway with the official openai client', () => {
     expect(sent.headers['api-key']).toBeUndefined();
     expect(sent.json.stream_options).toBeUndefined();
 
-    messages.push({ role: 'assistant', tool_calls: [{ id: calls[0].id, type: 'function', function: { name: calls[0].name, arguments: calls[0].arguments } }] }, { role: 'tool', tool_call_id: calls[0].id, content: 'sunny' });
+    messages.push(
+      { role: 'assistant', tool_calls: [{ id: calls[0].id, type: 'function', function: { name: calls[0].name, arguments: calls[0].arguments } }] },
+      { role: 'tool', tool_call_id: calls[0].id, content: 'sunny' },
+    );
     const answer = await serverless.chat.completions.create({ model: 'llama', messages, tools: [weatherTool] });
     expect(answer.choices[0].message.content).toBe('the tool said: sunny');
     expect(fake.requests[1].json.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: calls[0].id, content: 'sunny' });
   });
 
   it("keeps the endpoint's error status, with provider azure-ai", async () => {
-    const error = await foundry.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'x-gateway-config': JSON.stringify({ provider: 'azure-ai', api_key: fake.key, custom_host: `${fake.url}/models`, cloudC_deployment_name: 'error-503' }) } }).catch((caught) => caught);
+    const error = await foundry.chat.completions
+      .create(
+        { model: 'x', messages: [{ role: 'user', content: 'hi' }] },
+        {
+          headers: {
+            'x-gateway-config': JSON.stringify({
+              provider: 'azure-ai',
+              api_key: fake.key,
+              custom_host: `${fake.url}/models`,
+              cloudC_deployment_name: 'error-503',
+            }),
+          },
+        },
+      )
+      .catch((caught) => caught);
     expect(error).toBeInstanceOf(OpenAI.InternalServerError);
     expect(error.status).toBe(503);
     expect(error.error.provider).toBe('azure-ai');

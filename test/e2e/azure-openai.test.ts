@@ -37,7 +37,12 @@ describe('azure-openai through the gateway with the official openai client', () 
   });
 
   it('streams text without the id-less prompt-filter chunk, and the stream helper assembles it', async () => {
-    const stream = await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Stream to me' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'Stream to me' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const { chunks, text, last } = await collectChunks(stream);
     expect(chunks.every((chunk) => chunk.id === 'chatcmpl-fakeazure0001' && chunk.model === 'gpt-4o-2024-08-06')).toBe(true);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
@@ -59,9 +64,17 @@ describe('azure-openai through the gateway with the official openai client', () 
     const { assembledToolCalls, finishReasons } = await collectChunks(stream);
     expect(assembledToolCalls).toHaveLength(1);
     const [{ id, name, arguments: args }] = assembledToolCalls;
-    expect({ id, name, args: JSON.parse(args), finishReasons }).toEqual({ id: `call_${'az'.repeat(12)}`, name: 'get_weather', args: { location: 'Paris' }, finishReasons: ['tool_calls'] });
+    expect({ id, name, args: JSON.parse(args), finishReasons }).toEqual({
+      id: `call_${'az'.repeat(12)}`,
+      name: 'get_weather',
+      args: { location: 'Paris' },
+      finishReasons: ['tool_calls'],
+    });
 
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: args } }] }, { role: 'tool', tool_call_id: id, content: '18°C and sunny' });
+    messages.push(
+      { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: args } }] },
+      { role: 'tool', tool_call_id: id, content: '18°C and sunny' },
+    );
     const answer = await client.chat.completions.create({ model: 'gpt-4o', messages, tools: [weatherTool] });
     expect(answer.choices[0].message.content).toBe('the tool said: 18°C and sunny');
     const sent = fake.requests.at(-1)!.json;
@@ -72,7 +85,11 @@ describe('azure-openai through the gateway with the official openai client', () 
   });
 
   it("answers Azure's content-filter 400 in OpenAI's error shape", async () => {
-    const filtered = openaiClient({ provider: 'azure-openai', apiKey: fake.key, headers: { 'x-gateway-custom-host': `${fake.url}/openai`, 'x-gateway-cloudC-deployment-id': 'error-content-filter' } });
+    const filtered = openaiClient({
+      provider: 'azure-openai',
+      apiKey: fake.key,
+      headers: { 'x-gateway-custom-host': `${fake.url}/openai`, 'x-gateway-cloudC-deployment-id': 'error-content-filter' },
+    });
     const error = await filtered.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'bad words' }] }).catch((caught) => caught);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error.status).toBe(400);
@@ -81,21 +98,35 @@ describe('azure-openai through the gateway with the official openai client', () 
     expect(error.error.provider).toBe('azure-openai');
     expect(error.message).toMatch(/content management policy/);
 
-    const limited = openaiClient({ provider: 'azure-openai', apiKey: fake.key, headers: { 'x-gateway-custom-host': `${fake.url}/openai`, 'x-gateway-cloudC-deployment-id': 'error-429' } });
-    const rateError = await limited.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true }).catch((caught) => caught);
+    const limited = openaiClient({
+      provider: 'azure-openai',
+      apiKey: fake.key,
+      headers: { 'x-gateway-custom-host': `${fake.url}/openai`, 'x-gateway-cloudC-deployment-id': 'error-429' },
+    });
+    const rateError = await limited.chat.completions
+      .create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true })
+      .catch((caught) => caught);
     expect(rateError).toBeInstanceOf(OpenAI.RateLimitError);
     expect(rateError.error.provider).toBe('azure-openai');
   });
 
   it('reports filtered output as finish_reason content_filter', async () => {
-    const filtered = openaiClient({ provider: 'azure-openai', apiKey: fake.key, headers: { 'x-gateway-custom-host': `${fake.url}/openai`, 'x-gateway-cloudC-deployment-id': 'filtered-output' } });
+    const filtered = openaiClient({
+      provider: 'azure-openai',
+      apiKey: fake.key,
+      headers: { 'x-gateway-custom-host': `${fake.url}/openai`, 'x-gateway-cloudC-deployment-id': 'filtered-output' },
+    });
     const stream = await filtered.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream: true });
     const { finishReasons } = await collectChunks(stream);
     expect(finishReasons).toEqual(['content_filter']);
   });
 
   it('sends an Entra ID token as a bearer', async () => {
-    const entra = openaiClient({ provider: 'azure-openai', apiKey: jwt, headers: { 'x-gateway-custom-host': `${fake.url}/openai`, 'x-gateway-cloudC-deployment-id': 'gpt4o-prod' } });
+    const entra = openaiClient({
+      provider: 'azure-openai',
+      apiKey: jwt,
+      headers: { 'x-gateway-custom-host': `${fake.url}/openai`, 'x-gateway-cloudC-deployment-id': 'gpt4o-prod' },
+    });
     await entra.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'token' }] });
     expect(fake.requests[0].headers.authorization).toBe(`Bearer ${jwt}`);
     expect(fake.requests[0].headers['api-key']).toBeUndefined();
@@ -113,7 +144,10 @@ describe('azure-openai through the gateway with the official openai client', () 
     };
     const configured = openaiClient({ provider: 'azure-openai', headers: { 'x-gateway-config': JSON.stringify(config) } });
     const embedding = await configured.embeddings.create({ model: 'text-embedding-3-small', input: ['a', 'b'], encoding_format: 'float' });
-    expect(embedding.data.map((item) => item.embedding)).toEqual([[0.25, -0.5, 0], [0.25, -0.5, 1]]);
+    expect(embedding.data.map((item) => item.embedding)).toEqual([
+      [0.25, -0.5, 0],
+      [0.25, -0.5, 1],
+    ]);
     expect(fake.requests[0].path).toBe('/openai/deployments/embed-small/embeddings?api-version=2024-06-01');
     await configured.chat.completions.create({ model: 'anything', messages: [{ role: 'user', content: 'default' }] });
     expect(fake.requests[1].path).toBe('/openai/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21');

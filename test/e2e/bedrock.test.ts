@@ -5,7 +5,12 @@ import { pixelPng, startFakeBedrock, type FakeBedrock } from '../support/fakes/b
 import { gatewayFetch, openaiClient, waitForLogs } from '../support/gateway-client';
 import { parseSse } from '../support/sse';
 
-const credentials = { accessKeyId: 'AKIDFAKEBEDROCK00001', secretAccessKey: 'fake/Secret+Key/for/the/bedrock/e2e/tests', sessionToken: 'FQoGZXIvYXdzEFAKEsessiontoken//abc==', region: 'eu-west-1' };
+const credentials = {
+  accessKeyId: 'AKIDFAKEBEDROCK00001',
+  secretAccessKey: 'fake/Secret+Key/for/the/bedrock/e2e/tests',
+  sessionToken: 'FQoGZXIvYXdzEFAKEsessiontoken//abc==',
+  region: 'eu-west-1',
+};
 const claude = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
 const weatherTool = makeWeatherTool({ parameter: 'city', description: 'Weather in a city' });
 
@@ -30,7 +35,17 @@ describe('bedrock through the gateway with the official openai client', () => {
 
   it('gets a plain text completion over a SigV4-signed Converse call', async () => {
     const { data, response } = await client.chat.completions
-      .create({ model: claude, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello Bedrock' }], max_tokens: 100, temperature: 0.2, stop: ['END'], seed: 7 })
+      .create({
+        model: claude,
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hello Bedrock' },
+        ],
+        max_tokens: 100,
+        temperature: 0.2,
+        stop: ['END'],
+        seed: 7,
+      })
       .withResponse();
     expect(data.object).toBe('chat.completion');
     expect(data.model).toBe(claude);
@@ -43,7 +58,9 @@ describe('bedrock through the gateway with the official openai client', () => {
     expect(sent.auth).toBe('sigv4');
     expect(sent.path).toBe('/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse');
     expect(sent.headers['x-amz-security-token']).toBe(credentials.sessionToken);
-    expect(sent.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDFAKEBEDROCK00001\/\d{8}\/eu-west-1\/bedrock\/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-security-token, /);
+    expect(sent.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDFAKEBEDROCK00001\/\d{8}\/eu-west-1\/bedrock\/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-security-token, /,
+    );
     expect(sent.json).toEqual({
       messages: [{ role: 'user', content: [{ text: 'Hello Bedrock' }] }],
       system: [{ text: 'Be brief.' }],
@@ -72,7 +89,9 @@ describe('bedrock through the gateway with the official openai client', () => {
     const sent = fake.requests.at(-1)!;
     expect(sent.action).toBe('converse-stream');
     expect(sent.headers.accept).toBe('application/vnd.amazon.eventstream');
-    expect(sent.json.toolConfig).toEqual({ tools: [{ toolSpec: { name: 'get_weather', description: 'Weather in a city', inputSchema: { json: weatherTool.function.parameters } } }] });
+    expect(sent.json.toolConfig).toEqual({
+      tools: [{ toolSpec: { name: 'get_weather', description: 'Weather in a city', inputSchema: { json: weatherTool.function.parameters } } }],
+    });
   });
 
   it('round-trips a two-turn tool conversation and keeps the tools Bedrock needs for the history', async () => {
@@ -91,8 +110,14 @@ describe('bedrock through the gateway with the official openai client', () => {
     expect(second.choices[0].message.content).toBe('tool said: {"temperature":"22C","sky":"sunny"}');
     expect(second.choices[0].finish_reason).toBe('stop');
     const sent = fake.requests.at(-1)!.json;
-    expect(sent.messages[1]).toEqual({ role: 'assistant', content: [{ text: 'Let me check.' }, { toolUse: { toolUseId: call.id, name: 'get_weather', input: { city: 'example' } } }] });
-    expect(sent.messages[2]).toEqual({ role: 'user', content: [{ toolResult: { toolUseId: call.id, content: [{ text: '{"temperature":"22C","sky":"sunny"}' }] } }] });
+    expect(sent.messages[1]).toEqual({
+      role: 'assistant',
+      content: [{ text: 'Let me check.' }, { toolUse: { toolUseId: call.id, name: 'get_weather', input: { city: 'example' } } }],
+    });
+    expect(sent.messages[2]).toEqual({
+      role: 'user',
+      content: [{ toolResult: { toolUseId: call.id, content: [{ text: '{"temperature":"22C","sky":"sunny"}' }] } }],
+    });
 
     // A third turn with tool_choice "none": the history's tool blocks still need a toolConfig.
     const third = await client.chat.completions.create({
@@ -145,7 +170,9 @@ describe('bedrock through the gateway with the official openai client', () => {
     expect(response.status).toBe(200);
     const events = parseSse(await response.text());
     expect(JSON.parse(events[1].data).choices[0].delta.content).toBe('Partial');
-    expect(JSON.parse(events.at(-2)!.data)).toEqual({ error: { message: 'Too many tokens, please wait.', type: 'rate_limit_error', param: null, code: 'throttlingException', provider: 'bedrock' } });
+    expect(JSON.parse(events.at(-2)!.data)).toEqual({
+      error: { message: 'Too many tokens, please wait.', type: 'rate_limit_error', param: null, code: 'throttlingException', provider: 'bedrock' },
+    });
     expect(events.at(-1)!.data).toBe('[DONE]');
   });
 
@@ -161,7 +188,10 @@ describe('bedrock through the gateway with the official openai client', () => {
       ],
     });
     const traceId = `bedrock-split-${Date.now()}`;
-    const stream = await client.chat.completions.create({ model: claude, messages: [{ role: 'user', content: 'x' }], stream: true }, { headers: { 'x-gateway-trace-id': traceId } });
+    const stream = await client.chat.completions.create(
+      { model: claude, messages: [{ role: 'user', content: 'x' }], stream: true },
+      { headers: { 'x-gateway-trace-id': traceId } },
+    );
     const { text, finishReasons } = await collectChunks(stream);
     expect(text).toBe('Sliced frames');
     expect(finishReasons).toEqual(['length']);
@@ -172,7 +202,15 @@ describe('bedrock through the gateway with the official openai client', () => {
   it('fetches a remote image for Bedrock, which takes only bytes', async () => {
     const data = await client.chat.completions.create({
       model: claude,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, { type: 'image_url', image_url: { url: `${fake.url}/assets/pixel.png` } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this' },
+            { type: 'image_url', image_url: { url: `${fake.url}/assets/pixel.png` } },
+          ],
+        },
+      ],
     });
     expect(data.choices[0].message.content).toBe('echo: what is this');
     expect(fake.requests.at(-1)!.json.messages[0].content[1]).toEqual({ image: { format: 'png', source: { bytes: pixelPng.toString('base64') } } });
@@ -205,7 +243,10 @@ describe('bedrock through the gateway with the official openai client', () => {
       body: JSON.stringify({ messages: [{ role: 'user', content: [{ text: 'native call' }] }] }),
     });
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ output: { message: { role: 'assistant', content: [{ text: 'echo: native call' }] } }, stopReason: 'end_turn' });
+    expect(await response.json()).toMatchObject({
+      output: { message: { role: 'assistant', content: [{ text: 'echo: native call' }] } },
+      stopReason: 'end_turn',
+    });
     expect(fake.requests.at(-1)!.auth).toBe('sigv4');
   });
 });

@@ -4,7 +4,6 @@ import { collectChunks, weatherTool } from '../support/chat-stream';
 import { startFakeCohere, type FakeCohere } from '../support/fakes/cohere';
 import { openaiClient, waitForLogs } from '../support/gateway-client';
 
-
 describe('cohere through the gateway with the official openai client', () => {
   let fake: FakeCohere;
   let client: OpenAI;
@@ -19,7 +18,16 @@ describe('cohere through the gateway with the official openai client', () => {
 
   it('gets a chat completion, usage from tokens', async () => {
     const { data, response } = await client.chat.completions
-      .create({ model: 'command-a-03-2025', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello Cohere' }], max_tokens: 50, top_p: 0.5, stop: ['\n\n'] })
+      .create({
+        model: 'command-a-03-2025',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hello Cohere' },
+        ],
+        max_tokens: 50,
+        top_p: 0.5,
+        stop: ['\n\n'],
+      })
       .withResponse();
     expect(data.object).toBe('chat.completion');
     expect(data.id).toBe('cohere-fake-0001');
@@ -30,7 +38,16 @@ describe('cohere through the gateway with the official openai client', () => {
     expect(response.headers.get('x-gateway-provider')).toBe('cohere');
     const sent = fake.requests[0];
     expect(sent.path).toBe('/v2/chat');
-    expect(sent.json).toEqual({ model: 'command-a-03-2025', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello Cohere' }], max_tokens: 50, p: 0.5, stop_sequences: ['\n\n'] });
+    expect(sent.json).toEqual({
+      model: 'command-a-03-2025',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hello Cohere' },
+      ],
+      max_tokens: 50,
+      p: 0.5,
+      stop_sequences: ['\n\n'],
+    });
   });
 
   it('streams text with the usage chunk when asked, and logs the usage', async () => {
@@ -58,7 +75,10 @@ describe('cohere through the gateway with the official openai client', () => {
     expect(finishReasons).toEqual(['tool_calls']);
     expect(fake.requests[0].json.tool_choice).toBe('REQUIRED');
 
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] }, { role: 'tool', tool_call_id: call.id, content: '18°C' });
+    messages.push(
+      { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] },
+      { role: 'tool', tool_call_id: call.id, content: '18°C' },
+    );
     const answer = await client.chat.completions.create({ model: 'command-a-03-2025', messages, tools: [weatherTool] });
     expect(answer.choices[0].message.content).toBe('the tools said: 18°C');
     expect(fake.requests[1].json.messages.slice(1)).toEqual([
@@ -71,12 +91,17 @@ describe('cohere through the gateway with the official openai client', () => {
     const data = await client.chat.completions.create({ model: 'command-a-03-2025', messages: [{ role: 'user', content: 'weather?' }], tools: [weatherTool] });
     expect(data.choices[0].finish_reason).toBe('tool_calls');
     expect(data.choices[0].message.content).toBeNull();
-    expect(data.choices[0].message.tool_calls).toEqual([{ id: 'get_weather_fk3x9q2b7m1n', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }]);
+    expect(data.choices[0].message.tool_calls).toEqual([
+      { id: 'get_weather_fk3x9q2b7m1n', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } },
+    ]);
   });
 
   it('embeds, decoding the base64 the client asks for by default', async () => {
     const decoded = await client.embeddings.create({ model: 'embed-v4.0', input: ['abcdefgh', 'xy'] });
-    expect(decoded.data.map((item) => item.embedding)).toEqual([[1, -0.5, 0.25], [0.25, -0.5, 1.25]]);
+    expect(decoded.data.map((item) => item.embedding)).toEqual([
+      [1, -0.5, 0.25],
+      [0.25, -0.5, 1.25],
+    ]);
     expect(decoded.usage).toEqual({ prompt_tokens: 6, total_tokens: 6 });
     expect(fake.requests[0].json).toEqual({ model: 'embed-v4.0', texts: ['abcdefgh', 'xy'], input_type: 'search_document', embedding_types: ['float'] });
   });
@@ -87,10 +112,14 @@ describe('cohere through the gateway with the official openai client', () => {
     expect(error.error).toMatchObject({ message: 'fake cohere error 429', provider: 'cohere' });
 
     const badKey = openaiClient({ provider: 'cohere', apiKey: 'wrong', headers: { 'x-gateway-custom-host': `${fake.url}/v2` } });
-    const auth = await badKey.chat.completions.create({ model: 'command-a', messages: [{ role: 'user', content: 'hi' }], stream: true }).catch((caught) => caught);
+    const auth = await badKey.chat.completions
+      .create({ model: 'command-a', messages: [{ role: 'user', content: 'hi' }], stream: true })
+      .catch((caught) => caught);
     expect(auth).toBeInstanceOf(OpenAI.AuthenticationError);
 
-    const unsupported = await client.chat.completions.create({ model: 'command-a', messages: [{ role: 'user', content: 'hi' }], n: 2 }).catch((caught) => caught);
+    const unsupported = await client.chat.completions
+      .create({ model: 'command-a', messages: [{ role: 'user', content: 'hi' }], n: 2 })
+      .catch((caught) => caught);
     expect(unsupported).toBeInstanceOf(OpenAI.BadRequestError);
     expect(unsupported.param).toBe('n');
     expect(fake.requests.length).toBe(2);

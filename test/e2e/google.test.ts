@@ -20,7 +20,18 @@ describe('google (Gemini API) through the gateway with the official openai clien
   it('gets a plain text completion, with the key in x-goog-api-key', async () => {
     const traceId = `google-text-${Date.now()}`;
     const { data, response } = await client.chat.completions
-      .create({ model: 'gemini-2.5-flash', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello Gemini' }], temperature: 0.3, max_tokens: 100 }, { headers: { 'x-gateway-trace-id': traceId } })
+      .create(
+        {
+          model: 'gemini-2.5-flash',
+          messages: [
+            { role: 'system', content: 'Be brief.' },
+            { role: 'user', content: 'Hello Gemini' },
+          ],
+          temperature: 0.3,
+          max_tokens: 100,
+        },
+        { headers: { 'x-gateway-trace-id': traceId } },
+      )
       .withResponse();
     expect(data.object).toBe('chat.completion');
     expect(data.id).toMatch(/^chatcmpl-fake/);
@@ -62,11 +73,13 @@ describe('google (Gemini API) through the gateway with the official openai clien
     expect(last).toMatchObject({ choices: [], usage: { completion_tokens_details: { reasoning_tokens: 7 } } });
     const sent = fake.requests.at(-1)!;
     expect(sent.path).toBe('/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
-    expect(sent.json.tools).toEqual([{ functionDeclarations: [{ name: 'get_weather', description: 'Current weather', parametersJsonSchema: weatherTool.function.parameters }] }]);
+    expect(sent.json.tools).toEqual([
+      { functionDeclarations: [{ name: 'get_weather', description: 'Current weather', parametersJsonSchema: weatherTool.function.parameters }] },
+    ]);
     expect(sent.json.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
   });
 
-  it('carries a two-turn tool conversation, signature included, through Gemini\'s checks', async () => {
+  it("carries a two-turn tool conversation, signature included, through Gemini's checks", async () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Please call a tool for the weather in Paris' }];
     const first = await client.chat.completions.create({ model: 'gemini-2.5-flash', messages, tools: [weatherTool] });
     expect(first.choices[0].finish_reason).toBe('tool_calls');
@@ -77,7 +90,10 @@ describe('google (Gemini API) through the gateway with the official openai clien
     expect(second.choices[0].finish_reason).toBe('stop');
     expect(second.choices[0].message.content).toBe('results: [{"name":"get_weather","response":{"temp_c":21,"sky":"clear"}}]');
     const sent = fake.requests.at(-1)!.json;
-    expect(sent.contents[1]).toEqual({ role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { location: 'example' } }, thoughtSignature: expect.any(String) }] });
+    expect(sent.contents[1]).toEqual({
+      role: 'model',
+      parts: [{ functionCall: { name: 'get_weather', args: { location: 'example' } }, thoughtSignature: expect.any(String) }],
+    });
     expect(sent.contents[2]).toEqual({ role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { temp_c: 21, sky: 'clear' } } }] });
 
     // A third turn keeps the whole history valid for Gemini.
@@ -92,17 +108,25 @@ describe('google (Gemini API) through the gateway with the official openai clien
     expect(limited.error).toMatchObject({ provider: 'google', code: 'RESOURCE_EXHAUSTED', message: 'The fake was asked to fail with 429.' });
 
     const badKey = openaiClient({ provider: 'google', apiKey: 'AIza-wrong', headers: { 'x-gateway-custom-host': `${fake.url}/v1beta` } });
-    const denied = await badKey.chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true }).catch((error) => error);
+    const denied = await badKey.chat.completions
+      .create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true })
+      .catch((error) => error);
     expect(denied).toBeInstanceOf(OpenAI.BadRequestError);
     expect(denied.error).toMatchObject({ provider: 'google', code: 'INVALID_ARGUMENT', message: 'API key not valid. Please pass a valid API key.' });
 
     const recorded = readFixtureJson<any>('gemini_stream_error_404_recording.json').interactions[0].response;
     fake.script({ status: 404, json: recorded.bodySegments[0] });
-    const missing = await client.chat.completions.create({ model: 'custom-gemini-2.0-flash', messages: [{ role: 'user', content: 'why is the sky blue?' }], stream: true }).catch((error) => error);
+    const missing = await client.chat.completions
+      .create({ model: 'custom-gemini-2.0-flash', messages: [{ role: 'user', content: 'why is the sky blue?' }], stream: true })
+      .catch((error) => error);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
     expect(missing.error).toMatchObject({ code: 'NOT_FOUND', provider: 'google' });
 
-    const stream = await client.chat.completions.create({ model: 'error-midstream', messages: [{ role: 'user', content: 'long answer please' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'error-midstream',
+      messages: [{ role: 'user', content: 'long answer please' }],
+      stream: true,
+    });
     const { text, error: broken } = await collectChunksUntilError(stream);
     expect(text).toBe('echo: lo');
     expect(broken).toBeInstanceOf(OpenAI.APIError);

@@ -19,8 +19,15 @@ describe('mistral-ai through the gateway with the official openai client', () =>
   afterAll(() => upstream.close());
 
   it('gets the recorded completion, sending random_seed and max_tokens', async () => {
-    upstream.script('/mistral', [{ status: 200, body: readFixture('mistral_chat_completion_nonstream.json'), headers: { 'content-type': 'application/json' } }]);
-    const data = await client.chat.completions.create({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }], seed: 42, max_completion_tokens: 100 });
+    upstream.script('/mistral', [
+      { status: 200, body: readFixture('mistral_chat_completion_nonstream.json'), headers: { 'content-type': 'application/json' } },
+    ]);
+    const data = await client.chat.completions.create({
+      model: 'mistral-large-latest',
+      messages: [{ role: 'user', content: 'Coca-Cola?' }],
+      seed: 42,
+      max_completion_tokens: 100,
+    });
     const recorded = readFixtureJson<any>('mistral_chat_completion_nonstream.json');
     expect(data.id).toBe(recorded.id);
     expect(data.choices[0].message.content).toBe(recorded.choices[0].message.content);
@@ -34,7 +41,12 @@ describe('mistral-ai through the gateway with the official openai client', () =>
 
   it('streams the recorded stream with its usage on the final content chunk', async () => {
     upstream.script('/mistral', [{ rawSse: readFixture('mistral_chat_stream_text_usage_in_final_chunk.sse'), splitEvery: 500 }]);
-    const stream = await client.chat.completions.create({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'mistral-large-latest',
+      messages: [{ role: 'user', content: 'Coca-Cola?' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const { chunks, text, last } = await collectChunks(stream);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
     expect(text).toMatch(/^Coca-Cola, often referred to as Coke/);
@@ -45,7 +57,13 @@ describe('mistral-ai through the gateway with the official openai client', () =>
 
   it('streams a forced tool call (tool_choice any) and sends the OpenAI call id back as a Mistral id', async () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
-    const stream = await client.chat.completions.create({ model: 'mistral-large-latest', messages, tools: [weatherTool], tool_choice: 'required', stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'mistral-large-latest',
+      messages,
+      tools: [weatherTool],
+      tool_choice: 'required',
+      stream: true,
+    });
     const { assembledToolCalls } = await collectChunks(stream);
     expect(assembledToolCalls).toHaveLength(1);
     const [call] = assembledToolCalls;
@@ -53,7 +71,10 @@ describe('mistral-ai through the gateway with the official openai client', () =>
     expect(call.id).toMatch(/^call_/);
     expect(call.name).toBe('get_weather');
 
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] }, { role: 'tool', tool_call_id: call.id, content: '18°C' });
+    messages.push(
+      { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] },
+      { role: 'tool', tool_call_id: call.id, content: '18°C' },
+    );
     messages.push({ role: 'user', content: 'Thanks' });
     const answer = await client.chat.completions.create({ model: 'mistral-large-latest', messages, tools: [weatherTool] });
     expect(answer.choices[0].message.content).toBe('echo: Thanks');

@@ -55,7 +55,12 @@ describe('the official openai client through the gateway', () => {
     expect(completion.object).toBe('text_completion');
     expect(completion.choices[0].text.length).toBeGreaterThan(0);
 
-    const stream = await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say this is a test', stream: true, stream_options: { include_usage: true } });
+    const stream = await client.completions.create({
+      model: 'gpt-3.5-turbo-instruct',
+      prompt: 'Say this is a test',
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | undefined;
     for await (const chunk of stream) {

@@ -22,15 +22,28 @@ describe('vertex-ai through the gateway with the official openai client', () => 
     client_email: clientEmail,
     token_uri: fake.tokenUri,
   });
-  const configFor = (account: object) => ({ provider: 'vertex-ai', custom_host: `${fake.url}${basePath}`, cloudB_region: 'us-central1', cloudB_service_account_json: account });
+  const configFor = (account: object) => ({
+    provider: 'vertex-ai',
+    custom_host: `${fake.url}${basePath}`,
+    cloudB_region: 'us-central1',
+    cloudB_service_account_json: account,
+  });
 
   beforeAll(async () => {
-    fake = await startFakeGoogle({ serviceAccount: { clientEmail, privateKeyId: 'e2e-key', publicKey: keys.publicKey }, accessTokens: ['ya29.client-supplied'] });
+    fake = await startFakeGoogle({
+      serviceAccount: { clientEmail, privateKeyId: 'e2e-key', publicKey: keys.publicKey },
+      accessTokens: ['ya29.client-supplied'],
+    });
     serviceAccountClient = openaiClient({ provider: 'vertex-ai', headers: { 'x-gateway-config': JSON.stringify(configFor(serviceAccount())) } });
     bearerClient = openaiClient({
       provider: 'vertex-ai',
       apiKey: 'ya29.client-supplied',
-      headers: { 'x-gateway-custom-host': `${fake.url}${basePath}`, 'x-gateway-cloudB-project-id': 'proj-e2e', 'x-gateway-cloudB-region': 'us-central1', 'x-cloudB-llm-request-type': 'shared' },
+      headers: {
+        'x-gateway-custom-host': `${fake.url}${basePath}`,
+        'x-gateway-cloudB-project-id': 'proj-e2e',
+        'x-gateway-cloudB-region': 'us-central1',
+        'x-cloudB-llm-request-type': 'shared',
+      },
     });
   });
   afterAll(() => fake.close());
@@ -57,7 +70,7 @@ describe('vertex-ai through the gateway with the official openai client', () => 
     expect(fake.requests.at(-1)!.headers.authorization).toBe(`Bearer ${fake.issuedTokens.at(-1)}`);
   });
 
-  it('streams a Gemini tool call in Vertex\'s stream shape, usage on the last chunk', async () => {
+  it("streams a Gemini tool call in Vertex's stream shape, usage on the last chunk", async () => {
     const stream = await bearerClient.chat.completions.create({
       model: 'gemini-2.5-flash',
       messages: [{ role: 'user', content: 'Please call a tool for Paris' }],
@@ -86,14 +99,23 @@ describe('vertex-ai through the gateway with the official openai client', () => 
     expect(second.choices[0].message.content).toBe('results: [{"name":"get_weather","response":{"output":"sunny"}}]');
 
     const claudeMessages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Please call a tool for Rome' }];
-    const claudeFirst = await serviceAccountClient.chat.completions.create({ model: 'claude-sonnet-4@20250514', messages: claudeMessages, tools: [weatherTool] });
+    const claudeFirst = await serviceAccountClient.chat.completions.create({
+      model: 'claude-sonnet-4@20250514',
+      messages: claudeMessages,
+      tools: [weatherTool],
+    });
     expect(claudeFirst.id).toMatch(/^msg_vrtx_fake/);
     expect(claudeFirst.choices[0].finish_reason).toBe('tool_calls');
     const claudeCall = claudeFirst.choices[0].message.tool_calls![0];
     expect(claudeCall.id).toMatch(/^toolu_fake/);
     expect(fake.requests.at(-1)!.path).toBe(`${basePath}/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict`);
     claudeMessages.push(claudeFirst.choices[0].message, { role: 'tool', tool_call_id: claudeCall.id, content: 'rainy' });
-    const stream = await serviceAccountClient.chat.completions.create({ model: 'claude-sonnet-4@20250514', messages: claudeMessages, tools: [weatherTool], stream: true });
+    const stream = await serviceAccountClient.chat.completions.create({
+      model: 'claude-sonnet-4@20250514',
+      messages: claudeMessages,
+      tools: [weatherTool],
+      stream: true,
+    });
     const { text } = await collectChunks(stream);
     expect(text).toBe('echo: rainy');
     const sent = fake.requests.at(-1)!;
@@ -102,23 +124,36 @@ describe('vertex-ai through the gateway with the official openai client', () => 
     expect(sent.json.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: claudeCall.id, content: 'rainy' }] });
   });
 
-  it('surfaces errors: Vertex\'s own statuses, a wrong access token, and a service account Google turns down', async () => {
+  it("surfaces errors: Vertex's own statuses, a wrong access token, and a service account Google turns down", async () => {
     const missing = await bearerClient.chat.completions.create({ model: 'error-404', messages: [{ role: 'user', content: 'hi' }] }).catch((error) => error);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
     expect(missing.error).toMatchObject({ provider: 'vertex-ai', code: 'NOT_FOUND' });
 
     const wrongToken = openaiClient({ provider: 'vertex-ai', apiKey: 'ya29.expired', headers: { 'x-gateway-custom-host': `${fake.url}${basePath}` } });
-    const denied = await wrongToken.chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true }).catch((error) => error);
+    const denied = await wrongToken.chat.completions
+      .create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true })
+      .catch((error) => error);
     expect(denied).toBeInstanceOf(OpenAI.AuthenticationError);
-    expect(denied.error).toMatchObject({ provider: 'vertex-ai', code: 'UNAUTHENTICATED', message: expect.stringMatching(/invalid authentication credentials/) });
+    expect(denied.error).toMatchObject({
+      provider: 'vertex-ai',
+      code: 'UNAUTHENTICATED',
+      message: expect.stringMatching(/invalid authentication credentials/),
+    });
 
-    const forged = openaiClient({ provider: 'vertex-ai', headers: { 'x-gateway-config': JSON.stringify(configFor(serviceAccount(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey))) } });
+    const forged = openaiClient({
+      provider: 'vertex-ai',
+      headers: { 'x-gateway-config': JSON.stringify(configFor(serviceAccount(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey))) },
+    });
     const refused = await forged.chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }).catch((error) => error);
     expect(refused).toBeInstanceOf(OpenAI.AuthenticationError);
-    expect(refused.error).toMatchObject({ provider: 'vertex-ai', code: 'service_account_token_error', message: expect.stringMatching(/Invalid JWT Signature/) });
+    expect(refused.error).toMatchObject({
+      provider: 'vertex-ai',
+      code: 'service_account_token_error',
+      message: expect.stringMatching(/Invalid JWT Signature/),
+    });
   });
 
-  it('gets embeddings from :predict with Vertex\'s token counts', async () => {
+  it("gets embeddings from :predict with Vertex's token counts", async () => {
     const result = await bearerClient.embeddings.create({ model: 'text-embedding-005', input: ['alpha', 'beta'], dimensions: 3, encoding_format: 'float' });
     expect(result.data.map((item) => item.embedding.length)).toEqual([3, 3]);
     // The fake counts ceil(characters / 4) per input: 2 + 1.

@@ -170,7 +170,8 @@ export async function startFuzzUpstream(options: { refusedPort: number }): Promi
     stats.requests++;
     const rawUrl = req.url ?? '/';
     const pathname = rawUrl.split('?')[0];
-    if (!pathname.startsWith(storedSecretHome) && (JSON.stringify(req.headers).includes(storedSecret) || body.includes(storedSecret))) stats.leaks.push(`${req.method} ${rawUrl.slice(0, 200)}`);
+    if (!pathname.startsWith(storedSecretHome) && (JSON.stringify(req.headers).includes(storedSecret) || body.includes(storedSecret)))
+      stats.leaks.push(`${req.method} ${rawUrl.slice(0, 200)}`);
     let json: unknown;
     try {
       json = body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined;
@@ -179,14 +180,23 @@ export async function startFuzzUpstream(options: { refusedPort: number }): Promi
     }
     const format = formatOf(pathname);
     stats.byFormat[format] = (stats.byFormat[format] ?? 0) + 1;
-    const call: Call = { req, res, pathname, query: rawUrl.includes('?') ? rawUrl.slice(rawUrl.indexOf('?') + 1) : '', json: isObj(json) ? json : undefined, format, stream: wantsStream(format, pathname, json) };
+    const call: Call = {
+      req,
+      res,
+      pathname,
+      query: rawUrl.includes('?') ? rawUrl.slice(rawUrl.indexOf('?') + 1) : '',
+      json: isObj(json) ? json : undefined,
+      format,
+      stream: wantsStream(format, pathname, json),
+    };
 
     const fault = faultOf(req, rawUrl, call.json);
     if (fault) {
       stats.faults[fault] = (stats.faults[fault] ?? 0) + 1;
       return misbehave(call, fault);
     }
-    if (pathname.endsWith('/token') && req.method === 'POST') return sendJson(res, 200, { access_token: 'ya29.fuzz-token', expires_in: 3599, token_type: 'Bearer' });
+    if (pathname.endsWith('/token') && req.method === 'POST')
+      return sendJson(res, 200, { access_token: 'ya29.fuzz-token', expires_in: 3599, token_type: 'Bearer' });
     if (pathname.endsWith('/assets/pixel.png')) {
       res.writeHead(200, { ...marker, 'content-type': 'image/png', 'content-length': pixelPng.length });
       return void res.end(pixelPng);
@@ -247,7 +257,9 @@ export async function startFuzzUpstream(options: { refusedPort: number }): Promi
         return void res.end('{"id":"broken","choices":[{"message":');
       case 'nul-header': {
         const text = JSON.stringify(successBody(call));
-        socket.write(`HTTP/1.1 200 OK\r\nx-fuzz-upstream: 1\r\ncontent-type: application/json\r\nx-fuzz-nul: a\0b\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+        socket.write(
+          `HTTP/1.1 200 OK\r\nx-fuzz-upstream: 1\r\ncontent-type: application/json\r\nx-fuzz-nul: a\0b\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+        );
         return void socket.end();
       }
       case 'garbage-sse':
@@ -286,8 +298,10 @@ export async function startFuzzUpstream(options: { refusedPort: number }): Promi
     const { res, pathname, req } = call;
     const send = drip ? dripJson : sendJson;
     const last = pathname.slice(pathname.lastIndexOf('/') + 1);
-    if (req.method === 'GET' && last === 'models') return send(res, 200, { object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1715367049, owned_by: 'system' }] });
-    if (last === 'echo' || pathname.includes('/echo/')) return send(res, 200, { method: req.method, path: req.url, length: call.json ? JSON.stringify(call.json).length : 0 });
+    if (req.method === 'GET' && last === 'models')
+      return send(res, 200, { object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1715367049, owned_by: 'system' }] });
+    if (last === 'echo' || pathname.includes('/echo/'))
+      return send(res, 200, { method: req.method, path: req.url, length: call.json ? JSON.stringify(call.json).length : 0 });
     const operation = operationOf(call);
     if (!operation) return sendProviderError(call, 404, `No route ${req.method} ${pathname} on the fake ${call.format} API.`);
     if (req.method !== 'POST') return sendProviderError(call, 405, `Use POST for ${pathname}.`);
@@ -335,24 +349,78 @@ export async function startFuzzUpstream(options: { refusedPort: number }): Promi
       case 'google':
       case 'vertex-ai':
         if (/:(rawPredict|streamRawPredict)$/.test(call.pathname)) return anthropicMessage(model);
-        if (call.pathname.endsWith(':predict')) return { predictions: listOf(call.json?.instances).map(() => ({ embeddings: { values: vector, statistics: { token_count: 2, truncated: false } } })) };
+        if (call.pathname.endsWith(':predict'))
+          return {
+            predictions: listOf(call.json?.instances).map(() => ({ embeddings: { values: vector, statistics: { token_count: 2, truncated: false } } })),
+          };
         if (call.pathname.endsWith(':batchEmbedContents')) return { embeddings: listOf(call.json?.requests).map(() => ({ values: vector })) };
         if (call.pathname.endsWith(':embedContent')) return { embedding: { values: vector } };
-        return { candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 2, candidatesTokenCount: 1, totalTokenCount: 3 }, modelVersion: model };
+        return {
+          candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP', index: 0 }],
+          usageMetadata: { promptTokenCount: 2, candidatesTokenCount: 1, totalTokenCount: 3 },
+          modelVersion: model,
+        };
       case 'bedrock':
-        if (operation === 'embeddings') return typeof call.json?.inputText === 'string' ? { embedding: vector, inputTextTokenCount: 2 } : { embeddings: listOf(call.json?.texts).map(() => vector), id: 'fuzz-embed', response_type: 'embeddings_floats' };
-        return { output: { message: { role: 'assistant', content: [{ text: 'ok' }] } }, stopReason: 'end_turn', usage: { inputTokens: 2, outputTokens: 1, totalTokens: 3 }, metrics: { latencyMs: 1 } };
+        if (operation === 'embeddings')
+          return typeof call.json?.inputText === 'string'
+            ? { embedding: vector, inputTextTokenCount: 2 }
+            : { embeddings: listOf(call.json?.texts).map(() => vector), id: 'fuzz-embed', response_type: 'embeddings_floats' };
+        return {
+          output: { message: { role: 'assistant', content: [{ text: 'ok' }] } },
+          stopReason: 'end_turn',
+          usage: { inputTokens: 2, outputTokens: 1, totalTokens: 3 },
+          metrics: { latencyMs: 1 },
+        };
       case 'cohere':
-        if (operation === 'embeddings') return { id: 'fuzz-embed', embeddings: { float: listOf(call.json?.texts).map(() => vector) }, texts: listOf(call.json?.texts), meta: { billed_units: { input_tokens: 2 } } };
-        return { id: 'fuzz-chat', finish_reason: 'COMPLETE', message: { role: 'assistant', content: [{ type: 'text', text: 'ok' }] }, usage: { billed_units: { input_tokens: 2, output_tokens: 1 }, tokens: { input_tokens: 2, output_tokens: 1 } } };
+        if (operation === 'embeddings')
+          return {
+            id: 'fuzz-embed',
+            embeddings: { float: listOf(call.json?.texts).map(() => vector) },
+            texts: listOf(call.json?.texts),
+            meta: { billed_units: { input_tokens: 2 } },
+          };
+        return {
+          id: 'fuzz-chat',
+          finish_reason: 'COMPLETE',
+          message: { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+          usage: { billed_units: { input_tokens: 2, output_tokens: 1 }, tokens: { input_tokens: 2, output_tokens: 1 } },
+        };
       default:
         if (operation === 'embeddings') {
           const inputs = Array.isArray(call.json?.input) ? call.json.input : [call.json?.input];
-          return { object: 'list', data: inputs.slice(0, 4096).map((_: unknown, index: number) => ({ object: 'embedding', index, embedding: vector })), model, usage: { prompt_tokens: 2, total_tokens: 2 } };
+          return {
+            object: 'list',
+            data: inputs.slice(0, 4096).map((_: unknown, index: number) => ({ object: 'embedding', index, embedding: vector })),
+            model,
+            usage: { prompt_tokens: 2, total_tokens: 2 },
+          };
         }
-        if (operation === 'completions') return { id: 'cmpl-fuzz', object: 'text_completion', created: 1715367049, model, choices: [{ index: 0, text: 'ok', finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 } };
-        if (operation === 'responses') return { id: 'resp_fuzz', object: 'response', created_at: 1715367049, model, status: 'completed', output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] }] };
-        return { id: 'chatcmpl-fuzz', object: 'chat.completion', created: 1715367049, model, choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 } };
+        if (operation === 'completions')
+          return {
+            id: 'cmpl-fuzz',
+            object: 'text_completion',
+            created: 1715367049,
+            model,
+            choices: [{ index: 0, text: 'ok', finish_reason: 'stop', logprobs: null }],
+            usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 },
+          };
+        if (operation === 'responses')
+          return {
+            id: 'resp_fuzz',
+            object: 'response',
+            created_at: 1715367049,
+            model,
+            status: 'completed',
+            output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] }],
+          };
+        return {
+          id: 'chatcmpl-fuzz',
+          object: 'chat.completion',
+          created: 1715367049,
+          model,
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 },
+        };
     }
   }
 
@@ -387,7 +455,11 @@ export async function startFuzzUpstream(options: { refusedPort: number }): Promi
         event('message_stop', {}),
       ];
     } else if (call.format === 'google' || call.format === 'vertex-ai') {
-      const chunk = (text: string, last: boolean) => ({ candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) }], usageMetadata: { promptTokenCount: 2, candidatesTokenCount: 1, totalTokenCount: 3 }, modelVersion: model });
+      const chunk = (text: string, last: boolean) => ({
+        candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) }],
+        usageMetadata: { promptTokenCount: 2, candidatesTokenCount: 1, totalTokenCount: 3 },
+        modelVersion: model,
+      });
       events = [chunk('o', false), chunk('k', true)].map((data) => `data: ${JSON.stringify(data)}\r\n\r\n`);
     } else if (call.format === 'cohere') {
       const event = (data: Obj) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -396,15 +468,22 @@ export async function startFuzzUpstream(options: { refusedPort: number }): Promi
         event({ type: 'content-start', index: 0, delta: { message: { content: { type: 'text', text: '' } } } }),
         event({ type: 'content-delta', index: 0, delta: { message: { content: { text: 'ok' } } } }),
         event({ type: 'content-end', index: 0 }),
-        event({ type: 'message-end', delta: { finish_reason: 'COMPLETE', usage: { billed_units: { input_tokens: 2, output_tokens: 1 }, tokens: { input_tokens: 2, output_tokens: 1 } } } }),
+        event({
+          type: 'message-end',
+          delta: { finish_reason: 'COMPLETE', usage: { billed_units: { input_tokens: 2, output_tokens: 1 }, tokens: { input_tokens: 2, output_tokens: 1 } } },
+        }),
       ];
     } else {
       const operation = operationOf(call);
       const object = operation === 'completions' ? 'text_completion' : 'chat.completion.chunk';
-      const choice = (text: string, finish: string | null) => (operation === 'completions' ? { index: 0, text, finish_reason: finish, logprobs: null } : { index: 0, delta: finish ? {} : { role: 'assistant', content: text }, finish_reason: finish });
+      const choice = (text: string, finish: string | null) =>
+        operation === 'completions'
+          ? { index: 0, text, finish_reason: finish, logprobs: null }
+          : { index: 0, delta: finish ? {} : { role: 'assistant', content: text }, finish_reason: finish };
       const chunk = (data: Obj) => `data: ${JSON.stringify({ id: 'chatcmpl-fuzz', object, created: 1715367049, model, ...data })}\n\n`;
       events = [chunk({ choices: [choice('ok', null)] }), chunk({ choices: [choice('', 'stop')] })];
-      if (call.json?.stream_options?.include_usage === true) events.push(chunk({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 } }));
+      if (call.json?.stream_options?.include_usage === true)
+        events.push(chunk({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 } }));
       events.push('data: [DONE]\n\n');
     }
     res.writeHead(200, { ...marker, 'content-type': contentTypeOfStream(call.format), 'cache-control': 'no-cache' });
@@ -417,7 +496,16 @@ export async function startFuzzUpstream(options: { refusedPort: number }): Promi
   }
 
   function anthropicMessage(model: string): Obj {
-    return { id: 'msg_fuzz', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 2, output_tokens: 1 } };
+    return {
+      id: 'msg_fuzz',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: 'ok' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 2, output_tokens: 1 },
+    };
   }
 
   function sendProviderError(call: Call, status: number, message = `The fake ${call.format} API was told to answer ${status}.`): void {
@@ -429,11 +517,24 @@ export async function startFuzzUpstream(options: { refusedPort: number }): Promi
       case 'vertex-ai':
         return sendJson(call.res, status, { error: { code: status, message, status: status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT' } }, extra);
       case 'bedrock':
-        return sendJson(call.res, status, { message }, { ...extra, 'x-amzn-errortype': `${status >= 500 ? 'InternalServerException' : 'ValidationException'}:http://internal.amazon.com/coral/com.amazon.bedrock/` });
+        return sendJson(
+          call.res,
+          status,
+          { message },
+          {
+            ...extra,
+            'x-amzn-errortype': `${status >= 500 ? 'InternalServerException' : 'ValidationException'}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+          },
+        );
       case 'cohere':
         return sendJson(call.res, status, { message }, extra);
       default:
-        return sendJson(call.res, status, { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } }, extra);
+        return sendJson(
+          call.res,
+          status,
+          { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } },
+          extra,
+        );
     }
   }
 
@@ -499,7 +600,11 @@ const faultPattern = /(?:fuzz-fault-|\/fault\/)([a-z0-9-]+)/;
 
 /** The fault a request asks for, if any (header, then URL, then the body's model). */
 function faultOf(req: IncomingMessage, rawUrl: string, json: Obj | undefined): Fault | undefined {
-  const candidates = [req.headers[faultHeader], faultPattern.exec(decodeSafely(rawUrl))?.[1], typeof json?.model === 'string' ? faultPattern.exec(json.model)?.[1] : undefined];
+  const candidates = [
+    req.headers[faultHeader],
+    faultPattern.exec(decodeSafely(rawUrl))?.[1],
+    typeof json?.model === 'string' ? faultPattern.exec(json.model)?.[1] : undefined,
+  ];
   for (const candidate of candidates) {
     const value = Array.isArray(candidate) ? candidate[0] : candidate;
     if (value && (allFaults as readonly string[]).includes(value)) return value as Fault;

@@ -26,7 +26,18 @@ import { startFuzzUpstream, storedSecret, type FuzzUpstream } from './fuzz-upstr
 import { deadlineOf, judge, requestDeadlineMs } from './oracle';
 import { collectGarbage, inspectorUrl } from './inspector-gc';
 import { createRawClient, type RawOutcome } from './raw-client';
-import { bodyBytes, describeRequest, families, faultsOf, fuzzRequest, resolve, warmUpRequests, type Family, type FuzzRequest, type Placeholders } from './requests';
+import {
+  bodyBytes,
+  describeRequest,
+  families,
+  faultsOf,
+  fuzzRequest,
+  resolve,
+  warmUpRequests,
+  type Family,
+  type FuzzRequest,
+  type Placeholders,
+} from './requests';
 
 /**
  * The short pass is sized so that every family is still reached whatever the seed: with seven
@@ -133,16 +144,42 @@ async function createFixtures(): Promise<void> {
   values.member = (await adminCall('POST', '/api-keys', { name: 'fuzz member', role: 'member' })).key;
   values.spareKeyId = (await adminCall('POST', '/api-keys', { name: 'fuzz spare (revoked by the fuzz run)', role: 'member' })).id;
   const target = (provider: string) => ({ provider, api_key: 'sk-fuzz', custom_host: `${upstream.url}/p/${provider}/v1` });
-  values.savedConfig = (await adminCall('POST', '/configs', { name: 'fuzz fallback', config: { strategy: { mode: 'fallback' }, retry: { attempts: 1 }, targets: [target('openai'), target('groq')] } })).id;
+  values.savedConfig = (
+    await adminCall('POST', '/configs', {
+      name: 'fuzz fallback',
+      config: { strategy: { mode: 'fallback' }, retry: { attempts: 1 }, targets: [target('openai'), target('groq')] },
+    })
+  ).id;
   values.scratchConfig = (await adminCall('POST', '/configs', { name: 'fuzz scratch', config: { provider: 'openai', api_key: 'sk' } })).id;
-  const serviceAccount = { type: 'service_account', client_email: 'fuzz@fuzz-project.iam.gserviceaccount.com', private_key_id: 'fuzz-key', private_key: JSON.parse(`"${values.privateKey}"`), token_uri: upstream.tokenUri, project_id: 'fuzz-project' };
+  const serviceAccount = {
+    type: 'service_account',
+    client_email: 'fuzz@fuzz-project.iam.gserviceaccount.com',
+    private_key_id: 'fuzz-key',
+    private_key: JSON.parse(`"${values.privateKey}"`),
+    token_uri: upstream.tokenUri,
+    project_id: 'fuzz-project',
+  };
   const entries = [
     { slug: 'fuzz-openai', provider: 'openai', name: 'fuzz openai', api_key: 'sk-fuzz', custom_host: `${upstream.url}/p/openai/v1` },
     { slug: 'fuzz-anthropic', provider: 'anthropic', name: 'fuzz anthropic', api_key: 'sk-ant-fuzz' },
     { slug: 'fuzz-google', provider: 'google', name: 'fuzz google', api_key: 'g-fuzz' },
     { slug: 'fuzz-cohere', provider: 'cohere', name: 'fuzz cohere', api_key: 'co-fuzz' },
-    { slug: 'fuzz-vertex', provider: 'vertex-ai', name: 'fuzz vertex', cloudB_service_account_json: serviceAccount, cloudB_region: 'us-central1', cloudB_project_id: 'fuzz-project' },
-    { slug: 'fuzz-bedrock', provider: 'bedrock', name: 'fuzz bedrock', cloudA_access_key_id: 'AKIAFUZZ', cloudA_secret_access_key: 'fuzz-secret', cloudA_region: 'us-east-1' },
+    {
+      slug: 'fuzz-vertex',
+      provider: 'vertex-ai',
+      name: 'fuzz vertex',
+      cloudB_service_account_json: serviceAccount,
+      cloudB_region: 'us-central1',
+      cloudB_project_id: 'fuzz-project',
+    },
+    {
+      slug: 'fuzz-bedrock',
+      provider: 'bedrock',
+      name: 'fuzz bedrock',
+      cloudA_access_key_id: 'AKIAFUZZ',
+      cloudA_secret_access_key: 'fuzz-secret',
+      cloudA_region: 'us-east-1',
+    },
     { slug: 'fuzz-scratch', provider: 'openai', name: 'fuzz scratch', api_key: 'sk-fuzz' },
   ];
   for (const entry of entries) await adminCall('POST', '/providers', entry);
@@ -150,18 +187,40 @@ async function createFixtures(): Promise<void> {
   // The stored secret may only ever reach the fake's /home/ paths (the fake counts any other).
   const home = `${upstream.url}/home/v1`;
   values.homeConfig = (await adminCall('POST', '/configs', { name: 'fuzz home', config: { provider: 'openai', api_key: storedSecret, custom_host: home } })).id;
-  values.movableConfig = (await adminCall('POST', '/configs', { name: 'fuzz movable', config: { strategy: { mode: 'fallback' }, custom_host: home, targets: [{ provider: 'openai', api_key: storedSecret }, { provider: 'groq', api_key: storedSecret }] } })).id;
+  values.movableConfig = (
+    await adminCall('POST', '/configs', {
+      name: 'fuzz movable',
+      config: {
+        strategy: { mode: 'fallback' },
+        custom_host: home,
+        targets: [
+          { provider: 'openai', api_key: storedSecret },
+          { provider: 'groq', api_key: storedSecret },
+        ],
+      },
+    })
+  ).id;
   // Saved as an older version could: a stored key without a provider (the routes refuse that now).
-  values.legacyConfig = (await createSavedConfig(store.otherWorkspaceId, { name: 'fuzz legacy', config: { api_key: storedSecret, retry: { attempts: 1 } } })).id;
+  values.legacyConfig = (
+    await createSavedConfig(store.otherWorkspaceId, { name: 'fuzz legacy', config: { api_key: storedSecret, retry: { attempts: 1 } } })
+  ).id;
   await adminCall('GET', `/configs/${values.legacyConfig}`);
   // Prompts over partials: fz_b includes fz_a (absent, so saving fz_a must not close the loop), and
   // fz_d9 … fz_d0 each include the one below twice (512 copies of {{v}}).
   await adminCall('POST', '/prompts/partials', { name: 'fz_b', string: 'B then {{>fz_a}}' });
   await adminCall('POST', '/prompts/partials', { name: 'fz_d0', string: '{{v}}' });
-  for (let level = 1; level <= 9; level++) await adminCall('POST', '/prompts/partials', { name: `fz_d${level}`, string: `{{>fz_d${level - 1}}}{{>fz_d${level - 1}}}` });
+  for (let level = 1; level <= 9; level++)
+    await adminCall('POST', '/prompts/partials', { name: `fz_d${level}`, string: `{{>fz_d${level - 1}}}{{>fz_d${level - 1}}}` });
   values.doublingPrompt = (await adminCall('POST', '/prompts', { name: 'fuzz doubling', model: 'gpt-4o-mini', string: '{{>fz_d9}}' })).id;
-  values.plainPrompt = (await adminCall('POST', '/prompts', { name: 'fuzz plain', model: 'gpt-4o-mini', string: 'Hello {{name}}: {{#items}}{{.}},{{/items}}' })).id;
-  values.webhookGuardrail = (await adminCall('POST', '/guardrails', { name: 'fuzz webhook', checks: [{ id: 'default.webhook', parameters: { webhookURL: `${home}/hook`, headers: { authorization: storedSecret } } }] })).id;
+  values.plainPrompt = (
+    await adminCall('POST', '/prompts', { name: 'fuzz plain', model: 'gpt-4o-mini', string: 'Hello {{name}}: {{#items}}{{.}},{{/items}}' })
+  ).id;
+  values.webhookGuardrail = (
+    await adminCall('POST', '/guardrails', {
+      name: 'fuzz webhook',
+      checks: [{ id: 'default.webhook', parameters: { webhookURL: `${home}/hook`, headers: { authorization: storedSecret } } }],
+    })
+  ).id;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -197,7 +256,15 @@ function newStderr(): string {
 // Sending
 
 async function send(request: FuzzRequest, deadlineMs: number): Promise<RawOutcome> {
-  return client.send({ method: request.method, target: resolve(request.target, values), headers: request.headers.map(([name, value]) => [name, resolve(value, values)]), body: bodyBytes(request.body, values) }, deadlineMs);
+  return client.send(
+    {
+      method: request.method,
+      target: resolve(request.target, values),
+      headers: request.headers.map(([name, value]) => [name, resolve(value, values)]),
+      body: bodyBytes(request.body, values),
+    },
+    deadlineMs,
+  );
 }
 
 function report(request: FuzzRequest, outcome: RawOutcome | undefined, problems: string[], stderr: string): string {
@@ -235,7 +302,8 @@ async function warmUp(): Promise<number> {
   for (let round = 0; round < 6; round++) {
     for (const request of warmUpRequests()) {
       const outcome = await send(request, requestDeadlineMs);
-      if (round === 0 && outcome.status !== 200 && request.target !== '/') throw new Error(`Warm-up request failed:\n${report(request, outcome, [], newStderr())}`);
+      if (round === 0 && outcome.status !== 200 && request.target !== '/')
+        throw new Error(`Warm-up request failed:\n${report(request, outcome, [], newStderr())}`);
     }
   }
   await sleep(1_000);
@@ -352,7 +420,10 @@ describe.skipIf(process.platform !== 'linux')('gateway fuzz', () => {
       console.log(
         `Fuzz run: seed ${details.seed}, ${total} requests in ${(elapsed / 1000).toFixed(1)} s (${skipped} generated after the time budget, not sent), gateway restarts ${restarts}.\n` +
           `  by family: ${families.map((family) => `${family} ${sent[family]}`).join(', ')}\n` +
-          `  answers: ${[...statuses.entries()].sort((a, b) => String(a[0]).localeCompare(String(b[0]))).map(([status, count]) => `${status}×${count}`).join(' ')}\n` +
+          `  answers: ${[...statuses.entries()]
+            .sort((a, b) => String(a[0]).localeCompare(String(b[0])))
+            .map(([status, count]) => `${status}×${count}`)
+            .join(' ')}\n` +
           `  fake provider: ${upstream.stats.requests} requests (${JSON.stringify(upstream.stats.byFormat)}), faults ${JSON.stringify(upstream.stats.faults)}`,
       );
 
@@ -367,7 +438,9 @@ describe.skipIf(process.platform !== 'linux')('gateway fuzz', () => {
       // Still up, and its memory is back near where it started.
       expect(await answersProbe(), 'the gateway answers after the run').toBe(true);
       rss.end = await settledRss(rss.start);
-      console.log(`Gateway RSS: ${rss.start.toFixed(1)} MB after warm-up, peak ${rss.peak.toFixed(1)} MB, ${rss.end.toFixed(1)} MB at the end (samples every ${probeEvery} requests: ${rss.samples.join(', ')}).`);
+      console.log(
+        `Gateway RSS: ${rss.start.toFixed(1)} MB after warm-up, peak ${rss.peak.toFixed(1)} MB, ${rss.end.toFixed(1)} MB at the end (samples every ${probeEvery} requests: ${rss.samples.join(', ')}).`,
+      );
 
       if (failures.length > 0) {
         const distinct = new Map<string, typeof failures>();

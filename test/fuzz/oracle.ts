@@ -30,7 +30,11 @@ function mayFailUpstream(request: FuzzRequest): boolean {
 }
 
 function requestMentions(request: FuzzRequest, text: string): boolean {
-  return request.target.includes(text) || request.headers.some(([, value]) => value.includes(text)) || (request.body.kind === 'text' && request.body.text.includes(text));
+  return (
+    request.target.includes(text) ||
+    request.headers.some(([, value]) => value.includes(text)) ||
+    (request.body.kind === 'text' && request.body.text.includes(text))
+  );
 }
 
 const passthroughFamilies = new Set(['passthrough', 'responses']);
@@ -67,7 +71,8 @@ export function judge(request: FuzzRequest, outcome: RawOutcome, deadlineMs: num
 
   if (status >= 500) {
     if (!mayFailUpstream(request)) problems.push(`server error: ${status} although no provider was told to fail`);
-    else if (!relayed && errorCode(parsed) === 'internal_error') problems.push(`server error: ${status} internal_error (the gateway's own failure, not the provider's)`);
+    else if (!relayed && errorCode(parsed) === 'internal_error')
+      problems.push(`server error: ${status} internal_error (the gateway's own failure, not the provider's)`);
   }
   if (status >= 400 && !head && !relayed && outcome.failure === undefined && !isErrorBody(parsed)) {
     problems.push(`error shape: the ${status} answer is not {"error":{"message","type","param","code"}}: ${JSON.stringify(text.slice(0, 300))}`);
@@ -75,13 +80,15 @@ export function judge(request: FuzzRequest, outcome: RawOutcome, deadlineMs: num
   if (unified && status === 200 && !head && outcome.failure === undefined) {
     const contentType = String(outcome.headers['content-type'] ?? '');
     if (asksForStream(request)) {
-      if (!contentType.startsWith('text/event-stream')) problems.push(`stream: a stream request got a 200 of content-type "${contentType}", not text/event-stream: ${JSON.stringify(text.slice(0, 200))}`);
+      if (!contentType.startsWith('text/event-stream'))
+        problems.push(`stream: a stream request got a 200 of content-type "${contentType}", not text/event-stream: ${JSON.stringify(text.slice(0, 200))}`);
       else if (!/data: \[DONE\]\s*$/.test(text)) problems.push(`stream: the event stream does not end with data: [DONE]: …${JSON.stringify(text.slice(-300))}`);
     } else if (!contentType.includes('json') || parsed === undefined || typeof parsed !== 'object' || parsed === null) {
       problems.push(`answer: a 200 that is not a JSON object (content-type "${contentType}"): ${JSON.stringify(text.slice(0, 200))}`);
     }
   }
-  if (request.mustRefuse !== undefined && status < 400 && outcome.failure === undefined) problems.push(`refusal: ${request.mustRefuse}, yet the gateway answered ${status}`);
+  if (request.mustRefuse !== undefined && status < 400 && outcome.failure === undefined)
+    problems.push(`refusal: ${request.mustRefuse}, yet the gateway answered ${status}`);
   const key = keyKindOf(request);
   if ((key === 'missing' || key === 'garbage') && status < 400) problems.push(`auth: answered ${status} to a request without a valid gateway key`);
   if (key === 'member' && adminWrites.has(request.family) && ['POST', 'PUT', 'DELETE'].includes(request.method) && status < 300) {
@@ -103,7 +110,9 @@ function isErrorBody(body: unknown): boolean {
   const error = (body as { error?: unknown }).error;
   if (typeof error !== 'object' || error === null) return false;
   const { message, type, param, code } = error as Record<string, unknown>;
-  return typeof message === 'string' && typeof type === 'string' && (param === null || typeof param === 'string') && (code === null || typeof code === 'string');
+  return (
+    typeof message === 'string' && typeof type === 'string' && (param === null || typeof param === 'string') && (code === null || typeof code === 'string')
+  );
 }
 
 function errorCode(body: unknown): unknown {

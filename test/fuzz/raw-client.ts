@@ -57,7 +57,16 @@ export function createRawClient(baseUrl: string) {
       }, deadlineMs);
       let outgoing: http.ClientRequest;
       try {
-        outgoing = http.request({ hostname: url.hostname, port: url.port, method: request.method, path: request.target, headers: raw, agent, setHost: false, signal: abort.signal });
+        outgoing = http.request({
+          hostname: url.hostname,
+          port: url.port,
+          method: request.method,
+          path: request.target,
+          headers: raw,
+          agent,
+          setHost: false,
+          signal: abort.signal,
+        });
       } catch (error) {
         clearTimeout(timer);
         // The request itself cannot be written (a generator produced something node:http refuses).
@@ -77,7 +86,9 @@ export function createRawClient(baseUrl: string) {
           if (!response.complete) finish('body-cut', 'the connection closed before the body ended');
         });
       });
-      outgoing.on('error', (error) => finish(status === undefined ? 'no-answer' : 'body-cut', `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}`.trim()));
+      outgoing.on('error', (error) =>
+        finish(status === undefined ? 'no-answer' : 'body-cut', `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}`.trim()),
+      );
       outgoing.end(request.body);
     });
   }

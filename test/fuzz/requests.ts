@@ -108,7 +108,10 @@ export function requestText(request: FuzzRequest): string {
   return [request.target, ...request.headers.map(([name, value]) => `${name}: ${value}`), body].join('\n');
 }
 
-const faultMention = new RegExp(`(?:fuzz-fault-|/fault/|${faultHeader}: )(${allFaults.map((fault) => fault.replace(/-/g, '\\-')).join('|')})(?![a-z0-9-])`, 'g');
+const faultMention = new RegExp(
+  `(?:fuzz-fault-|/fault/|${faultHeader}: )(${allFaults.map((fault) => fault.replace(/-/g, '\\-')).join('|')})(?![a-z0-9-])`,
+  'g',
+);
 
 /** Every fault the request asks of the fake upstream, wherever it is written. */
 export function faultsOf(request: FuzzRequest): Fault[] {
@@ -140,14 +143,27 @@ export function describeRequest(request: FuzzRequest): string {
   for (const [name, value] of request.headers) lines.push(`${name}: ${show(value, 2_000, true)}`);
   const body = request.body;
   if (body.kind === 'text') lines.push('', show(body.text, 4_000));
-  else if (body.kind === 'repeat') lines.push('', `${JSON.stringify(body.prefix)} + ${JSON.stringify(body.fill)} × ${body.times} + ${JSON.stringify(body.suffix)}`);
+  else if (body.kind === 'repeat')
+    lines.push('', `${JSON.stringify(body.prefix)} + ${JSON.stringify(body.fill)} × ${body.times} + ${JSON.stringify(body.suffix)}`);
   return lines.join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------
 // Small pieces
 
-const prototypeNames = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', '__defineGetter__', '__lookupSetter__'] as const;
+const prototypeNames = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  'toLocaleString',
+  '__defineGetter__',
+  '__lookupSetter__',
+] as const;
 const prototypeName = fc.constantFrom(...prototypeNames);
 
 const printable = fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code));
@@ -157,18 +173,38 @@ const headerChar = fc.oneof({ weight: 12, arbitrary: printable }, { weight: 1, a
 const shortText = fc.string({ unit: printable, maxLength: 24 });
 const anyText = fc.string({ maxLength: 24, unit: 'binary' });
 const headerText = fc.string({ unit: headerChar, maxLength: 48 });
-const tokenChar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-_!#$%&\'*+.^`|~'.split(''));
+const tokenChar = fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz0123456789-_!#$%&'*+.^`|~".split(''));
 const token = fc.string({ unit: tokenChar, minLength: 1, maxLength: 16 });
 /** Long header values: up to API Gateway's 10,240-byte budget, just above it, and above Node's own 16 KB limit. */
-const longHeaderValue = fc.oneof(
-  { weight: 6, arbitrary: fc.integer({ min: 257, max: 4_000 }) },
-  { weight: 2, arbitrary: fc.integer({ min: 10_300, max: 12_000 }) },
-  { weight: 1, arbitrary: fc.integer({ min: 16_500, max: 20_000 }) },
-).chain((length) => fc.constantFrom('x', 'é', '{', '%').map((fill) => fill.repeat(length)));
+const longHeaderValue = fc
+  .oneof(
+    { weight: 6, arbitrary: fc.integer({ min: 257, max: 4_000 }) },
+    { weight: 2, arbitrary: fc.integer({ min: 10_300, max: 12_000 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 16_500, max: 20_000 }) },
+  )
+  .chain((length) => fc.constantFrom('x', 'é', '{', '%').map((fill) => fill.repeat(length)));
 
 const providerName = fc.constantFrom(...providerNames);
 const oddProviderName = fc.oneof(
-  fc.constantFrom('OpenAI', 'ANTHROPIC', ' openai ', 'open ai', 'openai\t', '@', '@@', '@missing-slug', '@fuzz-openai', '@FUZZ-OPENAI', '', 'azure', 'vertex', 'aws', 'x-ai/..', '../openai', 'openai%00'),
+  fc.constantFrom(
+    'OpenAI',
+    'ANTHROPIC',
+    ' openai ',
+    'open ai',
+    'openai\t',
+    '@',
+    '@@',
+    '@missing-slug',
+    '@fuzz-openai',
+    '@FUZZ-OPENAI',
+    '',
+    'azure',
+    'vertex',
+    'aws',
+    'x-ai/..',
+    '../openai',
+    'openai%00',
+  ),
   prototypeName,
   prototypeName.map((name) => `@${name}`),
   headerText,
@@ -179,8 +215,41 @@ const nonStallFault = faultArb.filter((fault) => !isStallFault(fault));
 const stallFault = fc.constantFrom<Fault>('stall-before', 'stall-headers', 'stall-error');
 
 const modelName = fc.oneof(
-  { weight: 8, arbitrary: fc.constantFrom('gpt-4o-mini', 'claude-3-5-haiku-latest', 'gemini-2.0-flash', 'anthropic.claude-3-haiku-20240307-v1:0', 'amazon.titan-embed-text-v2:0', 'cohere.embed-english-v3', 'command-r-plus', 'text-embedding-3-small', 'claude-sonnet-4@20250514', 'google.gemini-2.5-pro', 'mistral-large-latest', 'gpt-3.5-turbo-instruct') },
-  { weight: 2, arbitrary: fc.constantFrom('..', '.', '../..', '%2e%2e', 'a/b', 'a?b=c', 'a#b', 'model with spaces', 'ü', '\u0000', 'arn:aws:bedrock:us-east-1:1:inference-profile/x', '@', 'x'.repeat(3000)) },
+  {
+    weight: 8,
+    arbitrary: fc.constantFrom(
+      'gpt-4o-mini',
+      'claude-3-5-haiku-latest',
+      'gemini-2.0-flash',
+      'anthropic.claude-3-haiku-20240307-v1:0',
+      'amazon.titan-embed-text-v2:0',
+      'cohere.embed-english-v3',
+      'command-r-plus',
+      'text-embedding-3-small',
+      'claude-sonnet-4@20250514',
+      'google.gemini-2.5-pro',
+      'mistral-large-latest',
+      'gpt-3.5-turbo-instruct',
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '..',
+      '.',
+      '../..',
+      '%2e%2e',
+      'a/b',
+      'a?b=c',
+      'a#b',
+      'model with spaces',
+      'ü',
+      '\u0000',
+      'arn:aws:bedrock:us-east-1:1:inference-profile/x',
+      '@',
+      'x'.repeat(3000),
+    ),
+  },
   { weight: 1, arbitrary: prototypeName },
   { weight: 1, arbitrary: anyText },
 );
@@ -195,9 +264,19 @@ function objectOf(entries: Array<[string, unknown]>): Record<string, unknown> {
 const jsonKey = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 8 }) },
   { weight: 2, arbitrary: prototypeName },
-  { weight: 1, arbitrary: fc.constantFrom('$and', '$or', '$regex', '$where', 'model', 'messages', 'stream', 'provider', 'targets', 'strategy', 'role', 'content', 'type') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('$and', '$or', '$regex', '$where', 'model', 'messages', 'stream', 'provider', 'targets', 'strategy', 'role', 'content', 'type'),
+  },
 );
-const jsonLeaf = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string({ maxLength: 12 }), fc.constantFrom(1e308, -0, 2 ** 53 + 1));
+const jsonLeaf = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom(1e308, -0, 2 ** 53 + 1),
+);
 /** Any small JSON value, with prototype keys among its object keys. */
 const jsonValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown; array: unknown[]; object: Record<string, unknown> }>((tie) => ({
   value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, jsonLeaf, tie('array'), tie('object')),
@@ -213,7 +292,24 @@ const deepJson = fc.record({ depth: fc.integer({ min: 40, max: 400 }), kind: fc.
   return open.repeat(levels) + '1' + close.repeat(levels);
 });
 
-const invalidJson = fc.constantFrom('{', '{"model":', '{"model":"gpt-4o-mini",}', "{'model':'x'}", 'nul', 'NaN', '[]', '"text"', '1e999', '\uFEFF{"model":"x"}', '{"a":1}{"b":2}', '{"\\ud800":1}', '\u0000', '{"model":"x","messages":[{"role":"user","content":"hi"}]', '{"__proto__":', ' ');
+const invalidJson = fc.constantFrom(
+  '{',
+  '{"model":',
+  '{"model":"gpt-4o-mini",}',
+  "{'model':'x'}",
+  'nul',
+  'NaN',
+  '[]',
+  '"text"',
+  '1e999',
+  '\uFEFF{"model":"x"}',
+  '{"a":1}{"b":2}',
+  '{"\\ud800":1}',
+  '\u0000',
+  '{"model":"x","messages":[{"role":"user","content":"hi"}]',
+  '{"__proto__":',
+  ' ',
+);
 
 /** JSON for a header value: characters above latin1 escaped, as node:http sends only latin1. */
 export function headerJson(value: unknown): string {
@@ -225,7 +321,21 @@ const jsonBody = (value: unknown): BodyPlan => ({ kind: 'text', text: JSON.strin
 
 const contentType = fc.oneof(
   { weight: 10, arbitrary: fc.constant('application/json') },
-  { weight: 1, arbitrary: fc.constantFrom('application/json; charset=utf-8', 'APPLICATION/JSON', 'application/vnd.api+json', 'application/jsonl', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', '*/*', '') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'application/json; charset=utf-8',
+      'APPLICATION/JSON',
+      'application/vnd.api+json',
+      'application/jsonl',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/json; charset=latin1',
+      '*/*',
+      '',
+    ),
+  },
   { weight: 1, arbitrary: headerText },
 );
 
@@ -261,7 +371,21 @@ const gatewayKey = fc.oneof(
 const targetName = fc.constantFrom('a', 'b', 'c', '', '__proto__', 'constructor');
 const customHost = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('{{fake}}/p/openai/v1', '{{fake}}/p/anthropic/v1', '{{fake}}/p/groq/v1', '{{fake}}/v1', '{{fake}}') },
-  { weight: 1, arbitrary: fc.constantFrom('{{refused}}/v1', 'http://', 'ftp://127.0.0.1/', 'http://user:pass@127.0.0.1/v1', '{{fake}}/v1?x=1', '{{fake}}/v1#f', 'not a url', 'http://[::1', '{{fake}}/%2e%2e/v1', '{{fake}}/./v1/..') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '{{refused}}/v1',
+      'http://',
+      'ftp://127.0.0.1/',
+      'http://user:pass@127.0.0.1/v1',
+      '{{fake}}/v1?x=1',
+      '{{fake}}/v1#f',
+      'not a url',
+      'http://[::1',
+      '{{fake}}/%2e%2e/v1',
+      '{{fake}}/./v1/..',
+    ),
+  },
   { weight: 1, arbitrary: nonStallFault.map((fault) => `{{fake}}/fault/${fault}/v1`) },
 );
 const statusList = fc.oneof(
@@ -270,7 +394,14 @@ const statusList = fc.oneof(
   fc.integer({ min: 500, max: 3_000 }).map((length) => Array.from({ length }, (_, index) => 100 + (index % 500))),
 );
 const retryValue = fc.oneof(
-  fc.record({ attempts: fc.integer({ min: 0, max: 5 }), on_status_codes: fc.option(statusList, { nil: undefined }), use_retry_after_headers: fc.option(fc.boolean(), { nil: undefined }) }, { requiredKeys: ['attempts'] }),
+  fc.record(
+    {
+      attempts: fc.integer({ min: 0, max: 5 }),
+      on_status_codes: fc.option(statusList, { nil: undefined }),
+      use_retry_after_headers: fc.option(fc.boolean(), { nil: undefined }),
+    },
+    { requiredKeys: ['attempts'] },
+  ),
   jsonValue,
 );
 
@@ -284,7 +415,25 @@ const queryArb: fc.Arbitrary<Record<string, unknown>> = fc.letrec<{ query: Recor
   query: fc
     .array(
       fc.oneof(
-        { weight: 3, arbitrary: fc.tuple(fc.oneof(fc.constantFrom('metadata.user', 'metadata.env'), fc.constantFrom('params.model', 'params.user', 'params.messages.0.content', 'params.stream', 'url.pathname', 'metadata.__proto__', 'params.constructor.name', 'metadata.a.b.c')), tie('condition')) },
+        {
+          weight: 3,
+          arbitrary: fc.tuple(
+            fc.oneof(
+              fc.constantFrom('metadata.user', 'metadata.env'),
+              fc.constantFrom(
+                'params.model',
+                'params.user',
+                'params.messages.0.content',
+                'params.stream',
+                'url.pathname',
+                'metadata.__proto__',
+                'params.constructor.name',
+                'metadata.a.b.c',
+              ),
+            ),
+            tie('condition'),
+          ),
+        },
         { weight: 2, arbitrary: fc.tuple(fc.constantFrom('$and', '$or'), tie('logical')) },
         { weight: 1, arbitrary: fc.tuple(jsonKey, jsonValue) },
       ),
@@ -293,7 +442,13 @@ const queryArb: fc.Arbitrary<Record<string, unknown>> = fc.letrec<{ query: Recor
     .map(objectOf),
   condition: fc.oneof(
     jsonLeaf,
-    fc.record({ $regex: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('^a', 'gpt', '(', '[a-', '\\', '.*', '') }, { weight: 2, arbitrary: catastrophicPattern }, { weight: 1, arbitrary: jsonLeaf }) }),
+    fc.record({
+      $regex: fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom('^a', 'gpt', '(', '[a-', '\\', '.*', '') },
+        { weight: 2, arbitrary: catastrophicPattern },
+        { weight: 1, arbitrary: jsonLeaf },
+      ),
+    }),
     fc.record({ $regex: catastrophicPattern, $options: fc.constantFrom('i', 'x', 5) }, { requiredKeys: ['$regex'] }),
     fc.record({ $in: fc.array(jsonLeaf, { maxLength: 3 }) }),
     fc.record({ $nin: fc.oneof(jsonLeaf, fc.array(jsonLeaf, { maxLength: 3 })) }),
@@ -345,7 +500,10 @@ const leafTarget = fc
 
 const strategyArb = fc.oneof(
   fc.record({ mode: fc.constantFrom('single', 'loadbalance', 'fallback'), on_status_codes: statusList }, { requiredKeys: ['mode'] }),
-  fc.record({ mode: fc.constant('conditional'), conditions: fc.array(fc.record({ query: queryArb, then: targetName }), { maxLength: 2 }), default: targetName }, { requiredKeys: ['mode'] }),
+  fc.record(
+    { mode: fc.constant('conditional'), conditions: fc.array(fc.record({ query: queryArb, then: targetName }), { maxLength: 2 }), default: targetName },
+    { requiredKeys: ['mode'] },
+  ),
   fc.record({ mode: fc.oneof(shortText, prototypeName, jsonLeaf) }),
   jsonValue,
 );
@@ -354,7 +512,16 @@ const strategyArb = fc.oneof(
 const configTree: fc.Arbitrary<unknown> = fc.letrec<{ node: unknown; group: Record<string, unknown> }>((tie) => ({
   node: fc.oneof({ maxDepth: 2, depthIdentifier: 'config' }, leafTarget, tie('group')),
   group: fc
-    .record({ strategy: strategyArb, targets: fc.oneof(fc.array(tie('node'), { maxLength: 4 }), jsonLeaf), retry: retryValue, request_timeout: fc.integer({ min: 1, max: 3_000 }), name: targetName }, { requiredKeys: ['targets'] })
+    .record(
+      {
+        strategy: strategyArb,
+        targets: fc.oneof(fc.array(tie('node'), { maxLength: 4 }), jsonLeaf),
+        retry: retryValue,
+        request_timeout: fc.integer({ min: 1, max: 3_000 }),
+        name: targetName,
+      },
+      { requiredKeys: ['targets'] },
+    )
     .chain((group) => fc.array(fc.tuple(jsonKey, jsonValue), { maxLength: 2 }).map((extra) => objectOf([...Object.entries(group), ...extra]))),
 })).node;
 
@@ -363,9 +530,43 @@ const inlineConfig = fc.oneof(
   { weight: 4, arbitrary: configTree.map(headerJson) },
   { weight: 3, arbitrary: conditionalConfig.map(headerJson) },
   { weight: 1, arbitrary: deepJson.filter((text) => text.startsWith('{')) },
-  { weight: 1, arbitrary: fc.constantFrom('{', '{}', '{"targets":[]}', '{"strategy":{"mode":"fallback"},"targets":[]}', '{"__proto__":{"provider":"openai"}}', '{"constructor":{"prototype":{"provider":"openai"}}}', '{"provider":"openai","provider":"anthropic"}', '{"retry":{"attempts":1e309}}', '{"request_timeout":-1}') },
-  { weight: 1, arbitrary: fc.integer({ min: 200, max: 1_500 }).map((length) => headerJson({ provider: 'openai', api_key: 'sk', forward_headers: Array.from({ length }, (_, index) => `h${index}`) })) },
-  { weight: 1, arbitrary: fc.constantFrom('{{savedConfig}}', '{{savedConfig}}@1', '{{savedConfig}}@0', '{{savedConfig}}@999999999999999999999', '{{savedConfig}}@-1', 'cfg_nonexistent', 'cfg_', 'cfg_@', 'cfg_' + 'z'.repeat(300), '[]', 'null', '__proto__') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '{',
+      '{}',
+      '{"targets":[]}',
+      '{"strategy":{"mode":"fallback"},"targets":[]}',
+      '{"__proto__":{"provider":"openai"}}',
+      '{"constructor":{"prototype":{"provider":"openai"}}}',
+      '{"provider":"openai","provider":"anthropic"}',
+      '{"retry":{"attempts":1e309}}',
+      '{"request_timeout":-1}',
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 200, max: 1_500 })
+      .map((length) => headerJson({ provider: 'openai', api_key: 'sk', forward_headers: Array.from({ length }, (_, index) => `h${index}`) })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '{{savedConfig}}',
+      '{{savedConfig}}@1',
+      '{{savedConfig}}@0',
+      '{{savedConfig}}@999999999999999999999',
+      '{{savedConfig}}@-1',
+      'cfg_nonexistent',
+      'cfg_',
+      'cfg_@',
+      'cfg_' + 'z'.repeat(300),
+      '[]',
+      'null',
+      '__proto__',
+    ),
+  },
   { weight: 1, arbitrary: headerText },
 );
 
@@ -373,7 +574,14 @@ const inlineConfig = fc.oneof(
 // Metadata and other x-gateway-* headers
 
 const metadataValue = fc.oneof(
-  { weight: 4, arbitrary: fc.array(fc.tuple(fc.oneof(fc.constantFrom('user', 'env', '_user'), prototypeName, fc.string({ maxLength: 6 })), fc.oneof(jsonValue, redosTrigger)), { maxLength: 4 }).map((entries) => headerJson(objectOf(entries))) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .array(fc.tuple(fc.oneof(fc.constantFrom('user', 'env', '_user'), prototypeName, fc.string({ maxLength: 6 })), fc.oneof(jsonValue, redosTrigger)), {
+        maxLength: 4,
+      })
+      .map((entries) => headerJson(objectOf(entries))),
+  },
   { weight: 2, arbitrary: redosTrigger.map((text) => headerJson({ user: text, env: text })) },
   { weight: 1, arbitrary: fc.constantFrom('', '[]', 'null', '"x"', '{', '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}') },
   { weight: 1, arbitrary: deepJson },
@@ -383,15 +591,63 @@ const metadataValue = fc.oneof(
 /** Headers of the gateway's own, with values from plausible to garbage. */
 const gatewayHeader: fc.Arbitrary<[string, string]> = fc.oneof(
   { weight: 3, arbitrary: metadataValue.map((value): [string, string] => ['x-gateway-metadata', value]) },
-  { weight: 2, arbitrary: fc.tuple(fc.constantFrom('x-gateway-trace-id', 'x-gateway-span-id', 'x-gateway-parent-span-id', 'x-gateway-span-name'), fc.oneof(headerText, longHeaderValue, fc.constantFrom('fuzz-trace-known', '../..', '%2e%2e', 'log_x'), prototypeName)) },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('x-gateway-provider', 'x-gateway-virtual-key', 'x-gateway-custom-host', 'x-gateway-cache', 'x-gateway-strict-open-ai-compliance', 'x-gateway-cloudA-region', 'x-gateway-cloudB-region', 'x-gateway-cloudC-api-version'), fc.oneof(headerText, prototypeName)) },
-  { weight: 1, arbitrary: fc.tuple(token.map((name) => `x-gateway-${name}`), fc.oneof(headerText, longHeaderValue)) },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(
+      fc.constantFrom('x-gateway-trace-id', 'x-gateway-span-id', 'x-gateway-parent-span-id', 'x-gateway-span-name'),
+      fc.oneof(headerText, longHeaderValue, fc.constantFrom('fuzz-trace-known', '../..', '%2e%2e', 'log_x'), prototypeName),
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(
+      fc.constantFrom(
+        'x-gateway-provider',
+        'x-gateway-virtual-key',
+        'x-gateway-custom-host',
+        'x-gateway-cache',
+        'x-gateway-strict-open-ai-compliance',
+        'x-gateway-cloudA-region',
+        'x-gateway-cloudB-region',
+        'x-gateway-cloudC-api-version',
+      ),
+      fc.oneof(headerText, prototypeName),
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(
+      token.map((name) => `x-gateway-${name}`),
+      fc.oneof(headerText, longHeaderValue),
+    ),
+  },
 );
 
 /** Headers that are not the gateway's: prototype names, hop-by-hop headers, long values. */
 const foreignHeader: fc.Arbitrary<[string, string]> = fc.oneof(
   { weight: 1, arbitrary: fc.tuple(prototypeName, fc.oneof(headerText, prototypeName)) },
-  { weight: 3, arbitrary: fc.tuple(fc.constantFrom('accept', 'accept-encoding', 'user-agent', 'x-forwarded-for', 'via', 'forwarded', 'te', 'upgrade', 'proxy-authorization', 'anthropic-version', 'anthropic-beta', 'cookie', 'origin', 'x-amz-date'), headerText) },
+  {
+    weight: 3,
+    arbitrary: fc.tuple(
+      fc.constantFrom(
+        'accept',
+        'accept-encoding',
+        'user-agent',
+        'x-forwarded-for',
+        'via',
+        'forwarded',
+        'te',
+        'upgrade',
+        'proxy-authorization',
+        'anthropic-version',
+        'anthropic-beta',
+        'cookie',
+        'origin',
+        'x-amz-date',
+      ),
+      headerText,
+    ),
+  },
   { weight: 3, arbitrary: fc.tuple(token, fc.oneof(headerText, longHeaderValue)) },
 );
 
@@ -411,14 +667,70 @@ interface Routing {
 
 /** Headers that select a provider directly, with the settings native providers need. */
 const providerHeaders: fc.Arbitrary<Array<[string, string]>> = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(providerName, fc.oneof(fc.constant('Bearer sk-fuzz'), fc.constant(''), headerText)).map(([provider, auth]): Array<[string, string]> => [['x-gateway-provider', provider], ...(auth ? [['authorization', auth] as [string, string]] : [])]) },
-  { weight: 1, arbitrary: fc.constant<Array<[string, string]>>([['x-gateway-provider', 'vertex-ai'], ['authorization', 'Bearer ya29.fuzz'], ['x-gateway-cloudB-region', 'us-central1'], ['x-gateway-cloudB-project-id', 'fuzz-project']]) },
-  { weight: 1, arbitrary: fc.constant<Array<[string, string]>>([['x-gateway-provider', 'bedrock'], ['x-gateway-cloudA-access-key-id', 'AKIAFUZZ'], ['x-gateway-cloudA-secret-access-key', 'secret'], ['x-gateway-cloudA-region', 'us-east-1']]) },
-  { weight: 1, arbitrary: fc.constant<Array<[string, string]>>([['x-gateway-provider', 'azure-openai'], ['authorization', 'Bearer az-key'], ['x-gateway-cloudC-resource-name', 'fuzz'], ['x-gateway-cloudC-deployment-id', 'dep'], ['x-gateway-cloudC-api-version', '2024-10-21']]) },
-  { weight: 1, arbitrary: fc.constantFrom('@fuzz-openai', '@fuzz-anthropic', '@fuzz-vertex', '@fuzz-bedrock', '@fuzz-cohere', '@missing').map((slug): Array<[string, string]> => [['x-gateway-provider', slug]]) },
-  { weight: 1, arbitrary: fc.constantFrom('fuzz-openai', 'fuzz-google', 'missing', '__proto__').map((slug): Array<[string, string]> => [['x-gateway-virtual-key', slug]]) },
-  { weight: 1, arbitrary: fc.tuple(customHost, fc.option(providerName, { nil: undefined })).map(([host, provider]): Array<[string, string]> => [['x-gateway-custom-host', host], ...(provider ? [['x-gateway-provider', provider] as [string, string]] : [])]) },
-  { weight: 1, arbitrary: oddProviderName.map((provider): Array<[string, string]> => [['x-gateway-provider', provider], ['authorization', 'Bearer sk-fuzz']]) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .tuple(providerName, fc.oneof(fc.constant('Bearer sk-fuzz'), fc.constant(''), headerText))
+      .map(([provider, auth]): Array<[string, string]> => [['x-gateway-provider', provider], ...(auth ? [['authorization', auth] as [string, string]] : [])]),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constant<Array<[string, string]>>([
+      ['x-gateway-provider', 'vertex-ai'],
+      ['authorization', 'Bearer ya29.fuzz'],
+      ['x-gateway-cloudB-region', 'us-central1'],
+      ['x-gateway-cloudB-project-id', 'fuzz-project'],
+    ]),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constant<Array<[string, string]>>([
+      ['x-gateway-provider', 'bedrock'],
+      ['x-gateway-cloudA-access-key-id', 'AKIAFUZZ'],
+      ['x-gateway-cloudA-secret-access-key', 'secret'],
+      ['x-gateway-cloudA-region', 'us-east-1'],
+    ]),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constant<Array<[string, string]>>([
+      ['x-gateway-provider', 'azure-openai'],
+      ['authorization', 'Bearer az-key'],
+      ['x-gateway-cloudC-resource-name', 'fuzz'],
+      ['x-gateway-cloudC-deployment-id', 'dep'],
+      ['x-gateway-cloudC-api-version', '2024-10-21'],
+    ]),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom('@fuzz-openai', '@fuzz-anthropic', '@fuzz-vertex', '@fuzz-bedrock', '@fuzz-cohere', '@missing')
+      .map((slug): Array<[string, string]> => [['x-gateway-provider', slug]]),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('fuzz-openai', 'fuzz-google', 'missing', '__proto__').map((slug): Array<[string, string]> => [['x-gateway-virtual-key', slug]]),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(customHost, fc.option(providerName, { nil: undefined }))
+      .map(
+        ([host, provider]): Array<[string, string]> => [
+          ['x-gateway-custom-host', host],
+          ...(provider ? [['x-gateway-provider', provider] as [string, string]] : []),
+        ],
+      ),
+  },
+  {
+    weight: 1,
+    arbitrary: oddProviderName.map(
+      (provider): Array<[string, string]> => [
+        ['x-gateway-provider', provider],
+        ['authorization', 'Bearer sk-fuzz'],
+      ],
+    ),
+  },
 );
 
 /** A vertex-ai service account in a config: the gateway signs a JWT and trades it at the fake's token endpoint. */
@@ -439,20 +751,39 @@ const serviceAccountConfig = fc.constantFrom('status-500', 'reset', 'invalid-jso
 const conditionalRouting: fc.Arbitrary<Routing> = fc.oneof(
   {
     weight: 3,
-    arbitrary: fc.record({ config: conditionalConfig, user: fc.oneof(redosTrigger, shortText, fc.constant('alice')), extra: metadataValue }).map(({ config, user, extra }) => ({
-      headers: [['x-gateway-config', headerJson(config)], ['x-gateway-metadata', extra.startsWith('{"') ? `{"user":${headerJson(user)},"env":${headerJson(user)},${extra.slice(1)}` : headerJson({ user, env: user })]] as Array<[string, string]>,
-      stallAttempts: 0,
-    })),
+    arbitrary: fc
+      .record({ config: conditionalConfig, user: fc.oneof(redosTrigger, shortText, fc.constant('alice')), extra: metadataValue })
+      .map(({ config, user, extra }) => ({
+        headers: [
+          ['x-gateway-config', headerJson(config)],
+          [
+            'x-gateway-metadata',
+            extra.startsWith('{"') ? `{"user":${headerJson(user)},"env":${headerJson(user)},${extra.slice(1)}` : headerJson({ user, env: user }),
+          ],
+        ] as Array<[string, string]>,
+        stallAttempts: 0,
+      })),
   },
   {
     weight: 1,
-    arbitrary: fc.record({ pattern: catastrophicPattern, where: fc.constantFrom('metadata.user', 'metadata.env'), user: redosTrigger, then: fc.constantFrom('a', 'b') }).map(({ pattern, where, user, then }) => ({
-      headers: [
-        ['x-gateway-config', headerJson({ strategy: { mode: 'conditional', conditions: [{ query: { [where]: { $regex: pattern } }, then }], default: 'a' }, targets: [{ name: 'a', provider: 'openai', api_key: 'sk', custom_host: '{{fake}}/p/openai/v1' }, { name: 'b', provider: 'groq', api_key: 'sk' }] })],
-        ['x-gateway-metadata', headerJson({ user, env: user })],
-      ] as Array<[string, string]>,
-      stallAttempts: 0,
-    })),
+    arbitrary: fc
+      .record({ pattern: catastrophicPattern, where: fc.constantFrom('metadata.user', 'metadata.env'), user: redosTrigger, then: fc.constantFrom('a', 'b') })
+      .map(({ pattern, where, user, then }) => ({
+        headers: [
+          [
+            'x-gateway-config',
+            headerJson({
+              strategy: { mode: 'conditional', conditions: [{ query: { [where]: { $regex: pattern } }, then }], default: 'a' },
+              targets: [
+                { name: 'a', provider: 'openai', api_key: 'sk', custom_host: '{{fake}}/p/openai/v1' },
+                { name: 'b', provider: 'groq', api_key: 'sk' },
+              ],
+            }),
+          ],
+          ['x-gateway-metadata', headerJson({ user, env: user })],
+        ] as Array<[string, string]>,
+        stallAttempts: 0,
+      })),
   },
 );
 
@@ -460,8 +791,17 @@ const conditionalRouting: fc.Arbitrary<Routing> = fc.oneof(
 const plainRouting: fc.Arbitrary<Routing> = fc.oneof(
   { weight: 2, arbitrary: conditionalRouting },
   { weight: 5, arbitrary: providerHeaders.map((headers) => ({ headers, stallAttempts: 1 })) },
-  { weight: 4, arbitrary: inlineConfig.map((config) => ({ headers: [['x-gateway-config', config] as [string, string], ['authorization', 'Bearer sk-fuzz'] as [string, string]], stallAttempts: 0 })) },
-  { weight: 1, arbitrary: serviceAccountConfig.map((config) => ({ headers: [['x-gateway-config', headerJson(config)] as [string, string]], stallAttempts: 0 })) },
+  {
+    weight: 4,
+    arbitrary: inlineConfig.map((config) => ({
+      headers: [['x-gateway-config', config] as [string, string], ['authorization', 'Bearer sk-fuzz'] as [string, string]],
+      stallAttempts: 0,
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: serviceAccountConfig.map((config) => ({ headers: [['x-gateway-config', headerJson(config)] as [string, string]], stallAttempts: 0 })),
+  },
   { weight: 1, arbitrary: fc.constant<Routing>({ headers: [], stallAttempts: 0 }) },
 );
 
@@ -473,9 +813,14 @@ interface FaultDelivery {
 }
 const faultDelivery = (fault: Fault, unified: boolean): fc.Arbitrary<FaultDelivery> =>
   fc.oneof(
-    fc.constantFrom('comma', 'array').map((form): FaultDelivery => ({
-      headers: [[faultHeader, fault], ...(unified ? [['x-gateway-forward-headers', form === 'comma' ? `${faultHeader}, accept` : `["${faultHeader}"]`] as [string, string]] : [])],
-    })),
+    fc.constantFrom('comma', 'array').map(
+      (form): FaultDelivery => ({
+        headers: [
+          [faultHeader, fault],
+          ...(unified ? [['x-gateway-forward-headers', form === 'comma' ? `${faultHeader}, accept` : `["${faultHeader}"]`] as [string, string]] : []),
+        ],
+      }),
+    ),
     fc.constant<FaultDelivery>({ headers: [], model: `fuzz-fault-${fault}` }),
     fc.constant<FaultDelivery>({ headers: [], host: `{{fake}}/fault/${fault}/v1` }),
   );
@@ -488,44 +833,54 @@ const simpleProvider = fc.constantFrom('openai', 'groq', 'mistral-ai', 'deepseek
  * routings whose number of attempts is known (one target, at most one retry or one fallback).
  */
 const faultyRouting = (unified: boolean): fc.Arbitrary<Routing> =>
-  fc.oneof(
-    { weight: 6, arbitrary: nonStallFault.map((fault) => ({ fault, stall: false })) },
-    { weight: 1, arbitrary: stallFault.map((fault) => ({ fault, stall: true })) },
-  ).chain(({ fault, stall }) =>
-    fc
-      .record({
-        delivery: faultDelivery(fault, unified),
-        provider: simpleProvider,
-        shape: fc.constantFrom('headers', 'retry', 'fallback', 'catalog'),
-        timeoutMs: fc.integer({ min: 100, max: 600 }),
-      })
-      .map(({ delivery, provider, shape, timeoutMs }): Routing => {
-        const headers: Array<[string, string]> = [...delivery.headers];
-        const host = delivery.host;
-        let stallAttempts = 1;
-        if (shape === 'headers' || (shape === 'catalog' && host)) {
-          headers.push(['x-gateway-provider', host ? 'openai' : provider], ['authorization', 'Bearer sk-fuzz']);
-          if (host) headers.push(['x-gateway-custom-host', host]);
-        } else if (shape === 'catalog') {
-          headers.push(['x-gateway-provider', '@fuzz-openai']);
-        } else {
-          const target = { provider: host ? 'openai' : provider, api_key: 'sk-fuzz', ...(host ? { custom_host: host } : {}), ...(delivery.model ? { override_params: { model: delivery.model } } : {}) };
-          const config =
-            shape === 'retry'
-              ? { retry: { attempts: 1, on_status_codes: [408, 429, 500, 502, 503] }, ...target }
-              : { strategy: { mode: 'fallback' }, targets: [target, { ...target, provider: host ? 'openai' : 'groq' }] };
-          headers.push(['x-gateway-config', headerJson(config)]);
-          stallAttempts = 2;
-        }
-        if (stall) headers.push(['x-gateway-request-timeout', String(timeoutMs)]);
-        return { headers, model: delivery.model, stallAttempts, faulty: true };
-      }),
-  );
+  fc
+    .oneof(
+      { weight: 6, arbitrary: nonStallFault.map((fault) => ({ fault, stall: false })) },
+      { weight: 1, arbitrary: stallFault.map((fault) => ({ fault, stall: true })) },
+    )
+    .chain(({ fault, stall }) =>
+      fc
+        .record({
+          delivery: faultDelivery(fault, unified),
+          provider: simpleProvider,
+          shape: fc.constantFrom('headers', 'retry', 'fallback', 'catalog'),
+          timeoutMs: fc.integer({ min: 100, max: 600 }),
+        })
+        .map(({ delivery, provider, shape, timeoutMs }): Routing => {
+          const headers: Array<[string, string]> = [...delivery.headers];
+          const host = delivery.host;
+          let stallAttempts = 1;
+          if (shape === 'headers' || (shape === 'catalog' && host)) {
+            headers.push(['x-gateway-provider', host ? 'openai' : provider], ['authorization', 'Bearer sk-fuzz']);
+            if (host) headers.push(['x-gateway-custom-host', host]);
+          } else if (shape === 'catalog') {
+            headers.push(['x-gateway-provider', '@fuzz-openai']);
+          } else {
+            const target = {
+              provider: host ? 'openai' : provider,
+              api_key: 'sk-fuzz',
+              ...(host ? { custom_host: host } : {}),
+              ...(delivery.model ? { override_params: { model: delivery.model } } : {}),
+            };
+            const config =
+              shape === 'retry'
+                ? { retry: { attempts: 1, on_status_codes: [408, 429, 500, 502, 503] }, ...target }
+                : { strategy: { mode: 'fallback' }, targets: [target, { ...target, provider: host ? 'openai' : 'groq' }] };
+            headers.push(['x-gateway-config', headerJson(config)]);
+            stallAttempts = 2;
+          }
+          if (stall) headers.push(['x-gateway-request-timeout', String(timeoutMs)]);
+          return { headers, model: delivery.model, stallAttempts, faulty: true };
+        }),
+    );
 
 const routing = (unified: boolean) => fc.oneof({ weight: 3, arbitrary: plainRouting }, { weight: 2, arbitrary: faultyRouting(unified) });
 
 /** An `x-gateway-request-timeout` for requests that do not rely on one: plausible, tiny or garbage. */
-const timeoutHeader = fc.option(fc.oneof(fc.integer({ min: 1, max: 5_000 }).map(String), fc.constantFrom('0', '-1', '1.5', '1e3', 'abc', '99999999999999999999', ' 100 ', '')), { freq: 6, nil: undefined });
+const timeoutHeader = fc.option(
+  fc.oneof(fc.integer({ min: 1, max: 5_000 }).map(String), fc.constantFrom('0', '-1', '1.5', '1e3', 'abc', '99999999999999999999', ' 100 ', '')),
+  { freq: 6, nil: undefined },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Bodies of the unified routes
@@ -544,18 +899,53 @@ const imageUrl = fc.constantFrom(
 );
 const contentPart = fc.oneof(
   fc.record({ type: fc.constant('text'), text: fc.oneof(shortText, anyText) }),
-  fc.record({ type: fc.constant('image_url'), image_url: fc.oneof(fc.record({ url: imageUrl, detail: fc.constantFrom('auto', 'low', 'x') }, { requiredKeys: ['url'] }), jsonLeaf) }),
+  fc.record({
+    type: fc.constant('image_url'),
+    image_url: fc.oneof(fc.record({ url: imageUrl, detail: fc.constantFrom('auto', 'low', 'x') }, { requiredKeys: ['url'] }), jsonLeaf),
+  }),
   fc.record({ type: fc.constantFrom('input_audio', 'file', 'document', 'tool_result', 'thinking', '???'), data: jsonValue }),
   jsonValue,
 );
 const message = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ role: fc.constantFrom('user', 'system', 'developer'), content: fc.oneof(shortText, fc.array(contentPart, { maxLength: 3 })) }) },
-  { weight: 1, arbitrary: fc.record({ role: fc.constant('assistant'), content: fc.oneof(fc.constant(null), shortText), tool_calls: fc.oneof(fc.array(fc.record({ id: shortText, type: fc.constant('function'), function: fc.record({ name: shortText, arguments: fc.oneof(shortText, fc.constant('{"a":1}')) }) }), { maxLength: 2 }), jsonValue) }, { requiredKeys: ['role'] }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({ role: fc.constantFrom('user', 'system', 'developer'), content: fc.oneof(shortText, fc.array(contentPart, { maxLength: 3 })) }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record(
+      {
+        role: fc.constant('assistant'),
+        content: fc.oneof(fc.constant(null), shortText),
+        tool_calls: fc.oneof(
+          fc.array(
+            fc.record({
+              id: shortText,
+              type: fc.constant('function'),
+              function: fc.record({ name: shortText, arguments: fc.oneof(shortText, fc.constant('{"a":1}')) }),
+            }),
+            { maxLength: 2 },
+          ),
+          jsonValue,
+        ),
+      },
+      { requiredKeys: ['role'] },
+    ),
+  },
   { weight: 1, arbitrary: fc.record({ role: fc.constant('tool'), tool_call_id: shortText, content: shortText }) },
   { weight: 1, arbitrary: fc.record({ role: fc.oneof(shortText, prototypeName, jsonLeaf), content: jsonValue }, { requiredKeys: [] }) },
   { weight: 1, arbitrary: jsonValue },
 );
-const tools = fc.array(fc.record({ type: fc.constant('function'), function: fc.record({ name: fc.oneof(fc.constant('get_weather'), shortText), parameters: fc.oneof(fc.constant({ type: 'object', properties: { city: { type: 'string' } } }), jsonValue) }) }), { maxLength: 2 });
+const tools = fc.array(
+  fc.record({
+    type: fc.constant('function'),
+    function: fc.record({
+      name: fc.oneof(fc.constant('get_weather'), shortText),
+      parameters: fc.oneof(fc.constant({ type: 'object', properties: { city: { type: 'string' } } }), jsonValue),
+    }),
+  }),
+  { maxLength: 2 },
+);
 
 const commonFields = {
   stream: fc.oneof({ weight: 6, arbitrary: fc.boolean() }, { weight: 1, arbitrary: jsonLeaf }),
@@ -566,18 +956,67 @@ const commonFields = {
 };
 
 const chatObject = fc
-  .record({ model: modelName, messages: fc.array(message, { minLength: 1, maxLength: 4 }), tools, tool_choice: fc.oneof(fc.constantFrom('auto', 'none', 'required'), jsonValue), response_format: jsonValue, n: fc.integer({ min: -1, max: 3 }), ...commonFields }, { requiredKeys: ['model', 'messages'] })
+  .record(
+    {
+      model: modelName,
+      messages: fc.array(message, { minLength: 1, maxLength: 4 }),
+      tools,
+      tool_choice: fc.oneof(fc.constantFrom('auto', 'none', 'required'), jsonValue),
+      response_format: jsonValue,
+      n: fc.integer({ min: -1, max: 3 }),
+      ...commonFields,
+    },
+    { requiredKeys: ['model', 'messages'] },
+  )
   .map((body) => body as Record<string, unknown>);
 const completionObject = fc
-  .record({ model: modelName, prompt: fc.oneof(shortText, fc.array(shortText, { maxLength: 3 }), fc.array(fc.integer(), { maxLength: 3 }), jsonValue), suffix: shortText, ...commonFields }, { requiredKeys: ['model', 'prompt'] })
+  .record(
+    {
+      model: modelName,
+      prompt: fc.oneof(shortText, fc.array(shortText, { maxLength: 3 }), fc.array(fc.integer(), { maxLength: 3 }), jsonValue),
+      suffix: shortText,
+      ...commonFields,
+    },
+    { requiredKeys: ['model', 'prompt'] },
+  )
   .map((body) => body as Record<string, unknown>);
 const embeddingObject = fc
-  .record({ model: modelName, input: fc.oneof(shortText, fc.array(shortText, { maxLength: 4 }), fc.array(fc.integer(), { maxLength: 4 }), fc.array(fc.array(fc.integer(), { maxLength: 3 }), { maxLength: 2 }), jsonValue), encoding_format: fc.oneof(fc.constantFrom('float', 'base64'), jsonLeaf), dimensions: fc.oneof(fc.integer({ min: -1, max: 4096 }), jsonLeaf), stream: fc.oneof(fc.constant(false), jsonLeaf) }, { requiredKeys: ['model', 'input'] })
+  .record(
+    {
+      model: modelName,
+      input: fc.oneof(
+        shortText,
+        fc.array(shortText, { maxLength: 4 }),
+        fc.array(fc.integer(), { maxLength: 4 }),
+        fc.array(fc.array(fc.integer(), { maxLength: 3 }), { maxLength: 2 }),
+        jsonValue,
+      ),
+      encoding_format: fc.oneof(fc.constantFrom('float', 'base64'), jsonLeaf),
+      dimensions: fc.oneof(fc.integer({ min: -1, max: 4096 }), jsonLeaf),
+      stream: fc.oneof(fc.constant(false), jsonLeaf),
+    },
+    { requiredKeys: ['model', 'input'] },
+  )
   .map((body) => body as Record<string, unknown>);
 
 /** Wrong types for the fields every unified body is checked for. */
 const wrongTypes = fc.record(
-  { model: fc.oneof(fc.integer(), fc.array(shortText, { maxLength: 2 }), fc.constant(null), fc.constant({}), fc.constant(''), fc.constant(true)), messages: fc.oneof(shortText, fc.integer(), fc.constant({}), fc.constant([]), fc.constant([null]), fc.constant([1]), fc.constant([{}]), fc.constant([{ role: 5 }])), stream: fc.oneof(fc.constantFrom('yes', 'true', 1, 0, {}, [])), input: fc.oneof(fc.constant(null), fc.constant({})), prompt: fc.constant(null) },
+  {
+    model: fc.oneof(fc.integer(), fc.array(shortText, { maxLength: 2 }), fc.constant(null), fc.constant({}), fc.constant(''), fc.constant(true)),
+    messages: fc.oneof(
+      shortText,
+      fc.integer(),
+      fc.constant({}),
+      fc.constant([]),
+      fc.constant([null]),
+      fc.constant([1]),
+      fc.constant([{}]),
+      fc.constant([{ role: 5 }]),
+    ),
+    stream: fc.oneof(fc.constantFrom('yes', 'true', 1, 0, {}, [])),
+    input: fc.oneof(fc.constant(null), fc.constant({})),
+    prompt: fc.constant(null),
+  },
   { requiredKeys: [] },
 );
 
@@ -590,15 +1029,26 @@ const bigBody = (model: string): fc.Arbitrary<BodyPlan> =>
   fc.oneof(
     {
       weight: 4,
-      arbitrary: fc.record({ count: fc.integer({ min: 1_000, max: 40_000 }), field: fc.constantFrom('messages', 'input', 'prompt', 'tools', 'stop') }).map(({ count, field }): BodyPlan => ({
-        kind: 'repeat',
-        prefix: `{"model":"${model}","messages":[{"role":"user","content":"hi"}],"input":"x","prompt":"x","${field}":[`,
-        fill: field === 'messages' ? '{"role":"user","content":"a"},' : field === 'tools' ? '{"type":"function","function":{"name":"f"}},' : '"a",',
-        times: count,
-        suffix: field === 'messages' ? '{"role":"user","content":"z"}]}' : '"z"]}',
-      })),
+      arbitrary: fc.record({ count: fc.integer({ min: 1_000, max: 40_000 }), field: fc.constantFrom('messages', 'input', 'prompt', 'tools', 'stop') }).map(
+        ({ count, field }): BodyPlan => ({
+          kind: 'repeat',
+          prefix: `{"model":"${model}","messages":[{"role":"user","content":"hi"}],"input":"x","prompt":"x","${field}":[`,
+          fill: field === 'messages' ? '{"role":"user","content":"a"},' : field === 'tools' ? '{"type":"function","function":{"name":"f"}},' : '"a",',
+          times: count,
+          suffix: field === 'messages' ? '{"role":"user","content":"z"}]}' : '"z"]}',
+        }),
+      ),
     },
-    { weight: 1, arbitrary: fc.constant<BodyPlan>({ kind: 'repeat', prefix: `{"model":"${model}","messages":[{"role":"user","content":"`, fill: 'a', times: 4 * 1024 * 1024 + 100, suffix: '"}]}' }) },
+    {
+      weight: 1,
+      arbitrary: fc.constant<BodyPlan>({
+        kind: 'repeat',
+        prefix: `{"model":"${model}","messages":[{"role":"user","content":"`,
+        fill: 'a',
+        times: 4 * 1024 * 1024 + 100,
+        suffix: '"}]}',
+      }),
+    },
   );
 
 /** A plain, valid body, so a request reaches the provider (and the fault it was told). */
@@ -618,17 +1068,54 @@ const unifiedBody = (objectArb: fc.Arbitrary<Record<string, unknown>>, model: st
     { weight: 2, arbitrary: fc.tuple(objectArb, wrongTypes).map(([body, wrong]) => jsonBody({ ...body, ...wrong })) },
     { weight: 2, arbitrary: invalidJson.map((text): BodyPlan => ({ kind: 'text', text })) },
     { weight: 1, arbitrary: fc.constant<BodyPlan>({ kind: 'none' }) },
-    { weight: 1, arbitrary: deepJson.map((deep): BodyPlan => ({ kind: 'text', text: `{"model":"${model ?? 'gpt-4o-mini'}","messages":[{"role":"user","content":${deep}}],"input":${deep},"prompt":${deep}}` })) },
+    {
+      weight: 1,
+      arbitrary: deepJson.map(
+        (deep): BodyPlan => ({
+          kind: 'text',
+          text: `{"model":"${model ?? 'gpt-4o-mini'}","messages":[{"role":"user","content":${deep}}],"input":${deep},"prompt":${deep}}`,
+        }),
+      ),
+    },
     { weight: 1, arbitrary: bigBody(model ?? 'gpt-4o-mini') },
-    { weight: 1, arbitrary: fc.integer({ min: 1, max: 4_096 }).map((size): BodyPlan => ({ kind: 'repeat', prefix: '', fill: '\u00ff', times: size, suffix: '' })) },
+    {
+      weight: 1,
+      arbitrary: fc.integer({ min: 1, max: 4_096 }).map((size): BodyPlan => ({ kind: 'repeat', prefix: '', fill: '\u00ff', times: size, suffix: '' })),
+    },
   );
 
 // ---------------------------------------------------------------------------------------------
 // Paths and queries
 
-const queryName = fc.oneof({ weight: 1, arbitrary: prototypeName }, { weight: 3, arbitrary: fc.constantFrom('limit', 'after', 'api-version', 'alt', 'key', 'a[b]', 'a.b', '') }, { weight: 3, arbitrary: token });
+const queryName = fc.oneof(
+  { weight: 1, arbitrary: prototypeName },
+  { weight: 3, arbitrary: fc.constantFrom('limit', 'after', 'api-version', 'alt', 'key', 'a[b]', 'a.b', '') },
+  { weight: 3, arbitrary: token },
+);
 const queryValue = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('1', '0', '-1', '100', '101', '1e3', 'abc', '%', '%zz', '%c3%28', '%00', '%2e%2e%2f', 'log_x', 'key_x', 'cfg_x', '[]', '{}', 'a=b') },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom(
+      '1',
+      '0',
+      '-1',
+      '100',
+      '101',
+      '1e3',
+      'abc',
+      '%',
+      '%zz',
+      '%c3%28',
+      '%00',
+      '%2e%2e%2f',
+      'log_x',
+      'key_x',
+      'cfg_x',
+      '[]',
+      '{}',
+      'a=b',
+    ),
+  },
   { weight: 6, arbitrary: fc.string({ unit: tokenChar, maxLength: 12 }) },
   { weight: 1, arbitrary: fc.integer({ min: 300, max: 6_000 }).map((length) => 'q'.repeat(length)) },
 );
@@ -641,13 +1128,63 @@ const queryString = fc.option(
 const pathVariant = (path: string) =>
   fc.oneof(
     { weight: 12, arbitrary: fc.constant(path) },
-    { weight: 1, arbitrary: fc.constantFrom(`${path}/`, path.replace('/v1/', '//v1//'), path.replace('/v1/', '/v1/./'), path.replace('/v1/', '/v1/x/../'), path.replace('/v1/', '/v1/%2e/'), path.replace('/v1', '/V1'), path.replace(/\/([a-z])/, (_, c) => `/%${c.charCodeAt(0).toString(16)}`)) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        `${path}/`,
+        path.replace('/v1/', '//v1//'),
+        path.replace('/v1/', '/v1/./'),
+        path.replace('/v1/', '/v1/x/../'),
+        path.replace('/v1/', '/v1/%2e/'),
+        path.replace('/v1', '/V1'),
+        path.replace(/\/([a-z])/, (_, c) => `/%${c.charCodeAt(0).toString(16)}`),
+      ),
+    },
   );
 
 /** Segments for pass-through paths: names, dot segments raw and percent-encoded at any depth, slashes, `%` garbage. */
 const pathSegment = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('models', 'models/gpt-4o-mini', 'echo', 'files', 'audio/speech', 'batches', 'assistants', 'x', 'v1', 'chat', 'completions') },
-  { weight: 3, arbitrary: fc.constantFrom('.', '..', '%2e', '%2E%2e', '.%2e', '%2e.', '%252e%252e', '%25252e%25252e', '..%2f', '%2e%2e%2f', '%2f', '%2F..', '%5c', '%5c..', '\\', '..\\', '%', '%zz', '%c3%28', '%ff', '%00', 'a%00b', '%%', '%2', '~', 'a;b', "a'b", '@', '::', '%3A', 'a%20b', '%C0%AE%C0%AE') },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom('models', 'models/gpt-4o-mini', 'echo', 'files', 'audio/speech', 'batches', 'assistants', 'x', 'v1', 'chat', 'completions'),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      '.',
+      '..',
+      '%2e',
+      '%2E%2e',
+      '.%2e',
+      '%2e.',
+      '%252e%252e',
+      '%25252e%25252e',
+      '..%2f',
+      '%2e%2e%2f',
+      '%2f',
+      '%2F..',
+      '%5c',
+      '%5c..',
+      '\\',
+      '..\\',
+      '%',
+      '%zz',
+      '%c3%28',
+      '%ff',
+      '%00',
+      'a%00b',
+      '%%',
+      '%2',
+      '~',
+      'a;b',
+      "a'b",
+      '@',
+      '::',
+      '%3A',
+      'a%20b',
+      '%C0%AE%C0%AE',
+    ),
+  },
   { weight: 1, arbitrary: nonStallFault.map((fault) => `fault/${fault}`) },
   { weight: 1, arbitrary: prototypeName },
   { weight: 1, arbitrary: fc.integer({ min: 200, max: 7_000 }).map((length) => 's'.repeat(length)) },
@@ -683,10 +1220,24 @@ function assemble(parts: {
   const headers: Array<[string, string]> = [...parts.key[1], ...(parts.headers ?? [])];
   if (parts.body.kind !== 'none' && parts.contentType !== undefined && parts.contentType !== '') headers.push(['content-type', parts.contentType]);
   // Extra headers must not take away what a stalled provider relies on to end.
-  const guarded = new Set(['x-gateway-request-timeout', 'x-gateway-forward-headers', faultHeader, 'x-gateway-config', 'x-gateway-custom-host', 'x-gateway-provider']);
+  const guarded = new Set([
+    'x-gateway-request-timeout',
+    'x-gateway-forward-headers',
+    faultHeader,
+    'x-gateway-config',
+    'x-gateway-custom-host',
+    'x-gateway-provider',
+  ]);
   const stalls = (parts.stallAttempts ?? 0) > 0 && headers.some(([name]) => name === 'x-gateway-request-timeout');
   for (const header of parts.extra) if (!stalls || !guarded.has(header[0].toLowerCase())) headers.push(header);
-  const request: FuzzRequest = { family: parts.family, method: parts.method, target: parts.target, headers, body: parts.body, stallAttempts: parts.stallAttempts ?? 0 };
+  const request: FuzzRequest = {
+    family: parts.family,
+    method: parts.method,
+    target: parts.target,
+    headers,
+    body: parts.body,
+    stallAttempts: parts.stallAttempts ?? 0,
+  };
   if (parts.mustRefuse !== undefined) request.mustRefuse = parts.mustRefuse;
   if (parts.deadlineMs !== undefined) request.deadlineMs = parts.deadlineMs;
   return request;
@@ -699,7 +1250,11 @@ const timeoutFor = (route: { stallAttempts: number; headers: [string, string][] 
 const withTimeout = (headers: [string, string][], timeout: string | undefined): [string, string][] =>
   timeout === undefined ? headers : [...headers, ['x-gateway-request-timeout', timeout]];
 
-const unifiedRoutes = { chat: ['/v1/chat/completions', chatObject], completions: ['/v1/completions', completionObject], embeddings: ['/v1/embeddings', embeddingObject] } as const;
+const unifiedRoutes = {
+  chat: ['/v1/chat/completions', chatObject],
+  completions: ['/v1/completions', completionObject],
+  embeddings: ['/v1/embeddings', embeddingObject],
+} as const;
 
 /**
  * A request to a route that reaches a provider: what the family decides (method, path, body, and
@@ -712,7 +1267,16 @@ const routedRequest = (
   shape: (parts: { method: string; path: string; query: string | undefined }) => { method: string; target: string },
 ) =>
   fc
-    .record({ method: own.method, path: own.path, query: queryString, key: gatewayKey, body: own.body, contentType, timeout: timeoutFor(route), extra: oddHeaders })
+    .record({
+      method: own.method,
+      path: own.path,
+      query: queryString,
+      key: gatewayKey,
+      body: own.body,
+      contentType,
+      timeout: timeoutFor(route),
+      extra: oddHeaders,
+    })
     .map((parts) =>
       assemble({
         family,
@@ -735,7 +1299,12 @@ const unifiedRequest = (family: 'chat' | 'completions' | 'embeddings') =>
       {
         method: method(['POST']),
         path: pathVariant(unifiedRoutes[family][0]),
-        body: route.faulty ? fc.oneof({ weight: 3, arbitrary: wellFormedBody(family, route.model) }, { weight: 1, arbitrary: unifiedBody(unifiedRoutes[family][1], route.model) }) : unifiedBody(unifiedRoutes[family][1], route.model),
+        body: route.faulty
+          ? fc.oneof(
+              { weight: 3, arbitrary: wellFormedBody(family, route.model) },
+              { weight: 1, arbitrary: unifiedBody(unifiedRoutes[family][1], route.model) },
+            )
+          : unifiedBody(unifiedRoutes[family][1], route.model),
       },
       (parts) => ({ method: parts.method, target: parts.path + (parts.query ?? '') }),
     ),
@@ -745,10 +1314,16 @@ const unifiedRequest = (family: 'chat' | 'completions' | 'embeddings') =>
 const passthroughBody = (model: string | undefined) =>
   fc.oneof(
     { weight: 4, arbitrary: fc.constant<BodyPlan>({ kind: 'none' }) },
-    { weight: 4, arbitrary: fc.record({ model: fc.constant(model ?? 'gpt-4o-mini'), input: fc.oneof(shortText, jsonValue), stream: fc.boolean() }).map(jsonBody) },
+    {
+      weight: 4,
+      arbitrary: fc.record({ model: fc.constant(model ?? 'gpt-4o-mini'), input: fc.oneof(shortText, jsonValue), stream: fc.boolean() }).map(jsonBody),
+    },
     { weight: 2, arbitrary: jsonValue.map(jsonBody) },
     { weight: 1, arbitrary: invalidJson.map((text): BodyPlan => ({ kind: 'text', text })) },
-    { weight: 1, arbitrary: fc.integer({ min: 1, max: 200_000 }).map((size): BodyPlan => ({ kind: 'repeat', prefix: '', fill: 'b', times: size, suffix: '' })) },
+    {
+      weight: 1,
+      arbitrary: fc.integer({ min: 1, max: 200_000 }).map((size): BodyPlan => ({ kind: 'repeat', prefix: '', fill: 'b', times: size, suffix: '' })),
+    },
   );
 
 const passthroughRequest = (family: 'passthrough' | 'responses') =>
@@ -756,7 +1331,11 @@ const passthroughRequest = (family: 'passthrough' | 'responses') =>
     routedRequest(
       family,
       route,
-      { method: method(['GET', 'POST', 'PUT', 'DELETE']), path: family === 'responses' ? pathVariant('/v1/responses') : passthroughPath, body: passthroughBody(route.model) },
+      {
+        method: method(['GET', 'POST', 'PUT', 'DELETE']),
+        path: family === 'responses' ? pathVariant('/v1/responses') : passthroughPath,
+        body: passthroughBody(route.model),
+      },
       (parts) => ({
         method: family === 'responses' && parts.method === 'GET' ? 'POST' : parts.method,
         // A model-name fault travels in the path for pass-through (the body is not read by the gateway).
@@ -767,28 +1346,86 @@ const passthroughRequest = (family: 'passthrough' | 'responses') =>
 
 /** Bodies for POST/PUT /v1/configs. */
 const configBody = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ name: fc.oneof(shortText, jsonLeaf), config: fc.oneof(configTree, conditionalConfig) }, { requiredKeys: [] }).map(jsonBody) },
-  { weight: 1, arbitrary: fc.tuple(jsonKey, jsonValue).map(([key, value]) => jsonBody(objectOf([['name', 'x'], ['config', { provider: 'openai' }], [key, value]]))) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ name: fc.oneof(shortText, jsonLeaf), config: fc.oneof(configTree, conditionalConfig) }, { requiredKeys: [] }).map(jsonBody),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(jsonKey, jsonValue).map(([key, value]) =>
+      jsonBody(
+        objectOf([
+          ['name', 'x'],
+          ['config', { provider: 'openai' }],
+          [key, value],
+        ]),
+      ),
+    ),
+  },
   { weight: 1, arbitrary: jsonValue.map(jsonBody) },
   { weight: 1, arbitrary: invalidJson.map((text): BodyPlan => ({ kind: 'text', text })) },
   { weight: 1, arbitrary: deepJson.map((deep): BodyPlan => ({ kind: 'text', text: `{"name":"deep","config":${deep}}` })) },
-  { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 30_000 }).map((count): BodyPlan => ({ kind: 'repeat', prefix: '{"name":"big","config":{"strategy":{"mode":"fallback"},"targets":[', fill: '{"provider":"openai","api_key":"k"},', times: count, suffix: '{"provider":"openai","api_key":"k"}]}}' })) },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 1_000, max: 30_000 }).map(
+      (count): BodyPlan => ({
+        kind: 'repeat',
+        prefix: '{"name":"big","config":{"strategy":{"mode":"fallback"},"targets":[',
+        fill: '{"provider":"openai","api_key":"k"},',
+        times: count,
+        suffix: '{"provider":"openai","api_key":"k"}]}}',
+      }),
+    ),
+  },
   { weight: 1, arbitrary: fc.constant<BodyPlan>({ kind: 'none' }) },
 );
 
 const configId = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom('{{savedConfig}}', '{{savedConfig}}@1', '{{scratchConfig}}') },
-  { weight: 2, arbitrary: fc.constantFrom('cfg_nonexistent', 'cfg_x@0', 'cfg_x@-1', 'cfg_x@1.5', 'cfg_x@99999999999999999999', '{{savedConfig}}@', '{{savedConfig}}@@1', '%2e%2e', '..', 'cfg_%00', 'cfg_' + 'y'.repeat(2_000), '%', '%zz') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'cfg_nonexistent',
+      'cfg_x@0',
+      'cfg_x@-1',
+      'cfg_x@1.5',
+      'cfg_x@99999999999999999999',
+      '{{savedConfig}}@',
+      '{{savedConfig}}@@1',
+      '%2e%2e',
+      '..',
+      'cfg_%00',
+      'cfg_' + 'y'.repeat(2_000),
+      '%',
+      '%zz',
+    ),
+  },
   { weight: 1, arbitrary: prototypeName },
   { weight: 1, arbitrary: fc.string({ unit: tokenChar, minLength: 1, maxLength: 30 }) },
 );
 
 const configsRequest = fc
-  .record({ method: method(['GET', 'GET', 'POST', 'PUT', 'DELETE']), id: fc.option(configId, { freq: 2, nil: undefined }), query: queryString, key: gatewayKey, body: configBody, contentType, extra: oddHeaders })
+  .record({
+    method: method(['GET', 'GET', 'POST', 'PUT', 'DELETE']),
+    id: fc.option(configId, { freq: 2, nil: undefined }),
+    query: queryString,
+    key: gatewayKey,
+    body: configBody,
+    contentType,
+    extra: oddHeaders,
+  })
   .map((parts) => {
     // Routing uses the saved config: it may be read but never changed, so a replay meets the same state.
     const id = parts.id !== undefined && parts.id.startsWith('{{savedConfig}}') && parts.method !== 'GET' ? '{{scratchConfig}}' : parts.id;
-    return assemble({ family: 'configs', method: parts.method, target: `/v1/configs${id === undefined ? '' : `/${id}`}${parts.query ?? ''}`, key: parts.key, extra: parts.extra, body: parts.body, contentType: parts.contentType });
+    return assemble({
+      family: 'configs',
+      method: parts.method,
+      target: `/v1/configs${id === undefined ? '' : `/${id}`}${parts.query ?? ''}`,
+      key: parts.key,
+      extra: parts.extra,
+      body: parts.body,
+      contentType: parts.contentType,
+    });
   });
 
 /** Bodies for POST/PUT /v1/providers (hosts only ever point at the fake). */
@@ -821,7 +1458,10 @@ const providerBody = fc.oneof(
 const providersRequest = fc
   .record({
     method: method(['GET', 'GET', 'POST', 'PUT', 'DELETE']),
-    slug: fc.option(fc.oneof(fc.constantFrom('fuzz-openai', 'fuzz-scratch', 'fz-1', 'missing', '%2e%2e', '..', 'FUZZ-OPENAI', '%', 's'.repeat(3_000)), prototypeName), { freq: 2, nil: undefined }),
+    slug: fc.option(
+      fc.oneof(fc.constantFrom('fuzz-openai', 'fuzz-scratch', 'fz-1', 'missing', '%2e%2e', '..', 'FUZZ-OPENAI', '%', 's'.repeat(3_000)), prototypeName),
+      { freq: 2, nil: undefined },
+    ),
     query: queryString,
     key: gatewayKey,
     body: providerBody,
@@ -831,11 +1471,30 @@ const providersRequest = fc
   .map((parts) => {
     // Entries routing relies on are read, never changed.
     const slug = parts.slug?.startsWith('fuzz-') && parts.slug !== 'fuzz-scratch' && parts.method !== 'GET' ? 'fuzz-scratch' : parts.slug;
-    return assemble({ family: 'providers', method: parts.method, target: `/v1/providers${slug === undefined ? '' : `/${slug}`}${parts.query ?? ''}`, key: parts.key, extra: parts.extra, body: parts.body, contentType: parts.contentType });
+    return assemble({
+      family: 'providers',
+      method: parts.method,
+      target: `/v1/providers${slug === undefined ? '' : `/${slug}`}${parts.query ?? ''}`,
+      key: parts.key,
+      extra: parts.extra,
+      body: parts.body,
+      contentType: parts.contentType,
+    });
   });
 
 const apiKeyBody = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ name: fc.oneof(shortText, fc.constantFrom('', '   ', 'n'.repeat(256)), jsonLeaf), role: fc.oneof(fc.constantFrom('admin', 'member', 'owner', 'ADMIN', ''), jsonLeaf) }, { requiredKeys: [] }).chain((body) => fc.array(fc.tuple(jsonKey, jsonValue), { maxLength: 2 }).map((extra) => jsonBody(objectOf([...Object.entries(body), ...extra])))) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .record(
+        {
+          name: fc.oneof(shortText, fc.constantFrom('', '   ', 'n'.repeat(256)), jsonLeaf),
+          role: fc.oneof(fc.constantFrom('admin', 'member', 'owner', 'ADMIN', ''), jsonLeaf),
+        },
+        { requiredKeys: [] },
+      )
+      .chain((body) => fc.array(fc.tuple(jsonKey, jsonValue), { maxLength: 2 }).map((extra) => jsonBody(objectOf([...Object.entries(body), ...extra])))),
+  },
   { weight: 1, arbitrary: jsonValue.map(jsonBody) },
   { weight: 1, arbitrary: invalidJson.map((text): BodyPlan => ({ kind: 'text', text })) },
   { weight: 1, arbitrary: fc.constant<BodyPlan>({ kind: 'none' }) },
@@ -844,37 +1503,99 @@ const apiKeyBody = fc.oneof(
 const apiKeysRequest = fc
   .record({
     method: method(['GET', 'GET', 'POST', 'DELETE']),
-    id: fc.option(fc.oneof(fc.constantFrom('{{spareKeyId}}', 'key_nonexistent', 'key_', '%2e%2e', '..', 'k'.repeat(2_000), '%'), prototypeName), { freq: 2, nil: undefined }),
+    id: fc.option(fc.oneof(fc.constantFrom('{{spareKeyId}}', 'key_nonexistent', 'key_', '%2e%2e', '..', 'k'.repeat(2_000), '%'), prototypeName), {
+      freq: 2,
+      nil: undefined,
+    }),
     query: queryString,
     key: gatewayKey,
     body: apiKeyBody,
     contentType,
     extra: oddHeaders,
   })
-  .map((parts) => assemble({ family: 'api-keys', method: parts.method, target: `/v1/api-keys${parts.id === undefined ? '' : `/${parts.id}`}${parts.query ?? ''}`, key: parts.key, extra: parts.extra, body: parts.body, contentType: parts.contentType }));
+  .map((parts) =>
+    assemble({
+      family: 'api-keys',
+      method: parts.method,
+      target: `/v1/api-keys${parts.id === undefined ? '' : `/${parts.id}`}${parts.query ?? ''}`,
+      key: parts.key,
+      extra: parts.extra,
+      body: parts.body,
+      contentType: parts.contentType,
+    }),
+  );
 
 const logsRequest = fc
   .record({ method: method(['GET']), query: queryString, key: gatewayKey, extra: oddHeaders })
-  .map((parts) => assemble({ family: 'logs', method: parts.method, target: `/v1/logs${parts.query ?? ''}`, key: parts.key, extra: parts.extra, body: { kind: 'none' } }));
+  .map((parts) =>
+    assemble({ family: 'logs', method: parts.method, target: `/v1/logs${parts.query ?? ''}`, key: parts.key, extra: parts.extra, body: { kind: 'none' } }),
+  );
 
 const traceId = fc.oneof(
-  fc.constantFrom('fuzz-trace-known', 'fuzz-trace-unknown', '50%25off', 'log_x', '%2e%2e', '..', '.', '%', '%zz', '%c3%28', 'a%2Fb', 't'.repeat(300), 't'.repeat(5_000)),
+  fc.constantFrom(
+    'fuzz-trace-known',
+    'fuzz-trace-unknown',
+    '50%25off',
+    'log_x',
+    '%2e%2e',
+    '..',
+    '.',
+    '%',
+    '%zz',
+    '%c3%28',
+    'a%2Fb',
+    't'.repeat(300),
+    't'.repeat(5_000),
+  ),
   prototypeName,
   fc.string({ unit: tokenChar, minLength: 1, maxLength: 20 }),
 );
-const traceRequest = fc
-  .record({ method: method(['GET']), id: traceId, query: queryString, key: gatewayKey, extra: oddHeaders })
-  .map((parts) => assemble({ family: 'log-trace', method: parts.method, target: `/v1/logs/${parts.id}${parts.query ?? ''}`, key: parts.key, extra: parts.extra, body: { kind: 'none' } }));
+const traceRequest = fc.record({ method: method(['GET']), id: traceId, query: queryString, key: gatewayKey, extra: oddHeaders }).map((parts) =>
+  assemble({
+    family: 'log-trace',
+    method: parts.method,
+    target: `/v1/logs/${parts.id}${parts.query ?? ''}`,
+    key: parts.key,
+    extra: parts.extra,
+    body: { kind: 'none' },
+  }),
+);
 
 const unknownRouteRequest = fc
   .record({
     method: method(['GET', 'POST']),
-    path: fc.oneof(fc.constantFrom('/', '/health', '/v1', '/v1/', '/v2/chat/completions', '/V1/models', '/v1%2Fmodels', '//', '/..', '/%2e%2e/v1/models', '/favicon.ico', '/api/v1/chat/completions', '*'), fc.integer({ min: 1_000, max: 7_000 }).map((length) => '/' + 'u'.repeat(length))),
+    path: fc.oneof(
+      fc.constantFrom(
+        '/',
+        '/health',
+        '/v1',
+        '/v1/',
+        '/v2/chat/completions',
+        '/V1/models',
+        '/v1%2Fmodels',
+        '//',
+        '/..',
+        '/%2e%2e/v1/models',
+        '/favicon.ico',
+        '/api/v1/chat/completions',
+        '*',
+      ),
+      fc.integer({ min: 1_000, max: 7_000 }).map((length) => '/' + 'u'.repeat(length)),
+    ),
     query: queryString,
     key: gatewayKey,
     extra: oddHeaders,
   })
-  .map((parts) => assemble({ family: 'unknown-route', method: parts.method, target: parts.path + (parts.query ?? ''), key: parts.key, extra: parts.extra, body: { kind: 'none' } }));
+  .map((parts) =>
+    assemble({
+      family: 'unknown-route',
+      method: parts.method,
+      target: parts.path + (parts.query ?? ''),
+      key: parts.key,
+      extra: parts.extra,
+      body: { kind: 'none' },
+    }),
+  );
 
 /** Raw non-ASCII bytes (and DEL) in the request target, anywhere on any route. */
 const rawTargetRequest = fc
@@ -911,14 +1632,30 @@ const ownKey = fc.oneof(
 );
 
 /** Present in `weight` of `weight + absent` requests. */
-const sometimes = <T>(arbitrary: fc.Arbitrary<T>, weight: number, absent: number) => fc.oneof({ weight, arbitrary }, { weight: absent, arbitrary: fc.constant(undefined) });
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>, weight: number, absent: number) =>
+  fc.oneof({ weight, arbitrary }, { weight: absent, arbitrary: fc.constant(undefined) });
 
 const redirectingHeaders = fc
   .record({
-    customHost: sometimes(fc.oneof({ weight: 4, arbitrary: fc.constant(attackerHost) }, { weight: 1, arbitrary: fc.constantFrom('{{fake}}/home/v1', '{{fake}}/home/v1/', '{{refused}}/v1', 'not a url') }), 3, 1),
+    customHost: sometimes(
+      fc.oneof(
+        { weight: 4, arbitrary: fc.constant(attackerHost) },
+        { weight: 1, arbitrary: fc.constantFrom('{{fake}}/home/v1', '{{fake}}/home/v1/', '{{refused}}/v1', 'not a url') },
+      ),
+      3,
+      1,
+    ),
     provider: sometimes(fc.constantFrom('openai', 'anthropic', '@fuzz-openai', '@missing'), 1, 2),
     virtualKey: sometimes(fc.constantFrom('fuzz-openai', 'missing'), 1, 5),
-    cloud: sometimes(fc.constantFrom<[string, string]>(['x-gateway-clouda-region', 'us-east-1'], ['x-gateway-cloudb-project-id', 'p'], ['x-gateway-cloudc-resource-name', 'r']), 1, 4),
+    cloud: sometimes(
+      fc.constantFrom<[string, string]>(
+        ['x-gateway-clouda-region', 'us-east-1'],
+        ['x-gateway-cloudb-project-id', 'p'],
+        ['x-gateway-cloudc-resource-name', 'r'],
+      ),
+      1,
+      4,
+    ),
     authorization: sometimes(fc.constant('Bearer sk-client-own'), 1, 1),
   })
   .map((picked) => {
@@ -932,7 +1669,12 @@ const redirectingHeaders = fc
   });
 
 const storedSecretChat = fc
-  .record({ config: fc.constantFrom('{{homeConfig}}', '{{legacyConfig}}', '{{movableConfig}}'), headers: redirectingHeaders, key: ownKey, stream: fc.boolean() })
+  .record({
+    config: fc.constantFrom('{{homeConfig}}', '{{legacyConfig}}', '{{movableConfig}}'),
+    headers: redirectingHeaders,
+    key: ownKey,
+    stream: fc.boolean(),
+  })
   .map((parts) =>
     assemble({
       family: 'stored-secrets',
@@ -943,43 +1685,78 @@ const storedSecretChat = fc
       extra: [],
       body: jsonBody({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: parts.stream }),
       contentType: 'application/json',
-      mustRefuse: parts.headers.some(([name, value]) => name === 'x-gateway-custom-host' && value === attackerHost) ? 'a saved config\'s key may not go to a host the request names' : undefined,
+      mustRefuse: parts.headers.some(([name, value]) => name === 'x-gateway-custom-host' && value === attackerHost)
+        ? "a saved config's key may not go to a host the request names"
+        : undefined,
     }),
   );
 
 const mask = '********';
 /** The movable config as GET shows it, and edits of it: moves keep a masked key while its destination changes. */
-const movableMasked = () => ({ strategy: { mode: 'fallback' }, custom_host: '{{fake}}/home/v1', targets: [{ provider: 'openai', api_key: mask }, { provider: 'groq', api_key: mask }] });
+const movableMasked = () => ({
+  strategy: { mode: 'fallback' },
+  custom_host: '{{fake}}/home/v1',
+  targets: [
+    { provider: 'openai', api_key: mask },
+    { provider: 'groq', api_key: mask },
+  ],
+});
 const configEdits: Array<[string, () => Record<string, any>]> = [
   ['a new inherited host', () => ({ ...movableMasked(), custom_host: attackerHost })],
-  ['a new own host', () => { const c = movableMasked(); c.targets[0] = { ...c.targets[0]!, custom_host: attackerHost } as any; return c; }],
-  ['swapped targets', () => { const c = movableMasked(); c.targets.reverse(); return c; }],
-  ['another provider', () => { const c = movableMasked(); c.targets[1] = { ...c.targets[1]!, provider: 'together-ai' }; return c; }],
-  ['a catalog entry', () => { const c = movableMasked(); c.targets[0] = { ...c.targets[0]!, provider: '@fuzz-openai' }; return c; }],
+  [
+    'a new own host',
+    () => {
+      const c = movableMasked();
+      c.targets[0] = { ...c.targets[0]!, custom_host: attackerHost } as any;
+      return c;
+    },
+  ],
+  [
+    'swapped targets',
+    () => {
+      const c = movableMasked();
+      c.targets.reverse();
+      return c;
+    },
+  ],
+  [
+    'another provider',
+    () => {
+      const c = movableMasked();
+      c.targets[1] = { ...c.targets[1]!, provider: 'together-ai' };
+      return c;
+    },
+  ],
+  [
+    'a catalog entry',
+    () => {
+      const c = movableMasked();
+      c.targets[0] = { ...c.targets[0]!, provider: '@fuzz-openai' };
+      return c;
+    },
+  ],
 ];
 const guardrailEdits: Array<[string, Record<string, unknown>]> = [
   ['a new webhook URL', { id: 'default.webhook', parameters: { webhookURL: `${attackerHost}/hook`, headers: mask } }],
   ['the log check on another URL', { id: 'default.log', parameters: { logURL: `${attackerHost}/log`, headers: mask } }],
 ];
 
-const storedSecretEdit = fc
-  .record({ which: fc.constantFrom('config', 'guardrail'), index: fc.nat(), key: ownKey })
-  .map((parts) => {
-    const config = parts.which === 'config';
-    const edits = config ? configEdits : guardrailEdits;
-    const [what, edit] = edits[parts.index % edits.length]!;
-    const body = config ? { config: (edit as () => unknown)() } : { name: 'fuzz webhook', checks: [edit] };
-    return assemble({
-      family: 'stored-secrets',
-      method: 'PUT',
-      target: config ? '/v1/configs/{{movableConfig}}' : '/v1/guardrails/{{webhookGuardrail}}',
-      key: parts.key,
-      extra: [],
-      body: jsonBody(body),
-      contentType: 'application/json',
-      mustRefuse: `an edit that keeps a masked secret may not move it (${what})`,
-    });
+const storedSecretEdit = fc.record({ which: fc.constantFrom('config', 'guardrail'), index: fc.nat(), key: ownKey }).map((parts) => {
+  const config = parts.which === 'config';
+  const edits = config ? configEdits : guardrailEdits;
+  const [what, edit] = edits[parts.index % edits.length]!;
+  const body = config ? { config: (edit as () => unknown)() } : { name: 'fuzz webhook', checks: [edit] };
+  return assemble({
+    family: 'stored-secrets',
+    method: 'PUT',
+    target: config ? '/v1/configs/{{movableConfig}}' : '/v1/guardrails/{{webhookGuardrail}}',
+    key: parts.key,
+    extra: [],
+    body: jsonBody(body),
+    contentType: 'application/json',
+    mustRefuse: `an edit that keeps a masked secret may not move it (${what})`,
   });
+});
 
 const storedSecretsRequest = fc.oneof({ weight: 3, arbitrary: storedSecretChat }, { weight: 1, arbitrary: storedSecretEdit });
 
@@ -991,7 +1768,11 @@ const pastLimit = fc.constantFrom(2 ** 31, 2 ** 31 + 1, 2 ** 32, 900_001, 1e12, 
 const withinLimit = fc.constantFrom(1_000, 60_000, 900_000);
 
 const durationsRequest = fc
-  .record({ where: fc.constantFrom('header', 'inline', 'saved', 'cooldown', 'webhook'), value: fc.oneof({ weight: 3, arbitrary: pastLimit }, { weight: 1, arbitrary: withinLimit }), key: ownKey })
+  .record({
+    where: fc.constantFrom('header', 'inline', 'saved', 'cooldown', 'webhook'),
+    value: fc.oneof({ weight: 3, arbitrary: pastLimit }, { weight: 1, arbitrary: withinLimit }),
+    key: ownKey,
+  })
   .map((parts) => {
     const tooLong = parts.value > 900_000;
     const target = { provider: 'openai', api_key: 'sk', custom_host: '{{fake}}/p/openai/v1' };
@@ -1000,15 +1781,53 @@ const durationsRequest = fc
     const common = { family: 'durations' as const, key: parts.key, extra: [], contentType: 'application/json' };
     switch (parts.where) {
       case 'header':
-        return assemble({ ...common, method: 'POST', target: '/v1/chat/completions', headers: [['x-gateway-config', headerJson(target)], ['x-gateway-request-timeout', String(parts.value)]], body: chat, mustRefuse: refuse('x-gateway-request-timeout', tooLong) });
+        return assemble({
+          ...common,
+          method: 'POST',
+          target: '/v1/chat/completions',
+          headers: [
+            ['x-gateway-config', headerJson(target)],
+            ['x-gateway-request-timeout', String(parts.value)],
+          ],
+          body: chat,
+          mustRefuse: refuse('x-gateway-request-timeout', tooLong),
+        });
       case 'inline':
-        return assemble({ ...common, method: 'POST', target: '/v1/chat/completions', headers: [['x-gateway-config', headerJson({ ...target, request_timeout: parts.value })]], body: chat, mustRefuse: refuse('request_timeout', tooLong) });
+        return assemble({
+          ...common,
+          method: 'POST',
+          target: '/v1/chat/completions',
+          headers: [['x-gateway-config', headerJson({ ...target, request_timeout: parts.value })]],
+          body: chat,
+          mustRefuse: refuse('request_timeout', tooLong),
+        });
       case 'saved':
-        return assemble({ ...common, method: 'POST', target: '/v1/configs', body: jsonBody({ name: 'fuzz duration', config: { ...target, request_timeout: parts.value } }), mustRefuse: refuse('request_timeout', tooLong) });
+        return assemble({
+          ...common,
+          method: 'POST',
+          target: '/v1/configs',
+          body: jsonBody({ name: 'fuzz duration', config: { ...target, request_timeout: parts.value } }),
+          mustRefuse: refuse('request_timeout', tooLong),
+        });
       case 'cooldown':
-        return assemble({ ...common, method: 'POST', target: '/v1/configs', body: jsonBody({ name: 'fuzz cooldown', config: { ...target, cb_config: { failure_threshold: 1, cooldown_interval: parts.value } } }), mustRefuse: refuse('cb_config.cooldown_interval', parts.value > 86_400_000) });
+        return assemble({
+          ...common,
+          method: 'POST',
+          target: '/v1/configs',
+          body: jsonBody({ name: 'fuzz cooldown', config: { ...target, cb_config: { failure_threshold: 1, cooldown_interval: parts.value } } }),
+          mustRefuse: refuse('cb_config.cooldown_interval', parts.value > 86_400_000),
+        });
       default:
-        return assemble({ ...common, method: 'POST', target: '/v1/guardrails', body: jsonBody({ name: 'fuzz webhook timeout', checks: [{ id: 'default.webhook', parameters: { webhookURL: '{{fake}}/home/hook', timeout: parts.value } }] }), mustRefuse: refuse('the webhook timeout', tooLong) });
+        return assemble({
+          ...common,
+          method: 'POST',
+          target: '/v1/guardrails',
+          body: jsonBody({
+            name: 'fuzz webhook timeout',
+            checks: [{ id: 'default.webhook', parameters: { webhookURL: '{{fake}}/home/hook', timeout: parts.value } }],
+          }),
+          mustRefuse: refuse('the webhook timeout', tooLong),
+        });
     }
   });
 
@@ -1021,9 +1840,22 @@ const admin: [KeyKind, Array<[string, string]>] = ['admin', [['x-gateway-api-key
 const renderLimitBytes = 1024 * 1024;
 
 const hostileVariable = fc.oneof(
-  fc.constantFrom<unknown>({ toString: 'x', valueOf: 1 }, { toJSON: 'x' }, JSON.parse('{"__proto__": {"polluted": true}}'), { constructor: { prototype: 1 } }, null, 7, true, []),
+  fc.constantFrom<unknown>(
+    { toString: 'x', valueOf: 1 },
+    { toJSON: 'x' },
+    JSON.parse('{"__proto__": {"polluted": true}}'),
+    { constructor: { prototype: 1 } },
+    null,
+    7,
+    true,
+    [],
+  ),
   fc.integer({ min: 0, max: 5_000 }).map((length) => Array.from({ length }, (_, index) => index)),
-  fc.integer({ min: 40, max: 400 }).map((depth) => { let value: unknown = 'leaf'; for (let level = 0; level < depth; level++) value = { a: value }; return value; }),
+  fc.integer({ min: 40, max: 400 }).map((depth) => {
+    let value: unknown = 'leaf';
+    for (let level = 0; level < depth; level++) value = { a: value };
+    return value;
+  }),
   fc.integer({ min: 1, max: 20_000 }).map((length) => 'w'.repeat(length)),
 );
 
@@ -1036,7 +1868,14 @@ const promptRun = (prompt: string, route: string, key: [KeyKind, Array<[string, 
     method: 'POST',
     target: `/v1/prompts/${prompt}/${route}`,
     key,
-    headers: route === 'completions' ? [['x-gateway-provider', 'openai'], ['authorization', 'Bearer sk'], ['x-gateway-custom-host', '{{fake}}/p/openai/v1']] : [],
+    headers:
+      route === 'completions'
+        ? [
+            ['x-gateway-provider', 'openai'],
+            ['authorization', 'Bearer sk'],
+            ['x-gateway-custom-host', '{{fake}}/p/openai/v1'],
+          ]
+        : [],
     extra: [],
     body: jsonBody({ variables }),
     contentType: 'application/json',
@@ -1048,27 +1887,55 @@ const promptsRequest = fc.oneof(
   fc.record({ n: fc.nat(1_000), form: fc.constantFrom('self', 'self-in-section', 'close-loop', 'put-self') }).map(({ n, form }) => {
     const name = `fz_self_${n}`;
     const bodies = {
-      'self': ['POST', '/v1/prompts/partials', { name, string: `again {{>${name}}}` }],
+      self: ['POST', '/v1/prompts/partials', { name, string: `again {{>${name}}}` }],
       'self-in-section': ['POST', '/v1/prompts/partials', { name, string: `{{#more}}{{>${name}}}{{/more}}` }],
       'close-loop': ['POST', '/v1/prompts/partials', { name: 'fz_a', string: 'A then {{>fz_b}}' }],
       'put-self': ['PUT', '/v1/prompts/partials/fz_b', { string: 'B then {{>fz_b}}' }],
     } as const;
     const [verb, path, body] = bodies[form];
-    return assemble({ family: 'prompts', method: verb, target: path, key: admin, extra: [], body: jsonBody(body), contentType: 'application/json', mustRefuse: 'a partial may not include itself, directly or through others' });
+    return assemble({
+      family: 'prompts',
+      method: verb,
+      target: path,
+      key: admin,
+      extra: [],
+      body: jsonBody(body),
+      contentType: 'application/json',
+      mustRefuse: 'a partial may not include itself, directly or through others',
+    });
   }),
   // Sections nested around a text: at most 50 levels.
   fc.record({ depth: fc.oneof(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 61, max: 5_000 })), partial: fc.boolean() }).map(({ depth, partial }) => {
     const string = '{{#a}}'.repeat(depth) + 'x' + '{{/a}}'.repeat(depth);
     const body = partial ? { name: `fz_deep_${depth}`, string } : { name: `fz deep ${depth}`, model: 'gpt-4o-mini', string };
-    return assemble({ family: 'prompts', method: 'POST', target: partial ? '/v1/prompts/partials' : '/v1/prompts', key: admin, extra: [], body: jsonBody(body), contentType: 'application/json', mustRefuse: depth > 50 ? `${depth} nested sections are past the limit of 50` : undefined });
+    return assemble({
+      family: 'prompts',
+      method: 'POST',
+      target: partial ? '/v1/prompts/partials' : '/v1/prompts',
+      key: admin,
+      extra: [],
+      body: jsonBody(body),
+      contentType: 'application/json',
+      mustRefuse: depth > 50 ? `${depth} nested sections are past the limit of 50` : undefined,
+    });
   }),
   // Doubling partials: 512 copies of v, past 1 MB once v is longer than 2 KB. Renders let through stay
   // under 256 KB, so the run measures what the gateway keeps, not the churn of 1 MB prompts.
-  fc.record({ length: fc.oneof(fc.integer({ min: 1, max: 500 }), fc.integer({ min: 2_100, max: 8_000 })), route: promptRoute, key: ownKey }).map(({ length, route, key }) =>
-    promptRun('{{doublingPrompt}}', route, key, { v: 'v'.repeat(length) }, length * 512 > renderLimitBytes ? `${length * 512} bytes of rendered text are past the 1 MB limit` : undefined),
-  ),
+  fc
+    .record({ length: fc.oneof(fc.integer({ min: 1, max: 500 }), fc.integer({ min: 2_100, max: 8_000 })), route: promptRoute, key: ownKey })
+    .map(({ length, route, key }) =>
+      promptRun(
+        '{{doublingPrompt}}',
+        route,
+        key,
+        { v: 'v'.repeat(length) },
+        length * 512 > renderLimitBytes ? `${length * 512} bytes of rendered text are past the 1 MB limit` : undefined,
+      ),
+    ),
   // Variables as data: objects with toString, prototype keys, long lists, deep objects, long text.
-  fc.record({ name: hostileVariable, items: hostileVariable, route: promptRoute, key: ownKey }).map(({ name, items, route, key }) => promptRun('{{plainPrompt}}', route, key, { name, items })),
+  fc
+    .record({ name: hostileVariable, items: hostileVariable, route: promptRoute, key: ownKey })
+    .map(({ name, items, route, key }) => promptRun('{{plainPrompt}}', route, key, { name, items })),
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -1084,17 +1951,37 @@ const promptsRequest = fc.oneof(
 const boundedCheckDeadlineMs = 5_000;
 
 const chatWith = (content: string) => jsonBody({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
-const chatRepeating = (fill: string, times: number, suffix = '') => ({ kind: 'repeat', prefix: '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"', fill, times, suffix: `${suffix}"}]}` }) as BodyPlan;
+const chatRepeating = (fill: string, times: number, suffix = '') =>
+  ({ kind: 'repeat', prefix: '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"', fill, times, suffix: `${suffix}"}]}` }) as BodyPlan;
 
 const checkCase: fc.Arbitrary<{ check: Record<string, unknown>; body: BodyPlan; mustRefuse?: string }> = fc.oneof(
   fc.integer({ min: 8, max: 40 }).map((levels) => {
     const $defs: Record<string, unknown> = {};
     for (let level = 0; level < levels; level++) $defs[`d${level}`] = { anyOf: [{ $ref: `#/$defs/d${level + 1}` }, { $ref: `#/$defs/d${level + 1}` }] };
     $defs[`d${levels}`] = { type: 'number' };
-    return { check: { id: 'default.jsonSchema', parameters: { schema: { $ref: '#/$defs/d0', $defs } } }, body: chatWith('1'), mustRefuse: levels >= 14 ? `a schema expanding to 2^${levels} subschemas is past the 10,000 limit` : undefined };
+    return {
+      check: { id: 'default.jsonSchema', parameters: { schema: { $ref: '#/$defs/d0', $defs } } },
+      body: chatWith('1'),
+      mustRefuse: levels >= 14 ? `a schema expanding to 2^${levels} subschemas is past the 10,000 limit` : undefined,
+    };
   }),
   fc.integer({ min: 10, max: 60 }).map((depth) => ({
-    check: { id: 'default.jsonSchema', parameters: { schema: { $defs: { node: { anyOf: [{ type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 }, { type: 'array', items: { $ref: '#/$defs/node' } }] } }, $ref: '#/$defs/node' } } },
+    check: {
+      id: 'default.jsonSchema',
+      parameters: {
+        schema: {
+          $defs: {
+            node: {
+              anyOf: [
+                { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 },
+                { type: 'array', items: { $ref: '#/$defs/node' } },
+              ],
+            },
+          },
+          $ref: '#/$defs/node',
+        },
+      },
+    },
     body: chatWith(`${'['.repeat(depth)}"x"${']'.repeat(depth)}`),
   })),
   fc.integer({ min: 1_000, max: 20_000 }).map((count) => ({
@@ -1105,9 +1992,14 @@ const checkCase: fc.Arbitrary<{ check: Record<string, unknown>; body: BodyPlan; 
     check: { id: 'default.contains', parameters: { words: Array.from({ length: 1_000 }, (_, index) => `ab${index}x`), operator: 'any' } },
     body: chatRepeating('ab ', times),
   })),
-  fc.integer({ min: 10_000, max: 150_000 }).map((times) => ({ check: { id: 'default.regexMatch', parameters: { rule: '[ab]*a[ab]{300}c' } }, body: chatRepeating('ab', times) })),
+  fc
+    .integer({ min: 10_000, max: 150_000 })
+    .map((times) => ({ check: { id: 'default.regexMatch', parameters: { rule: '[ab]*a[ab]{300}c' } }, body: chatRepeating('ab', times) })),
   fc.constantFrom('default.regexMatch', 'default.contains', 'default.pii').map((id) => ({
-    check: { id, parameters: id === 'default.regexMatch' ? { rule: 'secret', not: true } : id === 'default.contains' ? { words: ['secret'], operator: 'none' } : {} },
+    check: {
+      id,
+      parameters: id === 'default.regexMatch' ? { rule: 'secret', not: true } : id === 'default.contains' ? { words: ['secret'], operator: 'none' } : {},
+    },
     body: chatRepeating(' ', 1_000_001, 'my secret is sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa and me@example.com'),
     mustRefuse: 'a deny hook may not pass text past the scan limit it did not read',
   })),
@@ -1115,7 +2007,12 @@ const checkCase: fc.Arbitrary<{ check: Record<string, unknown>; body: BodyPlan; 
 
 const guardrailChecksRequest = fc.record({ checkCase, failOnError: fc.boolean(), key: ownKey }).map(({ checkCase: picked, failOnError, key }) => {
   const check = { ...picked.check, parameters: { ...(picked.check.parameters as object), failOnError } };
-  const config = { provider: 'openai', api_key: 'sk', custom_host: '{{fake}}/p/openai/v1', before_request_hooks: [{ id: 'fuzz-bounded', deny: true, checks: [check] }] };
+  const config = {
+    provider: 'openai',
+    api_key: 'sk',
+    custom_host: '{{fake}}/p/openai/v1',
+    before_request_hooks: [{ id: 'fuzz-bounded', deny: true, checks: [check] }],
+  };
   return assemble({
     family: 'guardrail-checks',
     method: 'POST',
@@ -1179,15 +2076,104 @@ export function warmUpRequests(): FuzzRequest[] {
   const requests: FuzzRequest[] = [];
   for (const provider of ['openai', 'anthropic', 'google', 'cohere', 'azure-ai', 'mistral-ai']) {
     for (const stream of [false, true]) {
-      requests.push(assemble({ family: 'chat', method: 'POST', target: '/v1/chat/completions', key: admin, headers: [['x-gateway-provider', provider], ['authorization', 'Bearer sk'], ['x-gateway-trace-id', 'fuzz-trace-known']], extra: [], body: chat(stream), contentType: 'application/json' }));
+      requests.push(
+        assemble({
+          family: 'chat',
+          method: 'POST',
+          target: '/v1/chat/completions',
+          key: admin,
+          headers: [
+            ['x-gateway-provider', provider],
+            ['authorization', 'Bearer sk'],
+            ['x-gateway-trace-id', 'fuzz-trace-known'],
+          ],
+          extra: [],
+          body: chat(stream),
+          contentType: 'application/json',
+        }),
+      );
     }
   }
-  requests.push(assemble({ family: 'chat', method: 'POST', target: '/v1/chat/completions', key: admin, headers: [['x-gateway-provider', '@fuzz-bedrock']], extra: [], body: chat(true), contentType: 'application/json' }));
-  requests.push(assemble({ family: 'chat', method: 'POST', target: '/v1/chat/completions', key: admin, headers: [['x-gateway-provider', '@fuzz-vertex']], extra: [], body: chat(false), contentType: 'application/json' }));
-  requests.push(assemble({ family: 'completions', method: 'POST', target: '/v1/completions', key: admin, headers: [['x-gateway-provider', 'openai'], ['authorization', 'Bearer sk']], extra: [], body: json({ model: 'gpt-3.5-turbo-instruct', prompt: 'hi', stream: true }), contentType: 'application/json' }));
-  requests.push(assemble({ family: 'embeddings', method: 'POST', target: '/v1/embeddings', key: admin, headers: [['x-gateway-provider', 'openai'], ['authorization', 'Bearer sk']], extra: [], body: json({ model: 'text-embedding-3-small', input: ['a', 'b'] }), contentType: 'application/json' }));
-  requests.push(assemble({ family: 'passthrough', method: 'GET', target: '/v1/models', key: admin, headers: [['x-gateway-provider', 'openai'], ['authorization', 'Bearer sk']], extra: [], body: { kind: 'none' } }));
-  requests.push(assemble({ family: 'chat', method: 'POST', target: '/v1/chat/completions', key: admin, headers: [['x-gateway-config', '{{savedConfig}}']], extra: [], body: chat(false), contentType: 'application/json' }));
+  requests.push(
+    assemble({
+      family: 'chat',
+      method: 'POST',
+      target: '/v1/chat/completions',
+      key: admin,
+      headers: [['x-gateway-provider', '@fuzz-bedrock']],
+      extra: [],
+      body: chat(true),
+      contentType: 'application/json',
+    }),
+  );
+  requests.push(
+    assemble({
+      family: 'chat',
+      method: 'POST',
+      target: '/v1/chat/completions',
+      key: admin,
+      headers: [['x-gateway-provider', '@fuzz-vertex']],
+      extra: [],
+      body: chat(false),
+      contentType: 'application/json',
+    }),
+  );
+  requests.push(
+    assemble({
+      family: 'completions',
+      method: 'POST',
+      target: '/v1/completions',
+      key: admin,
+      headers: [
+        ['x-gateway-provider', 'openai'],
+        ['authorization', 'Bearer sk'],
+      ],
+      extra: [],
+      body: json({ model: 'gpt-3.5-turbo-instruct', prompt: 'hi', stream: true }),
+      contentType: 'application/json',
+    }),
+  );
+  requests.push(
+    assemble({
+      family: 'embeddings',
+      method: 'POST',
+      target: '/v1/embeddings',
+      key: admin,
+      headers: [
+        ['x-gateway-provider', 'openai'],
+        ['authorization', 'Bearer sk'],
+      ],
+      extra: [],
+      body: json({ model: 'text-embedding-3-small', input: ['a', 'b'] }),
+      contentType: 'application/json',
+    }),
+  );
+  requests.push(
+    assemble({
+      family: 'passthrough',
+      method: 'GET',
+      target: '/v1/models',
+      key: admin,
+      headers: [
+        ['x-gateway-provider', 'openai'],
+        ['authorization', 'Bearer sk'],
+      ],
+      extra: [],
+      body: { kind: 'none' },
+    }),
+  );
+  requests.push(
+    assemble({
+      family: 'chat',
+      method: 'POST',
+      target: '/v1/chat/completions',
+      key: admin,
+      headers: [['x-gateway-config', '{{savedConfig}}']],
+      extra: [],
+      body: chat(false),
+      contentType: 'application/json',
+    }),
+  );
   for (const target of ['/v1/configs', '/v1/providers', '/v1/api-keys', '/v1/logs', '/v1/logs/fuzz-trace-known', '/v1/configs/{{savedConfig}}', '/']) {
     requests.push(assemble({ family: 'configs', method: 'GET', target, key: admin, extra: [], body: { kind: 'none' } }));
   }

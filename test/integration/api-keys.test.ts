@@ -22,7 +22,12 @@ describe('gateway authentication', () => {
   });
 
   it('refuses an unknown key on every route, pass-through included', async () => {
-    for (const [method, path] of [['POST', '/chat/completions'], ['GET', '/models'], ['GET', '/api-keys'], ['GET', '/logs']]) {
+    for (const [method, path] of [
+      ['POST', '/chat/completions'],
+      ['GET', '/models'],
+      ['GET', '/api-keys'],
+      ['GET', '/logs'],
+    ]) {
       const response = await gatewayFetch(path, { method, headers: { 'x-gateway-api-key': 'gwk_not_a_real_key' } });
       expect(response.status, `${method} ${path}`).toBe(401);
     }
@@ -102,7 +107,15 @@ describe('gateway authentication', () => {
   });
 
   it('gives every invalid request a 400 with a code', async () => {
-    const posts = [{ name: 5 }, { name: 'x'.repeat(256) }, { name: 'ok', role: 'superuser' }, { name: 'ok', role: null }, { name: 'ok', scopes: ['read'] }, [], 'not json'];
+    const posts = [
+      { name: 5 },
+      { name: 'x'.repeat(256) },
+      { name: 'ok', role: 'superuser' },
+      { name: 'ok', role: null },
+      { name: 'ok', scopes: ['read'] },
+      [],
+      'not json',
+    ];
     for (const body of posts) {
       const response = await gatewayFetch('/api-keys', { method: 'POST', headers: json, body: typeof body === 'string' ? body : JSON.stringify(body) });
       expect(response.status, JSON.stringify(body)).toBe(400);

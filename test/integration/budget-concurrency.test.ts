@@ -92,7 +92,11 @@ beforeAll(async () => {
   budgets.sentinel = await createPolicy('usage-limits', { ...tagged(tag('sentinel')), type: 'tokens', credit_limit: 1 });
   await dynamo.send(new PutItemCommand({ TableName: stateTable, Item: marshall({ ...usageKey(budgets.sentinel.id, tag('sentinel')), n: 1 }) }));
   const sentinel = ownPath(upstream, 'burst', 'sentinel');
-  const applied = await pollUntil(() => chat(tag('sentinel'), sentinel.custom_host), (answer) => answer.status === 412, 15_000);
+  const applied = await pollUntil(
+    () => chat(tag('sentinel'), sentinel.custom_host),
+    (answer) => answer.status === 412,
+    15_000,
+  );
   expect(applied.status).toBe(412);
 }, 60_000);
 afterAll(async () => {
@@ -103,7 +107,10 @@ describe('token budgets under concurrent requests', () => {
   it('passes a 100-token budget by at most one request at c=50, then refuses once it is used up', async () => {
     const path = ownPath(upstream, 'burst', 'budget');
     // Slow answers: every request of the burst is under way before the first one is answered.
-    upstream.script(path.prefix, Array.from({ length: 60 }, () => answer(400)));
+    upstream.script(
+      path.prefix,
+      Array.from({ length: 60 }, () => answer(400)),
+    );
     const answers = await Promise.all(Array.from({ length: 50 }, () => chat(tag('burst'), path.custom_host)));
     const admitted = answers.filter((answer) => answer.status === 200).length;
     const refused = answers.filter((answer) => answer.status === 412);
@@ -116,7 +123,10 @@ describe('token budgets under concurrent requests', () => {
     expect(refused[0]!.body.error.message).toContain('under way');
 
     // Settled, the reservations are gone: the budget shows the usage of the admitted requests only.
-    const settled = await pollUntil(() => readBudget(budgets.burst.id), (budget) => budget.current_usage === admitted * answerTokens);
+    const settled = await pollUntil(
+      () => readBudget(budgets.burst.id),
+      (budget) => budget.current_usage === admitted * answerTokens,
+    );
     expect(settled.current_usage).toBe(admitted * answerTokens);
 
     // One at a time, requests go on until the usage reaches the limit, and no further.
@@ -124,7 +134,10 @@ describe('token budgets under concurrent requests', () => {
     for (let i = 0; i < 10 && next.status === 200; i++) next = await chat(tag('burst'), path.custom_host);
     expect(next.status).toBe(412);
     expect(next.body.error.message).toContain('has been used up');
-    const final = await pollUntil(() => readBudget(budgets.burst.id), (budget) => budget.current_usage >= 100);
+    const final = await pollUntil(
+      () => readBudget(budgets.burst.id),
+      (budget) => budget.current_usage >= 100,
+    );
     expect(final.current_usage).toBeGreaterThanOrEqual(100);
     expect(final.current_usage).toBeLessThanOrEqual(100 + answerTokens);
     expect(path.calls() * answerTokens).toBe(final.current_usage);
@@ -133,15 +146,26 @@ describe('token budgets under concurrent requests', () => {
   it('gives back the reservations of requests that failed or whose stream was cut', async () => {
     // Each reserves about 70 tokens (its prompt and max_tokens 50): two of them left behind would hold the whole budget.
     const failed = ownPath(upstream, 'burst', 'failed');
-    upstream.script(failed.prefix, Array.from({ length: 3 }, () => ({ status: 500, delayMs: 300, json: { error: { message: 'down', type: 'server_error' } } })));
+    upstream.script(
+      failed.prefix,
+      Array.from({ length: 3 }, () => ({ status: 500, delayMs: 300, json: { error: { message: 'down', type: 'server_error' } } })),
+    );
     const errors = await Promise.all(Array.from({ length: 3 }, () => chat(tag('failed'), failed.custom_host, { max_tokens: 50 })));
     expect(errors.map((answer) => answer.status).sort()).toEqual([412, 500, 500]);
 
     const cut = ownPath(upstream, 'burst', 'cut');
     const chunk = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"par"}}]}';
-    upstream.script(cut.prefix, Array.from({ length: 3 }, () => ({ sse: [chunk, chunk], delayMs: 300, failAfter: 1 })));
+    upstream.script(
+      cut.prefix,
+      Array.from({ length: 3 }, () => ({ sse: [chunk, chunk], delayMs: 300, failAfter: 1 })),
+    );
     // The failed requests' reservations are released once their log records are complete, just after their answers.
-    expect(await pollUntil(() => counterTotal(budgets.failed.id, tag('failed')), (total) => total === 0)).toBe(0);
+    expect(
+      await pollUntil(
+        () => counterTotal(budgets.failed.id, tag('failed')),
+        (total) => total === 0,
+      ),
+    ).toBe(0);
     const streams = await Promise.all(Array.from({ length: 3 }, () => chat(tag('failed'), cut.custom_host, { max_tokens: 50, stream: true })));
     const cutStreams = streams.filter((answer) => answer.status === 200);
     expect(cutStreams.length + streams.filter((answer) => answer.status === 412).length).toBe(3);
@@ -149,13 +173,24 @@ describe('token budgets under concurrent requests', () => {
     expect(cutStreams.length).toBeGreaterThan(0);
     expect(cutStreams.length).toBeLessThanOrEqual(2);
     for (const answer of cutStreams) expect(answer.text).toContain('provider_stream_error');
-    expect(await pollUntil(() => counterTotal(budgets.failed.id, tag('failed')), (total) => total === 0)).toBe(0);
+    expect(
+      await pollUntil(
+        () => counterTotal(budgets.failed.id, tag('failed')),
+        (total) => total === 0,
+      ),
+    ).toBe(0);
 
     const healthy = ownPath(upstream, 'burst', 'failed-after');
     upstream.script(healthy.prefix, [answer(0)]);
-    const afterwards = await pollUntil(() => chat(tag('failed'), healthy.custom_host), (answer) => answer.status === 200);
+    const afterwards = await pollUntil(
+      () => chat(tag('failed'), healthy.custom_host),
+      (answer) => answer.status === 200,
+    );
     expect(afterwards.status).toBe(200);
-    const budget = await pollUntil(() => readBudget(budgets.failed.id), (found) => found.current_usage === answerTokens);
+    const budget = await pollUntil(
+      () => readBudget(budgets.failed.id),
+      (found) => found.current_usage === answerTokens,
+    );
     expect(budget.current_usage).toBe(answerTokens);
   }, 30_000);
 
@@ -164,16 +199,24 @@ describe('token budgets under concurrent requests', () => {
     upstream.script(path.prefix, [answer(0)]);
     // A process stopped mid-request an hour ago left 500 tokens reserved: the budget looks full.
     const staleSlice = Math.floor((Date.now() - 3_600_000) / sliceMs);
-    await dynamo.send(new PutItemCommand({ TableName: stateTable, Item: marshall({ ...usageKey(budgets.leaked.id, tag('leaked')), n: 520, [`r${staleSlice}`]: 500 }) }));
+    await dynamo.send(
+      new PutItemCommand({ TableName: stateTable, Item: marshall({ ...usageKey(budgets.leaked.id, tag('leaked')), n: 520, [`r${staleSlice}`]: 500 }) }),
+    );
     const admitted = await chat(tag('leaked'), path.custom_host);
     expect(admitted.status).toBe(200);
-    const budget = await pollUntil(() => readBudget(budgets.leaked.id), (found) => found.current_usage === 20 + answerTokens);
+    const budget = await pollUntil(
+      () => readBudget(budgets.leaked.id),
+      (found) => found.current_usage === 20 + answerTokens,
+    );
     expect(budget.current_usage).toBe(20 + answerTokens);
   });
 
-  it('prices a cost budget\'s reservation at the target\'s model: a burst passes it by at most one request', async () => {
+  it("prices a cost budget's reservation at the target's model: a burst passes it by at most one request", async () => {
     const path = ownPath(upstream, 'burst', 'cost');
-    upstream.script(path.prefix, Array.from({ length: 20 }, () => answer(400)));
+    upstream.script(
+      path.prefix,
+      Array.from({ length: 20 }, () => answer(400)),
+    );
     // gpt-4o-mini: 15 tokens cost $0.0000045 (10 in at $0.15/M, 5 out at $0.60/M); the budget is $0.00001.
     const answers = await Promise.all(Array.from({ length: 20 }, () => chat(tag('cost'), path.custom_host)));
     const admitted = answers.filter((answer) => answer.status === 200).length;
@@ -189,7 +232,10 @@ describe('token rate limits under concurrent requests', () => {
     const intoHour = Date.now() % 3_600_000;
     if (intoHour > 3_590_000) await new Promise((resolve) => setTimeout(resolve, 3_600_000 - intoHour + 50));
     const path = ownPath(upstream, 'burst', 'rate');
-    upstream.script(path.prefix, Array.from({ length: 50 }, () => answer(400)));
+    upstream.script(
+      path.prefix,
+      Array.from({ length: 50 }, () => answer(400)),
+    );
     const answers = await Promise.all(Array.from({ length: 50 }, () => chat(tag('rl-burst'), path.custom_host)));
     const admitted = answers.filter((answer) => answer.status === 200);
     const refused = answers.filter((answer) => answer.status === 429);

@@ -32,13 +32,17 @@ const budget = (fields: Partial<ActiveBudget> = {}): ActiveBudget => ({
 const team = (name: string) => (key: string) => (key === 'metadata.team' ? name : undefined);
 
 async function counterTotal(slot: { policyId: string; periodStart: number; bucket: string }): Promise<number> {
-  const { Item } = await dynamoClient().send(new GetItemCommand({ TableName: stateTable, Key: marshall(usageCounterKey.item(slot.policyId, slot.periodStart, slot.bucket)), ConsistentRead: true }));
+  const { Item } = await dynamoClient().send(
+    new GetItemCommand({ TableName: stateTable, Key: marshall(usageCounterKey.item(slot.policyId, slot.periodStart, slot.bucket)), ConsistentRead: true }),
+  );
   return Number(Item?.n?.N ?? 0);
 }
 
 /** Sets a bucket's usage as another container's writes would have left it. */
 async function setUsage(slot: { policyId: string; periodStart: number; bucket: string }, n: number): Promise<void> {
-  await dynamoClient().send(new PutItemCommand({ TableName: stateTable, Item: marshall({ ...usageCounterKey.item(slot.policyId, slot.periodStart, slot.bucket), n }) }));
+  await dynamoClient().send(
+    new PutItemCommand({ TableName: stateTable, Item: marshall({ ...usageCounterKey.item(slot.policyId, slot.periodStart, slot.bucket), n }) }),
+  );
 }
 
 describe('enforceBudgets and countSpend', () => {

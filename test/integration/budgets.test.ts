@@ -18,14 +18,25 @@ let dynamo: DynamoDBClient;
 connectToGatewayStore();
 
 async function createBudget(body: Record<string, unknown>, gatewayKey?: string) {
-  const response = await gatewayFetch('/policies/usage-limits', { method: 'POST', headers: { ...json, ...(gatewayKey ? { 'x-gateway-api-key': gatewayKey } : {}) }, body: JSON.stringify(body) });
+  const response = await gatewayFetch('/policies/usage-limits', {
+    method: 'POST',
+    headers: { ...json, ...(gatewayKey ? { 'x-gateway-api-key': gatewayKey } : {}) },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, body: await response.json() };
 }
 
 const readBudget = async (id: string) => (await gatewayFetch(`/policies/usage-limits/${id}`)).json();
 
 /** A budget selecting only requests whose `metadata.budget` is `value`, one bucket per value. */
-const taggedBudget = (value: string, fields: Record<string, unknown>) => ({ name: value, conditions: [{ key: 'metadata.budget', value }], group_by: [{ key: 'metadata.budget' }], type: 'tokens', credit_limit: 1000, ...fields });
+const taggedBudget = (value: string, fields: Record<string, unknown>) => ({
+  name: value,
+  conditions: [{ key: 'metadata.budget', value }],
+  group_by: [{ key: 'metadata.budget' }],
+  type: 'tokens',
+  credit_limit: 1000,
+  ...fields,
+});
 
 const target = (extra: Record<string, unknown> = {}) => ({ provider: 'openai', api_key: 'sk-budget', custom_host: `${upstream.url}/v1`, ...extra });
 
@@ -49,7 +60,12 @@ async function chat(budget: string, options: { model?: string; traceId?: string;
 /** Writes a bucket's usage in one period, as the gateway would have counted it. */
 async function writeUsage(policyId: string, bucketValue: string, periodStart: number, n: number, groupKey = 'metadata.budget'): Promise<void> {
   const bucket = bucketOfValue(bucketValue);
-  await dynamo.send(new PutItemCommand({ TableName: stateTable, Item: marshall({ pk: `UL#${policyId}#P#${periodStart}`, sk: `B#${bucket}`, n, group: { [groupKey]: bucketValue } }) }));
+  await dynamo.send(
+    new PutItemCommand({
+      TableName: stateTable,
+      Item: marshall({ pk: `UL#${policyId}#P#${periodStart}`, sk: `B#${bucket}`, n, group: { [groupKey]: bucketValue } }),
+    }),
+  );
 }
 
 const upstreamCalls = (content: string) => upstream.requests.filter((request) => JSON.stringify(request.json ?? '').includes(content)).length;
@@ -64,7 +80,10 @@ const pending: Array<[string, Record<string, unknown>]> = [
   ['cost', taggedBudget(tag('cost'), { type: 'cost', credit_limit: 5 })],
   ['unknownCost', taggedBudget(tag('unknown'), { type: 'cost', credit_limit: 5 })],
   ['alert', taggedBudget(tag('alert'), { credit_limit: 100_000, alert_threshold: 1 })],
-  ['spentModel', { name: 'spent model', conditions: [{ key: 'model', value: tag('spent-model') }], group_by: [{ key: 'model' }], type: 'tokens', credit_limit: 10 }],
+  [
+    'spentModel',
+    { name: 'spent model', conditions: [{ key: 'model', value: tag('spent-model') }], group_by: [{ key: 'model' }], type: 'tokens', credit_limit: 10 },
+  ],
   ['model', { name: 'per model', conditions: [{ key: 'model', value: tag('model') }], group_by: [{ key: 'model' }], type: 'tokens', credit_limit: 100_000 }],
   ['sentinel', taggedBudget(tag('sentinel'), { credit_limit: 1 })],
 ];
@@ -78,7 +97,11 @@ beforeAll(async () => {
     budgets[name] = created.body;
   }
   await writeUsage(budgets.sentinel.id, tag('sentinel'), 0, 1);
-  const applied = await pollUntil(() => chat(tag('sentinel')), (answer) => answer.status === 412, 15_000);
+  const applied = await pollUntil(
+    () => chat(tag('sentinel')),
+    (answer) => answer.status === 412,
+    15_000,
+  );
   expect(applied.status).toBe(412);
 }, 60_000);
 afterAll(async () => {
@@ -91,7 +114,19 @@ describe('usage-limit policy routes', () => {
     expect(created.status).toBe(200);
     const now = new Date();
     const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
-    expect(created.body).toMatchObject({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), object: 'policy_usage_limits', type: 'cost', credit_limit: 12.5, alert_threshold: 10, periodic_reset: 'monthly', periodic_reset_days: null, status: 'active', current_usage: 0, usage: [], next_usage_reset_at: nextMonth });
+    expect(created.body).toMatchObject({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      object: 'policy_usage_limits',
+      type: 'cost',
+      credit_limit: 12.5,
+      alert_threshold: 10,
+      periodic_reset: 'monthly',
+      periodic_reset_days: null,
+      status: 'active',
+      current_usage: 0,
+      usage: [],
+      next_usage_reset_at: nextMonth,
+    });
     const id = created.body.id;
     expect(await readBudget(id)).toMatchObject({ id, name: tag('routes'), conditions: [{ key: 'metadata.budget', value: tag('routes') }] });
 
@@ -101,7 +136,11 @@ describe('usage-limit policy routes', () => {
     expect(list.data.every((budget: any) => budget.type === 'cost')).toBe(true);
     expect(list.total).toBe(list.data.length);
 
-    const updated = await gatewayFetch(`/policies/usage-limits/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ credit_limit: 20, name: 'renamed' }) });
+    const updated = await gatewayFetch(`/policies/usage-limits/${id}`, {
+      method: 'PUT',
+      headers: json,
+      body: JSON.stringify({ credit_limit: 20, name: 'renamed' }),
+    });
     expect(updated.status).toBe(200);
     expect(await updated.json()).toMatchObject({ id, credit_limit: 20, name: 'renamed', status: 'active' });
     const tooLow = await gatewayFetch(`/policies/usage-limits/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ credit_limit: 5 }) });
@@ -137,18 +176,33 @@ describe('usage-limit policy routes', () => {
   it('refuses a PUT that names another workspace, and takes its own workspace as read', async () => {
     const created = await createBudget(taggedBudget(tag('unmoved'), { credit_limit: 40 }));
     const id = created.body.id;
-    const moved = await gatewayFetch(`/policies/usage-limits/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ credit_limit: 50, workspace_id: `ws_elsewhere${run}` }) });
+    const moved = await gatewayFetch(`/policies/usage-limits/${id}`, {
+      method: 'PUT',
+      headers: json,
+      body: JSON.stringify({ credit_limit: 50, workspace_id: `ws_elsewhere${run}` }),
+    });
     expect(moved.status).toBe(400);
-    expect((await moved.json()).error).toMatchObject({ param: 'workspace_id', code: 'invalid_usage_limit_policy', message: expect.stringContaining('cannot be changed') });
+    expect((await moved.json()).error).toMatchObject({
+      param: 'workspace_id',
+      code: 'invalid_usage_limit_policy',
+      message: expect.stringContaining('cannot be changed'),
+    });
     const read = await readBudget(id);
     expect(read.credit_limit).toBe(40);
-    const roundTrip = await gatewayFetch(`/policies/usage-limits/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ credit_limit: 60, workspace_id: read.workspace_id }) });
+    const roundTrip = await gatewayFetch(`/policies/usage-limits/${id}`, {
+      method: 'PUT',
+      headers: json,
+      body: JSON.stringify({ credit_limit: 60, workspace_id: read.workspace_id }),
+    });
     expect(roundTrip.status).toBe(200);
     expect(await roundTrip.json()).toMatchObject({ id, credit_limit: 60, workspace_id: read.workspace_id });
   });
 
   it('names the limit of 100 condition values', async () => {
-    const refused = await createBudget({ ...taggedBudget(tag('values'), {}), conditions: [{ key: 'model', value: Array.from({ length: 101 }, (_, index) => `m${index}`) }] });
+    const refused = await createBudget({
+      ...taggedBudget(tag('values'), {}),
+      conditions: [{ key: 'model', value: Array.from({ length: 101 }, (_, index) => `m${index}`) }],
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatchObject({ param: 'conditions[0].value', code: 'invalid_usage_limit_policy' });
     expect(refused.body.error.message).toContain('1 to 100 strings');
@@ -161,7 +215,9 @@ describe('usage-limit policy routes', () => {
     expect((await gatewayFetch(`/policies/usage-limits/${theirs.body.id}`)).status).toBe(404);
     const ours = await (await gatewayFetch('/policies/usage-limits?page_size=1000')).json();
     expect(ours.data.map((budget: any) => budget.id)).not.toContain(theirs.body.id);
-    expect((await gatewayFetch(`/policies/usage-limits/${theirs.body.id}`, { method: 'PUT', headers: json, body: JSON.stringify({ credit_limit: 5 }) })).status).toBe(404);
+    expect(
+      (await gatewayFetch(`/policies/usage-limits/${theirs.body.id}`, { method: 'PUT', headers: json, body: JSON.stringify({ credit_limit: 5 }) })).status,
+    ).toBe(404);
     expect((await gatewayFetch(`/policies/usage-limits/${theirs.body.id}`, { method: 'DELETE' })).status).toBe(404);
     expect((await createBudget({ ...taggedBudget(tag('elsewhere'), {}), workspace_id: 'ws_someoneelse' })).status).toBe(403);
   });
@@ -173,7 +229,10 @@ describe('budgets on inference', () => {
     let answer = await chat(tag('tokens'), { content });
     expect(answer.status).toBe(200);
     for (let i = 0; i < 20 && answer.status === 200; i++) {
-      await pollUntil(() => readBudget(budgets.tokens.id), (budget) => budget.current_usage > 0);
+      await pollUntil(
+        () => readBudget(budgets.tokens.id),
+        (budget) => budget.current_usage > 0,
+      );
       answer = await chat(tag('tokens'), { content });
     }
     expect(answer.status).toBe(412);
@@ -219,7 +278,10 @@ describe('budgets on inference', () => {
     const expected = costOf(priceOf('openai', 'gpt-4o-mini'), record.usage)!;
     expect(expected).toBeGreaterThan(0);
     expect(record.cost).toBeCloseTo(expected, 9);
-    const budget = await pollUntil(() => readBudget(budgets.cost.id), (found) => found.current_usage > 0);
+    const budget = await pollUntil(
+      () => readBudget(budgets.cost.id),
+      (found) => found.current_usage > 0,
+    );
     expect(budget.current_usage).toBeCloseTo(expected, 9);
   });
 
@@ -235,11 +297,17 @@ describe('budgets on inference', () => {
 
   it('raises the alert once per period when usage crosses alert_threshold', async () => {
     expect((await chat(tag('alert'))).status).toBe(200);
-    const first = await pollUntil(() => readBudget(budgets.alert.id), (budget) => budget.usage[0]?.alerted_at);
+    const first = await pollUntil(
+      () => readBudget(budgets.alert.id),
+      (budget) => budget.usage[0]?.alerted_at,
+    );
     const alertedAt = first.usage[0].alerted_at;
     expect(alertedAt).toEqual(expect.any(String));
     expect((await chat(tag('alert'))).status).toBe(200);
-    const second = await pollUntil(() => readBudget(budgets.alert.id), (budget) => budget.current_usage > first.current_usage);
+    const second = await pollUntil(
+      () => readBudget(budgets.alert.id),
+      (budget) => budget.current_usage > first.current_usage,
+    );
     expect(second.current_usage).toBeGreaterThan(first.current_usage);
     expect(second.usage[0].alerted_at).toBe(alertedAt);
   });
@@ -255,12 +323,20 @@ describe('budgets on inference', () => {
     expect((await chat(tag('none'), { model: tag('spent-model'), config: target({ override_params: { model: 'gpt-4o-mini' } }) })).status).toBe(200);
 
     const content = `budget fallback ${run}`;
-    const routed = await chat(tag('none'), { content, config: { strategy: { mode: 'fallback', on_status_codes: [412] }, targets: [spent, target({ override_params: { model: tag('model') } })] } });
+    const routed = await chat(tag('none'), {
+      content,
+      config: { strategy: { mode: 'fallback', on_status_codes: [412] }, targets: [spent, target({ override_params: { model: tag('model') } })] },
+    });
     expect(routed.status).toBe(200);
-    const sent = upstream.requests.filter((request) => JSON.stringify(request.json ?? '').includes(content)).map((request) => (request.json as { model: string }).model);
+    const sent = upstream.requests
+      .filter((request) => JSON.stringify(request.json ?? '').includes(content))
+      .map((request) => (request.json as { model: string }).model);
     expect(sent).toEqual([tag('model')]);
     // The attempt that answered is the one whose budget counts the spend, under its model's bucket.
-    const counted = await pollUntil(() => readBudget(budgets.model.id), (budget) => budget.current_usage > 0);
+    const counted = await pollUntil(
+      () => readBudget(budgets.model.id),
+      (budget) => budget.current_usage > 0,
+    );
     expect(counted.current_usage).toBeGreaterThan(0);
     expect(counted.usage).toEqual([expect.objectContaining({ group: { model: tag('model') }, exhausted: false })]);
     expect((await readBudget(budgets.spentModel.id)).current_usage).toBe(10);

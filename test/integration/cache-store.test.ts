@@ -28,7 +28,13 @@ const newWorkspaceId = () => `ws_cache${unique()}`;
 const newKey = () => createHash('sha256').update(randomBytes(16)).digest('hex');
 
 function answer(text: string, overrides: Partial<CacheEntry> = {}): CacheEntry {
-  const body = Buffer.from(JSON.stringify({ id: `chatcmpl-${unique()}`, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }] }));
+  const body = Buffer.from(
+    JSON.stringify({
+      id: `chatcmpl-${unique()}`,
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+    }),
+  );
   const createdAt = Date.now();
   return { body, status: 200, headers: {}, createdAt, expiresAt: createdAt + day, ...overrides };
 }
@@ -39,7 +45,9 @@ function largeAnswer(): CacheEntry {
 }
 
 async function storedItem(workspaceId: string, partition: string, key: string): Promise<Record<string, any> | undefined> {
-  const { Item } = await dynamoClient().send(new GetItemCommand({ TableName: stateTable, Key: marshall({ pk: `CACHE#${workspaceId}`, sk: `${partition}#${key}` }), ConsistentRead: true }));
+  const { Item } = await dynamoClient().send(
+    new GetItemCommand({ TableName: stateTable, Key: marshall({ pk: `CACHE#${workspaceId}`, sk: `${partition}#${key}` }), ConsistentRead: true }),
+  );
   return Item ? unmarshall(Item) : undefined;
 }
 
@@ -190,7 +198,11 @@ describe('cache entries', () => {
 describe('DELETE /v1/cache', () => {
   const json = { 'content-type': 'application/json' };
   const as = (key: string | undefined, method: string, path: string, body?: unknown): Promise<TestResponse> =>
-    gatewayFetch(path, { method, headers: { ...json, ...(key ? { 'x-gateway-api-key': key } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    gatewayFetch(path, {
+      method,
+      headers: { ...json, ...(key ? { 'x-gateway-api-key': key } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
 
   async function answered(response: Promise<TestResponse>, status: number): Promise<any> {
     const got = await response;
@@ -202,7 +214,8 @@ describe('DELETE /v1/cache', () => {
   /** A workspace made through the API, with an admin and a member key (the owner key acts in the default workspace). */
   async function team() {
     const workspace = await answered(as(undefined, 'POST', '/workspaces', { name: `Cache ${unique()}` }), 200);
-    const key = async (role: string) => (await answered(as(undefined, 'POST', '/api-keys', { name: `${role} cache`, role, workspace_id: workspace.id }), 200)).key as string;
+    const key = async (role: string) =>
+      (await answered(as(undefined, 'POST', '/api-keys', { name: `${role} cache`, role, workspace_id: workspace.id }), 200)).key as string;
     return { id: workspace.id as string, admin: await key('admin'), member: await key('member') };
   }
 
@@ -221,7 +234,11 @@ describe('DELETE /v1/cache', () => {
     const [otherKey] = await fill(id, namespacePartition('other'), 1);
     await fill(id, 'md-0123456789abcdef0123456789abcdef', 1);
 
-    expect(await answered(as(admin, 'DELETE', `/cache?namespace=${encodeURIComponent(namespace)}`), 200)).toEqual({ object: 'cache.purge', deleted: 2, namespace });
+    expect(await answered(as(admin, 'DELETE', `/cache?namespace=${encodeURIComponent(namespace)}`), 200)).toEqual({
+      object: 'cache.purge',
+      deleted: 2,
+      namespace,
+    });
     expect(await getCacheEntry(id, namespacePartition('other'), otherKey!)).toBeDefined();
     expect(await answered(as(admin, 'DELETE', '/cache'), 200)).toEqual({ object: 'cache.purge', deleted: 2, namespace: null });
     expect(await answered(as(admin, 'DELETE', '/cache'), 200)).toMatchObject({ deleted: 0 });

@@ -33,7 +33,11 @@ const cached = (h: { custom_host: string }, extra: Record<string, unknown> = {})
 const json = { 'content-type': 'application/json' };
 
 async function post(path: string, config: unknown, body: unknown, headers: Record<string, string> = {}) {
-  const response = await gatewayFetch(path, { method: 'POST', headers: { ...json, 'x-gateway-config': JSON.stringify(config), ...headers }, body: JSON.stringify(body) });
+  const response = await gatewayFetch(path, {
+    method: 'POST',
+    headers: { ...json, 'x-gateway-config': JSON.stringify(config), ...headers },
+    body: JSON.stringify(body),
+  });
   return { response, status: response.headers.get('x-gateway-cache-status'), text: await response.text() };
 }
 
@@ -64,7 +68,11 @@ describe('response cache', () => {
     expect(first.status).toBe('MISS');
     const answer = JSON.parse(first.text);
 
-    const streamed = await gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, 'x-gateway-config': JSON.stringify(cached(h)) }, body: JSON.stringify({ ...body, stream: true }) });
+    const streamed = await gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: { ...json, 'x-gateway-config': JSON.stringify(cached(h)) },
+      body: JSON.stringify({ ...body, stream: true }),
+    });
     expect(streamed.headers.get('x-gateway-cache-status')).toBe('HIT');
     const events = await collectSse(streamed);
     const chunks = events.json as any[];
@@ -89,7 +97,11 @@ describe('response cache', () => {
   it('caches a complete streamed answer for later streamed and non-streamed requests, with its usage', async () => {
     const h = host('stream-first');
     const body = chat('stream this answer first', { stream: true });
-    const live = await gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, 'x-gateway-config': JSON.stringify(cached(h)) }, body: JSON.stringify(body) });
+    const live = await gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: { ...json, 'x-gateway-config': JSON.stringify(cached(h)) },
+      body: JSON.stringify(body),
+    });
     expect(live.headers.get('x-gateway-cache-status')).toBe('MISS');
     const liveText = ((await collectSse(live)).json as any[]).map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('');
 
@@ -144,7 +156,9 @@ describe('response cache', () => {
     expect((await post('/chat/completions', cached(h), body, { 'x-gateway-metadata': '{"_user":"alice"}' })).status).toBe('MISS');
     expect((await post('/chat/completions', cached(h), body, { 'x-gateway-metadata': '{"_user":"alice"}' })).status).toBe('HIT');
     expect((await post('/chat/completions', cached(h), body, { 'x-gateway-metadata': '{"_user":"bob"}' })).status).toBe('MISS');
-    expect((await post('/chat/completions', cached(h, { api_key: 'sk-another-key' }), body, { 'x-gateway-metadata': '{"_user":"alice"}' })).status).toBe('MISS');
+    expect((await post('/chat/completions', cached(h, { api_key: 'sk-another-key' }), body, { 'x-gateway-metadata': '{"_user":"alice"}' })).status).toBe(
+      'MISS',
+    );
     // Delivery fields do not split the cache.
     expect((await post('/chat/completions', cached(h), { ...body, user: 'end-user-7' }, { 'x-gateway-metadata': '{"_user":"alice"}' })).status).toBe('HIT');
   });
@@ -173,10 +187,21 @@ describe('response cache', () => {
     expect((await post('/chat/completions', cached(h), body)).status).toBe('MISS');
 
     const b = host('broken');
-    const chunk = (text: string) => JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
+    const chunk = (text: string) =>
+      JSON.stringify({
+        id: 'c1',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'gpt-4o-mini',
+        choices: [{ index: 0, delta: { content: text }, finish_reason: null }],
+      });
     upstream.script(b.prefix, [{ sse: [chunk('a'), chunk('b'), chunk('c')], failAfter: 2 }]);
     const streamBody = chat('break my stream', { stream: true });
-    const broken = await gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, 'x-gateway-config': JSON.stringify(cached(b)) }, body: JSON.stringify(streamBody) });
+    const broken = await gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: { ...json, 'x-gateway-config': JSON.stringify(cached(b)) },
+      body: JSON.stringify(streamBody),
+    });
     await collectSse(broken);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const after = await post('/chat/completions', cached(b), { ...streamBody, stream: false });
@@ -210,7 +235,8 @@ describe('response cache', () => {
     const workspace = await ownerPost('/workspaces', { name: `Cache ${Date.now()} ${Math.random().toString(36).slice(2, 8)}` });
     const key = (await ownerPost('/api-keys', { name: 'cache test', role: 'admin', workspace_id: workspace.id })).key as string;
     const body = chat('answer per workspace');
-    const asOther = (extra: Record<string, string> = {}, url?: string) => postTo(url, '/chat/completions', cached(h), body, { 'x-gateway-api-key': key, ...extra });
+    const asOther = (extra: Record<string, string> = {}, url?: string) =>
+      postTo(url, '/chat/completions', cached(h), body, { 'x-gateway-api-key': key, ...extra });
 
     expect((await post('/chat/completions', cached(h), body)).status).toBe('MISS');
     expect((await asOther()).status).toBe('MISS');
@@ -268,7 +294,15 @@ async function postTo(url: string | undefined, path: string, config: unknown, bo
 
 /** The workspace's stored cache items, once the `count` it should hold have been written (writes land after the answer). */
 async function storedEntries(workspaceId: string, count: number): Promise<Record<string, AttributeValue>[]> {
-  const query = () => dynamoClient().send(new QueryCommand({ TableName: stateTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: marshall({ ':pk': `CACHE#${workspaceId}` }), ConsistentRead: true }));
+  const query = () =>
+    dynamoClient().send(
+      new QueryCommand({
+        TableName: stateTable,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': `CACHE#${workspaceId}` }),
+        ConsistentRead: true,
+      }),
+    );
   let found = await query();
   for (let tries = 0; (found.Items?.length ?? 0) < count && tries < 100; tries++) {
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -282,7 +316,13 @@ async function storedEntries(workspaceId: string, count: number): Promise<Record
 async function ageEntries(workspaceId: string, count: number): Promise<void> {
   for (const item of await storedEntries(workspaceId, count)) {
     const { pk, sk } = unmarshall(item);
-    await dynamoClient().send(new UpdateItemCommand({ TableName: stateTable, Key: marshall({ pk, sk }), UpdateExpression: 'SET expiresAtMs = :past', ExpressionAttributeValues: marshall({ ':past': Date.now() - 1000 }) }));
+    await dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: stateTable,
+        Key: marshall({ pk, sk }),
+        UpdateExpression: 'SET expiresAtMs = :past',
+        ExpressionAttributeValues: marshall({ ':past': Date.now() - 1000 }),
+      }),
+    );
   }
 }
-

@@ -48,7 +48,10 @@ describe('circuit breaker shared by two gateway processes', () => {
     upstream.script(a, [{ status: 503 }, { status: 503 }, { status: 503 }]);
     expect((await call(env().gatewayUrl)).status).toBe(200); // a fails once, b answers
     expect((await call(second.url)).status).toBe(200); // a fails twice: open
-    const opened = await pollUntil(() => readBreaker(identity, 'config.targets[0]'), (item) => item?.openedAt !== undefined);
+    const opened = await pollUntil(
+      () => readBreaker(identity, 'config.targets[0]'),
+      (item) => item?.openedAt !== undefined,
+    );
     expect(opened).toMatchObject({ failures: 2 });
     expect(hits(a)).toBe(2);
 
@@ -63,14 +66,22 @@ describe('circuit breaker shared by two gateway processes', () => {
     await pastReadCache();
     await call(env().gatewayUrl); // the half-open probe fails: open again
     expect(hits(a)).toBe(3);
-    const reopened = await pollUntil(() => readBreaker(identity, 'config.targets[0]'), (item) => item?.probeAt === undefined && item?.openedAt > opened!.openedAt);
+    const reopened = await pollUntil(
+      () => readBreaker(identity, 'config.targets[0]'),
+      (item) => item?.probeAt === undefined && item?.openedAt > opened!.openedAt,
+    );
     expect(reopened!.openedAt).toBeGreaterThan(opened!.openedAt);
 
     await ageBreaker(identity, 'config.targets[0]', 31_000);
     await pastReadCache();
     const probe = await call(second.url); // the probe succeeds: closed
     expect(probe.headers.get('x-gateway-last-used-option-index')).toBe('config.targets[0]');
-    expect(await pollUntil(() => readBreaker(identity, 'config.targets[0]'), (item) => item === undefined)).toBeUndefined();
+    expect(
+      await pollUntil(
+        () => readBreaker(identity, 'config.targets[0]'),
+        (item) => item === undefined,
+      ),
+    ).toBeUndefined();
 
     await pastReadCache();
     const closed = await call(env().gatewayUrl);
@@ -96,7 +107,10 @@ describe('circuit breaker shared by two gateway processes', () => {
         body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
       });
     expect((await call()).status).toBe(502);
-    await pollUntil(() => readBreaker(identity, 'config.targets[1]'), (item) => item?.openedAt !== undefined);
+    await pollUntil(
+      () => readBreaker(identity, 'config.targets[1]'),
+      (item) => item?.openedAt !== undefined,
+    );
     await pastReadCache();
     const response = await call();
     expect(response.status).toBe(200);

@@ -80,16 +80,28 @@ describe('a catalog provider’s host is fixed', () => {
   });
 
   it('refuses x-gateway-custom-host next to x-gateway-provider: @slug or x-gateway-virtual-key', async () => {
-    await expectRefused(await post('/chat/completions', { 'x-gateway-provider': `@${slug}`, 'x-gateway-custom-host': `${attacker.url}/v1` }), 'x-gateway-custom-host');
-    await expectRefused(await gatewayFetch('/models', { headers: { 'x-gateway-virtual-key': slug, 'x-gateway-custom-host': `${attacker.url}/v1` } }), 'x-gateway-custom-host');
+    await expectRefused(
+      await post('/chat/completions', { 'x-gateway-provider': `@${slug}`, 'x-gateway-custom-host': `${attacker.url}/v1` }),
+      'x-gateway-custom-host',
+    );
+    await expectRefused(
+      await gatewayFetch('/models', { headers: { 'x-gateway-virtual-key': slug, 'x-gateway-custom-host': `${attacker.url}/v1` } }),
+      'x-gateway-custom-host',
+    );
   });
 
   it('refuses host settings and cloud headers that differ from the stored ones', async () => {
     const region = { provider: `@${bedrockSlug}`, cloudA_region: 'eu-west-1' };
     await expectRefused(await post('/chat/completions', { 'x-gateway-config': JSON.stringify(region) }), 'config.cloudA_region');
-    await expectRefused(await post('/chat/completions', { 'x-gateway-provider': `@${bedrockSlug}`, 'x-gateway-cloudA-region': 'eu-west-1' }), 'x-gateway-clouda-region');
+    await expectRefused(
+      await post('/chat/completions', { 'x-gateway-provider': `@${bedrockSlug}`, 'x-gateway-cloudA-region': 'eu-west-1' }),
+      'x-gateway-clouda-region',
+    );
     // A credential header cannot be mixed with the stored credentials either.
-    await expectRefused(await post('/chat/completions', { 'x-gateway-provider': `@${bedrockSlug}`, 'x-gateway-cloudA-access-key-id': 'AKIAOTHER' }), 'x-gateway-clouda-access-key-id');
+    await expectRefused(
+      await post('/chat/completions', { 'x-gateway-provider': `@${bedrockSlug}`, 'x-gateway-cloudA-access-key-id': 'AKIAOTHER' }),
+      'x-gateway-clouda-access-key-id',
+    );
     const resource = { provider: `@${slug}`, cloudC_resource_name: 'attacker' };
     await expectRefused(await post('/chat/completions', { 'x-gateway-config': JSON.stringify(resource) }), 'config.cloudC_resource_name');
   });
@@ -106,7 +118,11 @@ describe('a catalog provider’s host is fixed', () => {
   });
 
   it('still sends a key the caller sent itself to the caller’s custom host', async () => {
-    const response = await post('/chat/completions', { 'x-gateway-provider': 'openai', authorization: 'Bearer sk-callers-own', 'x-gateway-custom-host': `${attacker.url}/v1` });
+    const response = await post('/chat/completions', {
+      'x-gateway-provider': 'openai',
+      authorization: 'Bearer sk-callers-own',
+      'x-gateway-custom-host': `${attacker.url}/v1`,
+    });
     expect(response.status).toBe(200);
     expect(attacker.requests.at(-1)?.headers.authorization).toBe('Bearer sk-callers-own');
     attacker.reset();
@@ -117,7 +133,11 @@ describe('a catalog provider’s host is fixed', () => {
     const body = (await moved.json()) as any;
     expect(moved.status).toBe(400);
     expect(body.error).toMatchObject({ code: 'credentials_required' });
-    const regionMoved = await admin('PUT', `/providers/${slug}`, { provider: 'openai', custom_host: `${stored.url}/tenant-a/v1`, cloudB_region: 'europe-west4' });
+    const regionMoved = await admin('PUT', `/providers/${slug}`, {
+      provider: 'openai',
+      custom_host: `${stored.url}/tenant-a/v1`,
+      cloudB_region: 'europe-west4',
+    });
     expect(regionMoved.status).toBe(400);
     // Renaming keeps the host and the stored key.
     expect((await admin('PUT', `/providers/${slug}`, { provider: 'openai', name: 'renamed', custom_host: `${stored.url}/tenant-a/v1` })).status).toBe(200);

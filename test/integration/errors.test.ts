@@ -53,18 +53,26 @@ describe('errors', () => {
 
   it('answers 400 saying how to select a provider when none is selected', async () => {
     const body = await expectError(
-      await gatewayFetch('/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }) }),
+      await gatewayFetch('/chat/completions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+      }),
       400,
       { code: 'provider_not_selected' },
     );
     expect(body.error.message).toMatch(/x-gateway-provider/);
     await expectError(await gatewayFetch('/models'), 400, { code: 'provider_not_selected' });
-    await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { 'x-gateway-provider': 'nope' }), 400, { code: 'unknown_provider' });
+    await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { 'x-gateway-provider': 'nope' }), 400, {
+      code: 'unknown_provider',
+    });
   });
 
   it('refuses a custom host that is not an http(s) base URL', async () => {
     for (const host of ['ftp://example.com', 'not a url', 'http://user:pw@example.com', 'http://example.com/v1?x=1']) {
-      await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { 'x-gateway-custom-host': host }), 400, { code: 'invalid_custom_host' });
+      await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { 'x-gateway-custom-host': host }), 400, {
+        code: 'invalid_custom_host',
+      });
     }
   });
 
@@ -86,7 +94,15 @@ describe('errors', () => {
   });
 
   it('never answers 500 to odd input', async () => {
-    const odd = ['', 'null', '"text"', '{"model":1,"messages":"x"}', '{"model":"m","messages":[null]}', '{"model":"m","messages":[{"role":"user"}],"stream":"yes"}', '\u0000\u0001'];
+    const odd = [
+      '',
+      'null',
+      '"text"',
+      '{"model":1,"messages":"x"}',
+      '{"model":"m","messages":[null]}',
+      '{"model":"m","messages":[{"role":"user"}],"stream":"yes"}',
+      '\u0000\u0001',
+    ];
     for (const body of odd) {
       const response = await chat(body);
       expect(response.status, body).toBeGreaterThanOrEqual(400);
@@ -100,8 +116,16 @@ describe('fuzzing the unified and pass-through routes', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom('/chat/completions', '/completions', '/embeddings', '/api-keys', '/anything/else'),
-        fc.oneof(fc.json(), fc.string(), fc.jsonValue().map((value) => JSON.stringify({ model: 'error-400', messages: value, input: value, prompt: value }))),
-        fc.record({ metadata: fc.option(fc.string(), { nil: undefined }), provider: fc.option(fc.constantFrom('openai', 'groq', '@slug', 'bogus', ''), { nil: undefined }), contentType: fc.constantFrom('application/json', 'text/plain', '') }),
+        fc.oneof(
+          fc.json(),
+          fc.string(),
+          fc.jsonValue().map((value) => JSON.stringify({ model: 'error-400', messages: value, input: value, prompt: value })),
+        ),
+        fc.record({
+          metadata: fc.option(fc.string(), { nil: undefined }),
+          provider: fc.option(fc.constantFrom('openai', 'groq', '@slug', 'bogus', ''), { nil: undefined }),
+          contentType: fc.constantFrom('application/json', 'text/plain', ''),
+        }),
         async (path, body, headers) => {
           const response = await gatewayFetch(path, {
             method: 'POST',
@@ -149,28 +173,50 @@ describe('input that used to earn a 500 or a misleading answer', () => {
     expect(body.error.message).toMatch(new RegExp(`more than ${maxJsonDepth} levels`));
     await expectError(await chat(nested(maxJsonDepth + 1)), 400, { code: 'json_too_deep' });
     // Brackets inside strings (escaped quotes too) are text, not nesting.
-    const text = await chat({ model: 'gpt-4o', messages: [{ role: 'user', content: `"\\"${'[{'.repeat(5_000)}` }] }, { 'x-gateway-custom-host': `${upstream.url}/v1` });
+    const text = await chat(
+      { model: 'gpt-4o', messages: [{ role: 'user', content: `"\\"${'[{'.repeat(5_000)}` }] },
+      { 'x-gateway-custom-host': `${upstream.url}/v1` },
+    );
     expect(text.status).toBe(200);
     await text.text();
-    const configs = await gatewayFetch('/configs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"name":"deep","config":${nested(1_000, '{}')}}` });
+    const configs = await gatewayFetch('/configs', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"name":"deep","config":${nested(1_000, '{}')}}`,
+    });
     await expectError(configs, 400, { code: 'json_too_deep' });
   });
 
   it('accepts JSON right at the nesting limit', async () => {
-    const response = await chat({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], metadata_probe: JSON.parse(nested(maxJsonDepth - 2)) }, { 'x-gateway-custom-host': `${upstream.url}/v1` });
+    const response = await chat(
+      { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], metadata_probe: JSON.parse(nested(maxJsonDepth - 2)) },
+      { 'x-gateway-custom-host': `${upstream.url}/v1` },
+    );
     expect(response.status).toBe(200);
     await response.text();
   });
 
   it('refuses JSON headers nested too deeply with a 400 naming the header', async () => {
-    await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-config': `{"targets":${nested(500, '{}')}}` }), 400, { param: 'x-gateway-config', code: 'AB01', message: /levels deep/ });
-    await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-metadata': `{"a":${nested(500)}}` }), 400, { param: 'x-gateway-metadata', message: /levels deep/ });
-    await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-forward-headers': nested(500) }), 400, { param: 'x-gateway-forward-headers' });
+    await expectError(
+      await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-config': `{"targets":${nested(500, '{}')}}` }),
+      400,
+      { param: 'x-gateway-config', code: 'AB01', message: /levels deep/ },
+    );
+    await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-metadata': `{"a":${nested(500)}}` }), 400, {
+      param: 'x-gateway-metadata',
+      message: /levels deep/,
+    });
+    await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-forward-headers': nested(500) }), 400, {
+      param: 'x-gateway-forward-headers',
+    });
   });
 
   it('says a config is a JSON object or a saved id when x-gateway-config is other JSON', async () => {
     for (const value of ['null', '[]', '1', '"cfg_x"', 'true', 'not a config']) {
-      const body = await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-config': value }), 400, { param: 'x-gateway-config', code: 'invalid_config_header' });
+      const body = await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-config': value }), 400, {
+        param: 'x-gateway-config',
+        code: 'invalid_config_header',
+      });
       expect(body.error.message).toMatch(/JSON object/);
       expect(body.error.message).toMatch(/saved config/);
       expect(body.error.message).not.toMatch(/does not exist/);
@@ -179,14 +225,22 @@ describe('input that used to earn a 500 or a misleading answer', () => {
 
   it('says model must be a string when it is not one', async () => {
     for (const model of [123, true, ['gpt-4o'], { name: 'gpt-4o' }]) {
-      await expectError(await chat({ model, messages: [{ role: 'user', content: 'hi' }] }), 400, { param: 'model', code: 'invalid_type', message: /must be a string/ });
+      await expectError(await chat({ model, messages: [{ role: 'user', content: 'hi' }] }), 400, {
+        param: 'model',
+        code: 'invalid_type',
+        message: /must be a string/,
+      });
     }
     await expectError(await chat({ model: 'm', messages: 'hello' }), 400, { param: 'messages', code: 'invalid_type', message: /must be an array/ });
   });
 
   it('says the provider redirected, and where, instead of "not JSON"', async () => {
     upstream.script('/moved', [{ status: 302, body: '', headers: { location: 'https://elsewhere.example/v1/chat/completions' } }]);
-    const body = await expectError(await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-custom-host': `${upstream.url}/moved/v1` }), 502, { code: 'provider_redirect' });
+    const body = await expectError(
+      await chat({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, { 'x-gateway-custom-host': `${upstream.url}/moved/v1` }),
+      502,
+      { code: 'provider_redirect' },
+    );
     expect(body.error.message).toMatch(/redirect \(302\) to https:\/\/elsewhere\.example\/v1\/chat\/completions/);
     expect(body.error.message).not.toMatch(/JSON/);
   });

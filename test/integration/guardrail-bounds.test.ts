@@ -31,11 +31,20 @@ afterAll(async () => {
 });
 
 const host = (label: string) => ownPath(upstream, 'guardrail-bounds', label);
-const target = (h: { custom_host: string }, extra: Record<string, unknown> = {}) => ({ provider: 'openai', api_key: 'sk-bounds', custom_host: h.custom_host, ...extra });
+const target = (h: { custom_host: string }, extra: Record<string, unknown> = {}) => ({
+  provider: 'openai',
+  api_key: 'sk-bounds',
+  custom_host: h.custom_host,
+  ...extra,
+});
 const chat = (content: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
 
 async function post(configHeader: string, body: unknown) {
-  const response = await gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, 'x-gateway-config': configHeader }, body: JSON.stringify(body) });
+  const response = await gatewayFetch('/chat/completions', {
+    method: 'POST',
+    headers: { ...json, 'x-gateway-config': configHeader },
+    body: JSON.stringify(body),
+  });
   const text = await response.text();
   return { status: response.status, body: text.startsWith('{') ? JSON.parse(text) : undefined };
 }
@@ -53,7 +62,11 @@ function doublingSchema(levels: number) {
   return { $ref: '#/$defs/d0', $defs };
 }
 
-const hookOf = (id: string, parameters: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ id: 'bounded', ...extra, checks: [{ id, parameters }] });
+const hookOf = (id: string, parameters: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  id: 'bounded',
+  ...extra,
+  checks: [{ id, parameters }],
+});
 
 describe('schema limits when a check is sent or saved', () => {
   const exploding = () => hookOf('default.jsonSchema', { schema: doublingSchema(30) });
@@ -85,7 +98,10 @@ describe('schema limits when a check is sent or saved', () => {
     // Given as JSON text, the one way past the body's own nesting limit.
     const tooDeep = await call('POST', '/guardrails', { name: 'deep', checks: [{ id: 'default.jsonSchema', parameters: { schema: JSON.stringify(deep) } }] });
     expect([tooDeep.status, tooDeep.body.error.message]).toEqual([400, expect.stringMatching(/the limit is 64/)]);
-    const large = await call('POST', '/configs', { name: 'large', config: target(h, { before_request_hooks: [hookOf('default.jsonSchema', { schema: { enum: ['x'.repeat(100_000)] } })] }) });
+    const large = await call('POST', '/configs', {
+      name: 'large',
+      config: target(h, { before_request_hooks: [hookOf('default.jsonSchema', { schema: { enum: ['x'.repeat(100_000)] } })] }),
+    });
     expect([large.status, large.body.error.message]).toEqual([400, expect.stringMatching(/the limit is 100,000/)]);
   });
 });
@@ -98,7 +114,10 @@ describe('a budget of work per check run', () => {
     const hook = hookOf('default.jsonSchema', { schema: { type: 'array', uniqueItems: true }, failOnError: true }, { deny: true });
     const answered = await post(JSON.stringify(target(h, { before_request_hooks: [hook] })), chat(objects));
     expect(answered.status).toBe(446);
-    expect(answered.body.hook_results.before_request_hooks[0].checks[0]).toMatchObject({ verdict: false, error: expect.stringMatching(/stopped after 50,000 validation steps/) });
+    expect(answered.body.hook_results.before_request_hooks[0].checks[0]).toMatchObject({
+      verdict: false,
+      error: expect.stringMatching(/stopped after 50,000 validation steps/),
+    });
     expect(h.calls()).toBe(0);
   });
 
@@ -113,7 +132,17 @@ describe('a budget of work per check run', () => {
 
   it('stops a schema that recurses twice per level of nested data', async () => {
     const h = host('recursion');
-    const schema = { $defs: { node: { anyOf: [{ type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 }, { type: 'array', items: { $ref: '#/$defs/node' } }] } }, $ref: '#/$defs/node' };
+    const schema = {
+      $defs: {
+        node: {
+          anyOf: [
+            { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 },
+            { type: 'array', items: { $ref: '#/$defs/node' } },
+          ],
+        },
+      },
+      $ref: '#/$defs/node',
+    };
     const hook = hookOf('default.jsonSchema', { schema, failOnError: true }, { deny: true });
     const answered = await post(JSON.stringify(target(h, { before_request_hooks: [hook] })), chat(`${'['.repeat(40)}"x"${']'.repeat(40)}`));
     expect(answered.status).toBe(446);
@@ -124,7 +153,15 @@ describe('a budget of work per check run', () => {
 describe('a hook that denies never passes text it did not read', () => {
   it('denies a message padded past the scan limit with 446 naming the limit, whatever failOnError', async () => {
     const h = host('padding');
-    const hook = { id: 'no-secrets', deny: true, checks: [{ id: 'default.regexMatch', parameters: { rule: 'secret', not: true } }, { id: 'default.contains', parameters: { words: ['secret'], operator: 'none' } }, { id: 'default.pii', parameters: {} }] };
+    const hook = {
+      id: 'no-secrets',
+      deny: true,
+      checks: [
+        { id: 'default.regexMatch', parameters: { rule: 'secret', not: true } },
+        { id: 'default.contains', parameters: { words: ['secret'], operator: 'none' } },
+        { id: 'default.pii', parameters: {} },
+      ],
+    };
     const padded = `${' '.repeat(1_000_000)}my secret is sk-${'a'.repeat(40)}`;
     const answered = await post(JSON.stringify(target(h, { before_request_hooks: [hook] })), chat(padded));
     expect(answered.status).toBe(446);
@@ -152,7 +189,10 @@ describe('durations a check takes are range-checked when sent or saved', () => {
     const guardrail = await call('POST', '/guardrails', { name: 'slow webhook', checks: slowHook().checks });
     expect(guardrail.status).toBe(400);
     expect(guardrail.body.error).toMatchObject({ param: 'checks[0].parameters.timeout', code: 'invalid_guardrail_check' });
-    const tokenAge = await call('POST', '/guardrails', { name: 'old tokens', checks: [{ id: 'default.jwt', parameters: { jwksUri: `${judgeUrl}/jwks`, maxTokenAge: '100y' } }] });
+    const tokenAge = await call('POST', '/guardrails', {
+      name: 'old tokens',
+      checks: [{ id: 'default.jwt', parameters: { jwksUri: `${judgeUrl}/jwks`, maxTokenAge: '100y' } }],
+    });
     expect(tokenAge.body.error).toMatchObject({ param: 'checks[0].parameters.maxTokenAge' });
     expect(tokenAge.body.error.message).toMatch(/at most 31622400 seconds/);
   });
@@ -166,7 +206,11 @@ describe('stored parameters run exactly as inline ones', () => {
     ['default.sentenceCount', { minSentences: 1, maxSentences: 10 }, true],
     ['default.wordCount', { minWords: 1, maxWords: 100 }, true],
     ['default.characterCount', { maxCharacters: 1_000 }, true],
-    ['default.jsonSchema', { schema: { type: 'object', required: ['answer'], properties: { answer: { $ref: '#/$defs/whole' } }, $defs: { whole: { type: 'integer' } } } }, true],
+    [
+      'default.jsonSchema',
+      { schema: { type: 'object', required: ['answer'], properties: { answer: { $ref: '#/$defs/whole' } }, $defs: { whole: { type: 'integer' } } } },
+      true,
+    ],
     ['default.jsonSchema', { schema: { type: 'object', properties: { answer: { $ref: '#/$defs/text' } }, $defs: { text: { type: 'string' } } } }, false],
     ['default.jsonKeys', { keys: ['answer', 'name'], operator: 'all' }, true],
     ['default.contains', { words: ['Ada', 'Bob'], operator: 'all' }, false],
@@ -190,7 +234,8 @@ describe('stored parameters run exactly as inline ones', () => {
     ['default.regexReplace', { rule: 'Ada', redactText: '[name]' }, true],
   ];
 
-  const shown = (results: any[]) => results.map((result) => ({ id: result.checks[0].id, verdict: result.checks[0].verdict, error: result.checks[0].error ?? null }));
+  const shown = (results: any[]) =>
+    results.map((result) => ({ id: result.checks[0].id, verdict: result.checks[0].verdict, error: result.checks[0].error ?? null }));
 
   it('every built-in check gives the same verdict from an inline config, a saved config and a saved guardrail', async () => {
     const h = host('stored');
@@ -228,7 +273,11 @@ describe('stored parameters run exactly as inline ones', () => {
 
   it('a saved config runs the README-style schema check that denies (446), as inline', async () => {
     const h = host('stored-deny');
-    const deny = { id: 'answer-schema', deny: true, checks: [{ id: 'default.jsonSchema', parameters: { schema: { type: 'object', required: ['answer'], properties: { answer: { type: 'integer' } } } } }] };
+    const deny = {
+      id: 'answer-schema',
+      deny: true,
+      checks: [{ id: 'default.jsonSchema', parameters: { schema: { type: 'object', required: ['answer'], properties: { answer: { type: 'integer' } } } } }],
+    };
     const saved = await call('POST', '/configs', { name: 'schema deny', config: target(h, { after_request_hooks: [deny] }) });
     expect(saved.status).toBe(200);
     for (let round = 0; round < 2; round++) {

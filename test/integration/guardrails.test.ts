@@ -16,11 +16,20 @@ afterAll(() => upstream.close());
 
 const host = (label: string) => ownPath(upstream, 'hooks', label);
 
-const target = (h: { custom_host: string }, extra: Record<string, unknown> = {}) => ({ provider: 'openai', api_key: 'sk-hooks', custom_host: h.custom_host, ...extra });
+const target = (h: { custom_host: string }, extra: Record<string, unknown> = {}) => ({
+  provider: 'openai',
+  api_key: 'sk-hooks',
+  custom_host: h.custom_host,
+  ...extra,
+});
 const chat = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra });
 
 async function post(config: unknown, body: unknown, headers: Record<string, string> = {}) {
-  const response = await gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, 'x-gateway-config': JSON.stringify(config), ...headers }, body: JSON.stringify(body) });
+  const response = await gatewayFetch('/chat/completions', {
+    method: 'POST',
+    headers: { ...json, 'x-gateway-config': JSON.stringify(config), ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, body: text.startsWith('{') ? JSON.parse(text) : undefined };
 }
@@ -47,13 +56,24 @@ describe('hooks on the input side', () => {
     expect(body).toMatchObject({ type: 'hooks_failed', code: 'hooks_failed' });
     expect(body.message).toContain('no-passwords (default.regexMatch)');
     const raw = await post(target(h, { before_request_hooks: [{ ...noPasswords, deny: true }] }), chat('my password is hunter2'));
-    expect(raw.body.hook_results.before_request_hooks[0]).toMatchObject({ id: 'no-passwords', verdict: false, deny: true, async: false, type: 'guardrail', transformed: false, checks: [{ id: 'default.regexMatch', verdict: false }] });
+    expect(raw.body.hook_results.before_request_hooks[0]).toMatchObject({
+      id: 'no-passwords',
+      verdict: false,
+      deny: true,
+      async: false,
+      type: 'guardrail',
+      transformed: false,
+      checks: [{ id: 'default.regexMatch', verdict: false }],
+    });
     expect(h.calls()).toBe(0);
   });
 
   it('flags without deny: the provider answers, the status is 246 and the body carries hook_results', async () => {
     const h = host('flag');
-    const config = target(h, { input_guardrails: [{ id: 'words', 'default.contains': { words: ['please'], operator: 'any' } }], before_request_hooks: [shortEnough] });
+    const config = target(h, {
+      input_guardrails: [{ id: 'words', 'default.contains': { words: ['please'], operator: 'any' } }],
+      before_request_hooks: [shortEnough],
+    });
     const flagged = await post(config, chat('give me the report'));
     expect(flagged.status).toBe(246);
     expect(flagged.body.choices[0].message.content).toContain('give me the report');
@@ -120,25 +140,45 @@ describe('hooks on the output side', () => {
 
   it('falls back from a flagged answer when the strategy lists 246', async () => {
     const [a, b] = [host('flag-a'), host('flag-b')];
-    upstream.script(a.prefix, [{ status: 200, json: chatCompletion('no json here') }, { status: 200, json: chatCompletion('no json here') }]);
-    upstream.script(b.prefix, [{ status: 200, json: chatCompletion('{"answer": 42}') }, { status: 200, json: chatCompletion('{"answer": 42}') }]);
+    upstream.script(a.prefix, [
+      { status: 200, json: chatCompletion('no json here') },
+      { status: 200, json: chatCompletion('no json here') },
+    ]);
+    upstream.script(b.prefix, [
+      { status: 200, json: chatCompletion('{"answer": 42}') },
+      { status: 200, json: chatCompletion('{"answer": 42}') },
+    ]);
     const hooks = { after_request_hooks: [{ id: 'json', checks: [{ id: 'default.jsonKeys', parameters: { keys: ['answer'] } }] }] };
     const kept = await post({ strategy: { mode: 'fallback' }, targets: [target(a), target(b)], ...hooks }, chat('answer in json'));
     expect([kept.status, kept.headers.get('x-gateway-last-used-option-index')]).toEqual([246, 'config.targets[0]']);
-    const moved = await post({ strategy: { mode: 'fallback', on_status_codes: [246, 500] }, targets: [target(a), target(b)], ...hooks }, chat('answer in json'));
+    const moved = await post(
+      { strategy: { mode: 'fallback', on_status_codes: [246, 500] }, targets: [target(a), target(b)], ...hooks },
+      chat('answer in json'),
+    );
     expect([moved.status, moved.headers.get('x-gateway-last-used-option-index')]).toEqual([200, 'config.targets[1]']);
     expect([a.calls(), b.calls()]).toEqual([2, 1]);
   });
 
   it('runs on text completions, and only input hooks on embeddings', async () => {
     const h = host('kinds');
-    const hooks = { before_request_hooks: [shortEnough], after_request_hooks: [{ id: 'says-echo', checks: [{ id: 'default.contains', parameters: { words: ['echo'] } }] }] };
-    const completion = await gatewayFetch('/completions', { method: 'POST', headers: { ...json, 'x-gateway-config': JSON.stringify(target(h, hooks)) }, body: JSON.stringify({ model: 'gpt-3.5-turbo-instruct', prompt: 'complete me' }) });
+    const hooks = {
+      before_request_hooks: [shortEnough],
+      after_request_hooks: [{ id: 'says-echo', checks: [{ id: 'default.contains', parameters: { words: ['echo'] } }] }],
+    };
+    const completion = await gatewayFetch('/completions', {
+      method: 'POST',
+      headers: { ...json, 'x-gateway-config': JSON.stringify(target(h, hooks)) },
+      body: JSON.stringify({ model: 'gpt-3.5-turbo-instruct', prompt: 'complete me' }),
+    });
     const completed = await completion.json();
     expect(completion.status).toBe(200);
     expect(completed.hook_results.before_request_hooks[0]).toMatchObject({ id: 'short', verdict: true });
     expect(completed.hook_results.after_request_hooks[0]).toMatchObject({ id: 'says-echo', verdict: true });
-    const embedding = await gatewayFetch('/embeddings', { method: 'POST', headers: { ...json, 'x-gateway-config': JSON.stringify(target(h, hooks)) }, body: JSON.stringify({ model: 'text-embedding-3-small', input: 'embed me' }) });
+    const embedding = await gatewayFetch('/embeddings', {
+      method: 'POST',
+      headers: { ...json, 'x-gateway-config': JSON.stringify(target(h, hooks)) },
+      body: JSON.stringify({ model: 'text-embedding-3-small', input: 'embed me' }),
+    });
     const embedded = await embedding.json();
     expect(embedding.status).toBe(200);
     expect(embedded.data[0].embedding.length).toBeGreaterThan(0);
@@ -147,7 +187,10 @@ describe('hooks on the output side', () => {
 
   it('flags a failing answer as 246 without withholding it, and never caches it', async () => {
     const h = host('flag-out');
-    const config = target(h, { cache: { mode: 'simple' }, after_request_hooks: [{ id: 'json', checks: [{ id: 'default.jsonKeys', parameters: { keys: ['answer'] } }] }] });
+    const config = target(h, {
+      cache: { mode: 'simple' },
+      after_request_hooks: [{ id: 'json', checks: [{ id: 'default.jsonKeys', parameters: { keys: ['answer'] } }] }],
+    });
     const first = await post(config, chat('not json at all'));
     expect(first.status).toBe(246);
     expect(first.body.hook_results.after_request_hooks[0]).toMatchObject({ id: 'json', verdict: false });
@@ -161,7 +204,10 @@ describe('hooks on the output side', () => {
     const h = host('cached-output');
     const plain = target(h, { cache: { mode: 'simple' } });
     const original = await post(plain, chat('cache then shout'));
-    const shout = { ...plain, after_request_hooks: [{ id: 'shout', type: 'mutator', checks: [{ id: 'default.regexReplace', parameters: { rule: 'echo', redactText: 'ECHO' } }] }] };
+    const shout = {
+      ...plain,
+      after_request_hooks: [{ id: 'shout', type: 'mutator', checks: [{ id: 'default.regexReplace', parameters: { rule: 'echo', redactText: 'ECHO' } }] }],
+    };
     let mutated = await post(shout, chat('cache then shout'));
     for (let tries = 0; mutated.headers.get('x-gateway-cache-status') !== 'HIT' && tries < 20; tries++) mutated = await post(shout, chat('cache then shout'));
     expect(mutated.headers.get('x-gateway-cache-status')).toBe('HIT');
@@ -175,7 +221,11 @@ describe('hooks on the output side', () => {
 
 describe('hooks and streams', () => {
   const stream = (config: unknown, body: unknown) =>
-    gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, 'x-gateway-config': JSON.stringify(config) }, body: JSON.stringify({ ...(body as object), stream: true }) });
+    gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: { ...json, 'x-gateway-config': JSON.stringify(config) },
+      body: JSON.stringify({ ...(body as object), stream: true }),
+    });
 
   it('sends a stream whose input checks failed without deny as 246, and denies one as a JSON 446', async () => {
     const h = host('stream-in');
@@ -190,12 +240,18 @@ describe('hooks and streams', () => {
 
   it('holds a stream whose output checks may deny until they pass, then replays it; withholds it when they fail', async () => {
     const h = host('stream-out');
-    const passes = await stream(target(h, { output_guardrails: [{ deny: true, 'default.contains': { words: ['echo'], operator: 'any' } }] }), chat('stream me'));
+    const passes = await stream(
+      target(h, { output_guardrails: [{ deny: true, 'default.contains': { words: ['echo'], operator: 'any' } }] }),
+      chat('stream me'),
+    );
     expect(passes.status).toBe(200);
     const events = await collectSse(passes);
     expect((events.json as any[]).map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('')).toContain('stream me');
     expect(events.doneLast).toBe(true);
-    const withheld = await stream(target(h, { output_guardrails: [{ deny: true, 'default.contains': { words: ['echo'], operator: 'none' } }] }), chat('stream me'));
+    const withheld = await stream(
+      target(h, { output_guardrails: [{ deny: true, 'default.contains': { words: ['echo'], operator: 'none' } }] }),
+      chat('stream me'),
+    );
     expect(withheld.status).toBe(446);
     expect((await withheld.json()).error.type).toBe('hooks_failed');
   });
@@ -217,27 +273,38 @@ describe('async hooks', () => {
   it('never delays the answer; their results reach the log only', async () => {
     const h = host('async');
     const traceId = `hooks-async-${Date.now()}`;
-    const config = target(h, { after_request_hooks: [{ id: 'slow-judge', async: true, deny: true, checks: [{ id: 'default.webhook', parameters: { webhookURL: slowUrl } }] }] });
+    const config = target(h, {
+      after_request_hooks: [{ id: 'slow-judge', async: true, deny: true, checks: [{ id: 'default.webhook', parameters: { webhookURL: slowUrl } }] }],
+    });
     const started = Date.now();
     const answered = await post(config, chat('do not wait for the judge'), { 'x-gateway-trace-id': traceId });
     expect(Date.now() - started).toBeLessThan(1_500);
     expect(answered.status).toBe(200);
     expect(answered.body.hook_results.after_request_hooks).toEqual([]);
     const [record] = await waitForLogs(traceId, { timeoutMs: 8_000 });
-    expect(record.hook_results.after_request_hooks).toMatchObject([{ id: 'slow-judge', async: true, verdict: false, checks: [{ id: 'default.webhook', verdict: false }] }]);
+    expect(record.hook_results.after_request_hooks).toMatchObject([
+      { id: 'slow-judge', async: true, verdict: false, checks: [{ id: 'default.webhook', verdict: false }] },
+    ]);
   });
 });
 
 describe('saved guardrails', () => {
   const as = async (method: string, path: string, body?: unknown, key?: string) => {
-    const response = await gatewayFetch(path, { method, headers: { ...json, ...(key ? { 'x-gateway-api-key': key } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await gatewayFetch(path, {
+      method,
+      headers: { ...json, ...(key ? { 'x-gateway-api-key': key } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: response.status, body: await response.json() };
   };
 
   it('are created, read, listed, replaced and deleted, validated when saved, and used by id from a config', async () => {
     const created = await as('POST', '/guardrails', {
       name: 'No passwords',
-      checks: [{ id: 'default.regexMatch', parameters: { rule: 'password', flags: 'i', not: true } }, { id: 'default.log', parameters: { logURL: 'http://127.0.0.1:9/log', headers: { authorization: 'Bearer secret-token' } } }],
+      checks: [
+        { id: 'default.regexMatch', parameters: { rule: 'password', flags: 'i', not: true } },
+        { id: 'default.log', parameters: { logURL: 'http://127.0.0.1:9/log', headers: { authorization: 'Bearer secret-token' } } },
+      ],
       actions: { deny: true, on_fail: { feedback: { value: -1, weight: 1 } } },
     });
     expect(created.status).toBe(200);
@@ -260,8 +327,14 @@ describe('saved guardrails', () => {
     expect(replaced.status).toBe(200);
     expect(replaced.body.actions).toEqual({ deny: false, async: false });
 
-    expect((await as('POST', '/guardrails', { name: 'bad', checks: [{ id: 'default.regexMatchs', parameters: {} }] })).body.error).toMatchObject({ param: 'checks[0].id', code: 'invalid_guardrail_check' });
-    expect((await as('POST', '/guardrails', { name: 'bad', checks: [{ id: 'default.wordCount', parameters: { maxWords: -3 } }] })).body.error).toMatchObject({ param: 'checks[0].parameters.maxWords', code: 'invalid_guardrail_check' });
+    expect((await as('POST', '/guardrails', { name: 'bad', checks: [{ id: 'default.regexMatchs', parameters: {} }] })).body.error).toMatchObject({
+      param: 'checks[0].id',
+      code: 'invalid_guardrail_check',
+    });
+    expect((await as('POST', '/guardrails', { name: 'bad', checks: [{ id: 'default.wordCount', parameters: { maxWords: -3 } }] })).body.error).toMatchObject({
+      param: 'checks[0].parameters.maxWords',
+      code: 'invalid_guardrail_check',
+    });
     expect((await as('POST', '/guardrails', { name: 'bad', checks: [] })).status).toBe(400);
 
     expect((await as('DELETE', `/guardrails/${id}`)).body).toEqual({ id, object: 'guardrail', deleted: true });

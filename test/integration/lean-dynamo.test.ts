@@ -21,14 +21,27 @@ async function sdkGet(key: Record<string, AttributeValue>): Promise<Record<strin
 /** A partition of `count` items, each with bytes and an attribute the Query's projection leaves out. */
 const partition = async (count: number) => {
   const pk = `FASTQUERY#${randomBytes(6).toString('hex')}`;
-  for (let i = 0; i < count; i++) await dynamoClient().send(new PutItemCommand({ TableName: stateTable, Item: { pk: { S: pk }, sk: { S: `i${i}` }, n: { N: String(i) }, bytes: { B: randomBytes(i + 1) }, extra: { S: 'not projected' } } }));
+  for (let i = 0; i < count; i++)
+    await dynamoClient().send(
+      new PutItemCommand({
+        TableName: stateTable,
+        Item: { pk: { S: pk }, sk: { S: `i${i}` }, n: { N: String(i) }, bytes: { B: randomBytes(i + 1) }, extra: { S: 'not projected' } },
+      }),
+    );
   return pk;
 };
 
 describe('queryPageFast', () => {
   it('reads a page as the SDK reads it: order, limit, projection and bytes', async () => {
     const pk = await partition(5);
-    const input = { TableName: stateTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: pk } }, ProjectionExpression: 'sk, n, bytes', ScanIndexForward: false, Limit: 3 };
+    const input = {
+      TableName: stateTable,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': { S: pk } },
+      ProjectionExpression: 'sk, n, bytes',
+      ScanIndexForward: false,
+      Limit: 3,
+    };
     const fast = await queryPageFast(input);
     const sdk = (await dynamoClient().send(new QueryCommand(input))).Items;
     expect(fast).toEqual(sdk);
@@ -38,16 +51,27 @@ describe('queryPageFast', () => {
   });
 
   it('answers an empty page for an empty partition, and names the operation in an error', async () => {
-    expect(await queryPageFast({ TableName: stateTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: 'FASTQUERY#none' } } })).toEqual([]);
+    expect(
+      await queryPageFast({ TableName: stateTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: 'FASTQUERY#none' } } }),
+    ).toEqual([]);
     const table = `no-such-table-${randomBytes(4).toString('hex')}`;
-    await expect(queryPageFast({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: 'x' } } })).rejects.toThrow(new RegExp(`Query on ${table} failed with ResourceNotFoundException`));
+    await expect(queryPageFast({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: 'x' } } })).rejects.toThrow(
+      new RegExp(`Query on ${table} failed with ResourceNotFoundException`),
+    );
   });
 });
 
 describe('updateItemFast', () => {
   it('adds as the SDK adds, and answers the attributes ReturnValues asks for', async () => {
     const key = newKey();
-    const add = (amount: number) => ({ TableName: stateTable, Key: key, UpdateExpression: 'ADD #n :amount SET tag = :tag', ExpressionAttributeNames: { '#n': 'n' }, ExpressionAttributeValues: { ':amount': { N: String(amount) }, ':tag': { B: Buffer.from([1, 2]) } }, ReturnValues: 'UPDATED_NEW' as const });
+    const add = (amount: number) => ({
+      TableName: stateTable,
+      Key: key,
+      UpdateExpression: 'ADD #n :amount SET tag = :tag',
+      ExpressionAttributeNames: { '#n': 'n' },
+      ExpressionAttributeValues: { ':amount': { N: String(amount) }, ':tag': { B: Buffer.from([1, 2]) } },
+      ReturnValues: 'UPDATED_NEW' as const,
+    });
     expect(await updateItemFast(add(5))).toEqual({ n: { N: '5' }, tag: { B: new Uint8Array([1, 2]) } });
     expect((await updateItemFast(add(2)))?.n).toEqual({ N: '7' });
     expect((await dynamoClient().send(new UpdateItemCommand(add(3)))).Attributes?.n).toEqual({ N: '10' });
@@ -56,7 +80,13 @@ describe('updateItemFast', () => {
   });
 
   it('fails a condition the way the store tells apart', async () => {
-    const failure = updateItemFast({ TableName: stateTable, Key: newKey(), UpdateExpression: 'SET x = :x', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':x': { S: 'x' } } });
+    const failure = updateItemFast({
+      TableName: stateTable,
+      Key: newKey(),
+      UpdateExpression: 'SET x = :x',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':x': { S: 'x' } },
+    });
     await expect(failure).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
   });
 });

@@ -106,9 +106,7 @@ describe('S3 emulator with the current SDK', () => {
   it('stores stream bodies the SDK sends aws-chunked with a trailing checksum as their plain bytes', async () => {
     const parts = [randomBytes(70_000), Buffer.from('\r\n0\r\n\r\n'), randomBytes(5)];
     const body = Buffer.concat(parts);
-    await s3Client().send(
-      new PutObjectCommand({ Bucket: bucket, Key: 'stream/chunked.bin', Body: Readable.from(parts), ContentLength: body.length }),
-    );
+    await s3Client().send(new PutObjectCommand({ Bucket: bucket, Key: 'stream/chunked.bin', Body: Readable.from(parts), ContentLength: body.length }));
     expect((await bodyOf('stream/chunked.bin')).equals(body)).toBe(true);
     const head = await s3Client().send(new HeadObjectCommand({ Bucket: bucket, Key: 'stream/chunked.bin' }));
     expect(head.ContentEncoding).toBeUndefined();
@@ -272,7 +270,11 @@ describe('emulators-main', () => {
   it('is what `npm run --silent emulators -- --data-dir <dir>` starts: its first stdout line is the endpoints', async () => {
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
     // A process group of its own, so npm and the emulators behind it stop together.
-    const child = spawn(npm, ['run', '--silent', 'emulators', '--', '--data-dir', path.join(root, 'npm-run')], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(npm, ['run', '--silent', 'emulators', '--', '--data-dir', path.join(root, 'npm-run')], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));

@@ -59,12 +59,19 @@ describe('the local runtime', () => {
 
   it('keeps a revoked GATEWAY_ADMIN_KEY revoked across a restart, and warns at start', async () => {
     const { endpoints, dataDir } = env();
-    const shared = { GATEWAY_DATA_DIR: dataDir, GATEWAY_DYNAMODB_ENDPOINT: endpoints.dynamodb, GATEWAY_SQS_ENDPOINT: endpoints.sqs, GATEWAY_S3_ENDPOINT: endpoints.s3 };
+    const shared = {
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_DYNAMODB_ENDPOINT: endpoints.dynamodb,
+      GATEWAY_SQS_ENDPOINT: endpoints.sqs,
+      GATEWAY_S3_ENDPOINT: endpoints.s3,
+    };
     const operatorKey = `gwk_operator_key_revoked_later_${Date.now()}`;
     const first = await start({ ...shared, GATEWAY_ADMIN_KEY: operatorKey });
     expect(first.errors()).not.toMatch(/revoked/);
     const list = (await (await fetch(`${first.url}/api-keys?limit=100`, { headers: { 'x-gateway-api-key': operatorKey } })).json()) as any;
-    const installed = list.data.find((key: any) => key.name === 'Admin key (GATEWAY_ADMIN_KEY)' && key.status === 'active' && key.hint === `…${operatorKey.slice(-4)}`);
+    const installed = list.data.find(
+      (key: any) => key.name === 'Admin key (GATEWAY_ADMIN_KEY)' && key.status === 'active' && key.hint === `…${operatorKey.slice(-4)}`,
+    );
     const revoked = await fetch(`${first.url}/api-keys/${installed.id}`, { method: 'DELETE', headers: { 'x-gateway-api-key': operatorKey } });
     expect(revoked.status).toBe(200);
     await first.stop();
@@ -144,7 +151,13 @@ describe('client-supplied names that Object.prototype also has', () => {
       for (const [query, headers] of [
         [`?${name}=q`, []],
         ['', [[name, 'h']]],
-        [`?${name}=q&${name}=r`, [[name, 'h1'], [name, 'h2']]],
+        [
+          `?${name}=q&${name}=r`,
+          [
+            [name, 'h1'],
+            [name, 'h2'],
+          ],
+        ],
       ] as [string, [string, string][]][]) {
         const where = `${name}: query ${JSON.stringify(query)}, headers ${JSON.stringify(headers)}`;
         const configs = await fetch(`${gatewayUrl}/configs${query}`, { headers: [['x-gateway-api-key', adminKey], ...headers] });
@@ -153,7 +166,13 @@ describe('client-supplied names that Object.prototype also has', () => {
 
         const chat = await fetch(`${gatewayUrl}/chat/completions${query}`, {
           method: 'POST',
-          headers: [['x-gateway-api-key', adminKey], ['x-gateway-provider', 'openai'], ['authorization', 'Bearer sk-test'], ['content-type', 'application/json'], ...headers],
+          headers: [
+            ['x-gateway-api-key', adminKey],
+            ['x-gateway-provider', 'openai'],
+            ['authorization', 'Bearer sk-test'],
+            ['content-type', 'application/json'],
+            ...headers,
+          ],
           body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
         });
         expect(chat.status, where).toBe(200);
@@ -185,7 +204,9 @@ describe('requests the HTTP parser refuses', () => {
       expect(answer.headers.connection, path).toBe('close');
       expect(Number(answer.headers['content-length']), path).toBe(answer.body.length);
       const body = JSON.parse(answer.body.toString('utf8'));
-      expect(body, path).toEqual({ error: { message: expect.stringMatching(/percent-encode/i), type: 'invalid_request_error', param: null, code: 'invalid_path' } });
+      expect(body, path).toEqual({
+        error: { message: expect.stringMatching(/percent-encode/i), type: 'invalid_request_error', param: null, code: 'invalid_path' },
+      });
     }
   });
 
@@ -217,14 +238,22 @@ describe('requests the HTTP parser refuses', () => {
   it('still answers a malformed percent-escape sent on the wire with the JSON 400 invalid_path', async () => {
     const answer = await rawExchange(target(), 'GET /v1/configs/%zz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
     expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.body.toString('utf8')).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_path', message: expect.stringContaining('%25') });
+    expect(JSON.parse(answer.body.toString('utf8')).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'invalid_path',
+      message: expect.stringContaining('%25'),
+    });
   });
 
   it('reads a target that starts with // as a path, not as a host', async () => {
     for (const path of ['//', '//evil.example/v1/models']) {
       const answer = await rawExchange(target(), `GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
       expect(answer.status, path).toBe(404);
-      expect(JSON.parse(answer.body.toString('utf8')).error, path).toMatchObject({ type: 'invalid_request_error', code: 'route_not_found', message: expect.stringContaining(path) });
+      expect(JSON.parse(answer.body.toString('utf8')).error, path).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'route_not_found',
+        message: expect.stringContaining(path),
+      });
     }
   });
 

@@ -197,7 +197,11 @@ async function readBody(body: Readable): Promise<Buffer> {
 }
 
 /** Sends a request with the test's client and reads the whole body. */
-async function fetchText(url: URL, init: Partial<Omit<OutboundRequest, 'url'>> = {}, using: HttpClient = client): Promise<{ response: OutboundResponse; text: string }> {
+async function fetchText(
+  url: URL,
+  init: Partial<Omit<OutboundRequest, 'url'>> = {},
+  using: HttpClient = client,
+): Promise<{ response: OutboundResponse; text: string }> {
   const response = await using.open(request(url, init)).response;
   const text = (await readBody(response.body)).toString();
   // Let the client take the connection back before the test's next request.
@@ -360,7 +364,9 @@ describe('HttpClient header validation', () => {
   for (const [name, headers] of bad) {
     it(`refuses ${name} with a 400 and sends nothing`, async () => {
       const server = await RawServer.start((req) => reply(req, ok('should not happen')));
-      const error = await rejectedGatewayError(client.open(request(server.url('/x'), { method: 'POST', headers: { 'content-type': 'text/plain', ...headers }, body: 'hi' })).response);
+      const error = await rejectedGatewayError(
+        client.open(request(server.url('/x'), { method: 'POST', headers: { 'content-type': 'text/plain', ...headers }, body: 'hi' })).response,
+      );
       expect(error.status).toBe(400);
       expect(error.code).toBe('invalid_request_header');
       await sleep(50);
@@ -414,7 +420,10 @@ describe('HttpClient responses', () => {
 
   it('skips 100 Continue and 103 Early Hints and returns the final response', async () => {
     const server = await RawServer.start((req) =>
-      reply(req, 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfinal'),
+      reply(
+        req,
+        'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfinal',
+      ),
     );
     const { response, text } = await fetchText(server.url('/hints'));
     expect(response.status).toBe(200);
@@ -436,7 +445,9 @@ describe('HttpClient responses', () => {
   });
 
   it('leaves out a header whose value could not be sent on (NUL, CR, control characters), and reuses the connection', async () => {
-    const server = await RawServer.start((req) => reply(req, ok(`answer ${req.index}`, 'x-nul: a\x00b\r\nx-cr: a\rb\r\nx-ctl: \x1b[0m\r\nconstructor: kept\r\nx-good: yes\r\n')));
+    const server = await RawServer.start((req) =>
+      reply(req, ok(`answer ${req.index}`, 'x-nul: a\x00b\r\nx-cr: a\rb\r\nx-ctl: \x1b[0m\r\nconstructor: kept\r\nx-good: yes\r\n')),
+    );
     for (let index = 0; index < 2; index++) {
       const { response, text } = await fetchText(server.url(`/bad-header/${index}`));
       expect(text).toBe(`answer ${index}`);
@@ -446,7 +457,9 @@ describe('HttpClient responses', () => {
   });
 
   it('reads no body for HEAD (content-length ignored) and reuses the connection', async () => {
-    const server = await RawServer.start((req) => reply(req, req.method === 'HEAD' ? 'HTTP/1.1 200 OK\r\ncontent-length: 50\r\ncontent-type: text/plain\r\n\r\n' : ok('after head')));
+    const server = await RawServer.start((req) =>
+      reply(req, req.method === 'HEAD' ? 'HTTP/1.1 200 OK\r\ncontent-length: 50\r\ncontent-type: text/plain\r\n\r\n' : ok('after head')),
+    );
     const head = await fetchText(server.url('/file'), { method: 'HEAD' });
     expect(head.response.status).toBe(200);
     expect(head.response.headers['content-length']).toBe('50');
@@ -458,7 +471,11 @@ describe('HttpClient responses', () => {
   });
 
   it('reads no body for 204 and 304 even with a content-length, and reuses the connection', async () => {
-    const answers = ['HTTP/1.1 204 No Content\r\ncontent-length: 7\r\n\r\n', 'HTTP/1.1 304 Not Modified\r\netag: "v1"\r\ncontent-length: 3\r\n\r\n', ok('last').toString('latin1')];
+    const answers = [
+      'HTTP/1.1 204 No Content\r\ncontent-length: 7\r\n\r\n',
+      'HTTP/1.1 304 Not Modified\r\netag: "v1"\r\ncontent-length: 3\r\n\r\n',
+      ok('last').toString('latin1'),
+    ];
     const server = await RawServer.start((req) => reply(req, answers[req.index]));
     const noContent = await fetchText(server.url('/a'), { method: 'DELETE' });
     const notModified = await fetchText(server.url('/b'), { headers: { 'if-none-match': '"v1"' } });
@@ -570,7 +587,9 @@ describe('HttpClient keep-alive pool', () => {
   });
 
   it('does not reuse a connection after connection: close, even if the server keeps it open, and closes it', async () => {
-    const server = await RawServer.start((req) => reply(req, req.index === 0 && req.connection.id === 0 ? ok('closing', 'connection: close\r\n') : ok('fresh')));
+    const server = await RawServer.start((req) =>
+      reply(req, req.index === 0 && req.connection.id === 0 ? ok('closing', 'connection: close\r\n') : ok('fresh')),
+    );
     expect((await fetchText(server.url('/1'))).text).toBe('closing');
     expect((await fetchText(server.url('/2'))).text).toBe('fresh');
     expect(server.connections.length).toBe(2);
@@ -630,7 +649,9 @@ describe('HttpClient keep-alive pool', () => {
   });
 
   it('does not reuse a connection after a malformed response', async () => {
-    const server = await RawServer.start((req) => reply(req, req.connection.id === 0 ? 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\nabc' : ok('fine')));
+    const server = await RawServer.start((req) =>
+      reply(req, req.connection.id === 0 ? 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\nabc' : ok('fine')),
+    );
     const error = await rejectedGatewayError(client.open(request(server.url('/1'))).response);
     expect(error.status).toBe(502);
     expect((await fetchText(server.url('/2'))).text).toBe('fine');
@@ -761,7 +782,9 @@ describe('HttpClient stale connection retry', () => {
       else reply(req, ok(`got ${req.body.toString()}`));
     });
     await fetchText(server.url('/first'), { method: 'POST', body: 'one' });
-    const error = await rejectedGatewayError(client.open(request(server.url('/second'), { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'twö' })).response);
+    const error = await rejectedGatewayError(
+      client.open(request(server.url('/second'), { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'twö' })).response,
+    );
     expect(error.status).toBe(502);
     expect(error.message).toContain(target);
     await sleep(100);

@@ -34,7 +34,12 @@ async function newKey(organisationId: string, workspaceId: string, role: 'owner'
   return putApiKey(generateApiKeySecret(), { name: `${role} key`, role, organisation_id: organisationId, workspace_id: workspaceId });
 }
 
-const ownerIn = (key: ApiKeyRecord): AuthContext => ({ keyId: `key_caller_${key.id}`, role: 'owner', organisationId: key.organisation_id, workspaceId: key.workspace_id });
+const ownerIn = (key: ApiKeyRecord): AuthContext => ({
+  keyId: `key_caller_${key.id}`,
+  role: 'owner',
+  organisationId: key.organisation_id,
+  workspaceId: key.workspace_id,
+});
 
 async function statusOfRevocation(key: ApiKeyRecord): Promise<number> {
   try {
@@ -122,12 +127,21 @@ describe('the count of owner keys', () => {
     const installedKey = `operator-key-${randomBytes(12).toString('hex')}`;
     await ensureBootstrap({ adminKey: installedKey });
     const legacyKey = `legacy-admin-key-${randomBytes(12).toString('hex')}`;
-    const legacy = await putApiKey(legacyKey, { name: 'Admin key (GATEWAY_ADMIN_KEY)', role: 'admin', organisation_id: organisationId, workspace_id: workspaceId });
+    const legacy = await putApiKey(legacyKey, {
+      name: 'Admin key (GATEWAY_ADMIN_KEY)',
+      role: 'admin',
+      organisation_id: organisationId,
+      workspace_id: workspaceId,
+    });
     expect((await readOwnerKeyCount(organisationId))!.keyIds.has(legacy.id)).toBe(false);
     await ensureBootstrap({ adminKey: legacyKey });
 
     const counted = (await readOwnerKeyCount(organisationId))!.keyIds;
-    const installed = await putApiKey(installedKey, { name: 'read back', role: 'member', organisation_id: organisationId, workspace_id: workspaceId }, { onlyIfAbsent: true });
+    const installed = await putApiKey(
+      installedKey,
+      { name: 'read back', role: 'member', organisation_id: organisationId, workspace_id: workspaceId },
+      { onlyIfAbsent: true },
+    );
     expect(installed.role).toBe('owner');
     expect(counted.has(installed.id)).toBe(true);
     expect(counted.has(legacy.id)).toBe(true);

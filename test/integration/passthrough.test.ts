@@ -86,7 +86,9 @@ describe('pass-through', () => {
   });
 
   it('keeps the provider status, error body and headers, and drops hop-by-hop ones', async () => {
-    upstream.script('/pt/v1/thing', [{ status: 418, body: 'not json at all', headers: { 'x-provider-thing': 'kept', 'content-type': 'text/plain', connection: 'close' } }]);
+    upstream.script('/pt/v1/thing', [
+      { status: 418, body: 'not json at all', headers: { 'x-provider-thing': 'kept', 'content-type': 'text/plain', connection: 'close' } },
+    ]);
     const response = await call('POST', '/thing', { body: 'x', headers: { 'content-type': 'text/plain' } });
     expect(response.statusCode).toBe(418);
     expect(await response.body.text()).toBe('not json at all');
@@ -129,11 +131,14 @@ describe('pass-through paths stay under the provider base URL', () => {
   const rawGet = (path: string) =>
     new Promise<{ status: number; body: any }>((resolve, reject) => {
       const url = new URL(env().gatewayUrl);
-      const request = httpRequest({ host: url.hostname, port: url.port, method: 'GET', path, headers: { 'x-gateway-api-key': env().adminKey, 'x-gateway-provider': `@${slug}` } }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') }));
-      });
+      const request = httpRequest(
+        { host: url.hostname, port: url.port, method: 'GET', path, headers: { 'x-gateway-api-key': env().adminKey, 'x-gateway-provider': `@${slug}` } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk) => chunks.push(chunk));
+          response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') }));
+        },
+      );
       request.on('error', reject);
       request.end();
     });
@@ -211,7 +216,11 @@ describe('pass-through with a config reads provider bodies within bounds', () =>
   it('falls back from a target whose error body stalls past the config request_timeout', async () => {
     const state = { closed: false };
     upstream.script('/stall-first', [errorThenStall(state, 500)]);
-    const response = await call('/stall/echo', { strategy: { mode: 'fallback' }, request_timeout: 700, targets: [target('/stall-first'), target('/stall-second')] });
+    const response = await call('/stall/echo', {
+      strategy: { mode: 'fallback' },
+      request_timeout: 700,
+      targets: [target('/stall-first'), target('/stall-second')],
+    });
     expect(response.statusCode).toBe(200);
     expect(((await response.body.json()) as any).url).toBe('/stall-second/v1/stall/echo');
     expect(response.headers['x-gateway-last-used-option-index']).toBe('config.targets[1]');
@@ -255,7 +264,12 @@ describe('pass-through with a config reads provider bodies within bounds', () =>
     const started = Date.now();
     const response = await request(`${env().gatewayUrl}/anything`, {
       method: 'GET',
-      headers: { 'x-gateway-api-key': env().adminKey, 'x-gateway-custom-host': `${upstream.url}/silent/v1`, 'x-gateway-request-timeout': '700', 'x-gateway-trace-id': traceId },
+      headers: {
+        'x-gateway-api-key': env().adminKey,
+        'x-gateway-custom-host': `${upstream.url}/silent/v1`,
+        'x-gateway-request-timeout': '700',
+        'x-gateway-trace-id': traceId,
+      },
     });
     expect(response.statusCode).toBe(200);
     const text = await response.body.text().catch(() => 'cut off');
@@ -303,7 +317,8 @@ describe('provider response headers that cannot be sent on', () => {
   it('drops a header whose value has NUL, CR, LF or another control character, and relays the rest of the answer', async () => {
     const models = '{"object":"list","data":[{"id":"m1","object":"model"}]}';
     const provider = await rawProvider(
-      () => `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n${badHeaders}x-good: yes\r\nconstructor: c1\r\ncontent-length: ${models.length}\r\nconnection: close\r\n\r\n${models}`,
+      () =>
+        `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n${badHeaders}x-good: yes\r\nconstructor: c1\r\ncontent-length: ${models.length}\r\nconnection: close\r\n\r\n${models}`,
     );
     try {
       const response = await call(`${provider.url}/v1`, 'GET', '/models');
@@ -320,7 +335,8 @@ describe('provider response headers that cannot be sent on', () => {
 
   it('does the same for a streamed (chunked) answer', async () => {
     const provider = await rawProvider(
-      () => `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n${badHeaders}transfer-encoding: chunked\r\nconnection: close\r\n\r\n6\r\ndata: \r\n8\r\n[DONE]\n\n\r\n0\r\n\r\n`,
+      () =>
+        `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n${badHeaders}transfer-encoding: chunked\r\nconnection: close\r\n\r\n6\r\ndata: \r\n8\r\n[DONE]\n\n\r\n0\r\n\r\n`,
     );
     try {
       const response = await call(`${provider.url}/v1`, 'POST', '/responses', '{}');
@@ -333,12 +349,24 @@ describe('provider response headers that cannot be sent on', () => {
   });
 
   it('drops such a header on unified routes too (a relayed request id)', async () => {
-    const completion = JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] });
+    const completion = JSON.stringify({
+      id: 'c1',
+      object: 'chat.completion',
+      created: 1,
+      model: 'gpt-4o',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+    });
     const provider = await rawProvider(
-      () => `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-request-id: req\x00id\r\nx-ratelimit-remaining-requests: 7\r\ncontent-length: ${completion.length}\r\nconnection: close\r\n\r\n${completion}`,
+      () =>
+        `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-request-id: req\x00id\r\nx-ratelimit-remaining-requests: 7\r\ncontent-length: ${completion.length}\r\nconnection: close\r\n\r\n${completion}`,
     );
     try {
-      const response = await call(`${provider.url}/v1`, 'POST', '/chat/completions', JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }));
+      const response = await call(
+        `${provider.url}/v1`,
+        'POST',
+        '/chat/completions',
+        JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
+      );
       expect(response.statusCode).toBe(200);
       expect(((await response.body.json()) as any).choices[0].message.content).toBe('hi');
       expect(response.headers['x-request-id']).toBeUndefined();

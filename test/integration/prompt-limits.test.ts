@@ -17,7 +17,10 @@ afterAll(() => upstream.close());
 const unique = () => randomBytes(4).toString('hex');
 
 async function as(method: string, path: string, body?: unknown, gatewayKey?: string) {
-  const headers: Record<string, string> = { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(gatewayKey ? { 'x-gateway-api-key': gatewayKey } : {}) };
+  const headers: Record<string, string> = {
+    ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    ...(gatewayKey ? { 'x-gateway-api-key': gatewayKey } : {}),
+  };
   const response = await gatewayFetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await response.text();
   return { status: response.status, text, body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined };
@@ -33,7 +36,9 @@ async function partial(name: string, string: string) {
 async function provider() {
   const prefix = `/prompt-limits/${unique()}`;
   const slug = `prm-limits-${unique()}`;
-  expect((await as('POST', '/providers', { slug, provider: 'openai', api_key: 'sk-prompt-limits', custom_host: `${upstream.url}${prefix}/v1` })).status).toBe(200);
+  expect((await as('POST', '/providers', { slug, provider: 'openai', api_key: 'sk-prompt-limits', custom_host: `${upstream.url}${prefix}/v1` })).status).toBe(
+    200,
+  );
   return { slug, calls: () => upstream.requests.filter((request) => request.path.startsWith(prefix)) };
 }
 
@@ -101,7 +106,8 @@ describe('prompt limits: chains of partials', () => {
   };
   /** Partials p1 → p2 → … → pn, created from the top, so each is saved before the one it includes. */
   async function createChain(names: string[]) {
-    for (const [index, name] of names.entries()) await partial(name, index + 1 < names.length ? `${index + 1} {{>${names[index + 1]}}}` : `${index + 1} {{end}}`);
+    for (const [index, name] of names.entries())
+      await partial(name, index + 1 < names.length ? `${index + 1} {{>${names[index + 1]}}}` : `${index + 1} {{end}}`);
   }
 
   it('renders a chain of 10 partials', async () => {
@@ -165,12 +171,20 @@ describe('prompt limits: nesting, size and work', () => {
     await partial(names[0]!, '{{v}}');
     for (let index = 1; index < names.length; index++) await partial(names[index]!, `{{>${names[index - 1]}}}{{>${names[index - 1]}}}`);
     // 512 copies of a 6 KB variable would be 3 MB.
-    await expectRenderAndRunRefused({ v: 'x'.repeat(6_000) }, `{{>${names[9]}}}`, { code: 'prompt_render_too_large', param: 'variables', message: expect.stringContaining('1 MB') });
+    await expectRenderAndRunRefused({ v: 'x'.repeat(6_000) }, `{{>${names[9]}}}`, {
+      code: 'prompt_render_too_large',
+      param: 'variables',
+      message: expect.stringContaining('1 MB'),
+    });
   });
 
   it('stops sections nested over a list when the render budget is spent, even when they print nothing', async () => {
     const list = Array.from({ length: 200 }, (_, index) => index);
-    await expectRenderAndRunRefused({ list }, '{{#list}}{{#list}}{{#list}}{{! nothing }}{{/list}}{{/list}}{{/list}}', { code: 'prompt_render_too_complex', param: 'variables', message: expect.stringContaining('1,000,000 steps') });
+    await expectRenderAndRunRefused({ list }, '{{#list}}{{#list}}{{#list}}{{! nothing }}{{/list}}{{/list}}{{/list}}', {
+      code: 'prompt_render_too_complex',
+      param: 'variables',
+      message: expect.stringContaining('1,000,000 steps'),
+    });
   });
 });
 
@@ -192,7 +206,11 @@ describe('prompt limits: variables are data', () => {
     const { id } = await prompt('{{toString}} {{constructor.name}} {{#valueOf}}on{{/valueOf}}');
     const rendered = await as('POST', `/prompts/${id}/render`, { variables: {} });
     expect(rendered.status, rendered.text).toBe(400);
-    expect(rendered.body.error).toMatchObject({ code: 'missing_variable', param: 'variables.toString', message: expect.stringContaining('toString, constructor.name') });
+    expect(rendered.body.error).toMatchObject({
+      code: 'missing_variable',
+      param: 'variables.toString',
+      message: expect.stringContaining('toString, constructor.name'),
+    });
   });
 
   it('treats partial names as names: {{>constructor}} is missing until a partial of that name exists, and __proto__ is a partial like any other', async () => {

@@ -26,7 +26,12 @@ async function as(method: string, path: string, body?: unknown, gatewayKey?: str
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : undefined,
+  };
 }
 
 /** A catalog provider on a base path of its own of the fake upstream, so a test counts its own calls. */
@@ -38,10 +43,11 @@ async function catalogProvider(label: string) {
   return { slug, prefix, calls: () => upstream.requests.filter((request) => request.path.startsWith(prefix)) };
 }
 
-const messages = (system: string, user: string) => JSON.stringify([
-  { role: 'system', content: system },
-  { role: 'user', content: user },
-]);
+const messages = (system: string, user: string) =>
+  JSON.stringify([
+    { role: 'system', content: system },
+    { role: 'user', content: user },
+  ]);
 
 async function createPrompt(body: Record<string, unknown>) {
   const created = await as('POST', '/prompts', { name: `Prompt ${unique()}`, model: 'gpt-4o-mini', ...body });
@@ -51,13 +57,25 @@ async function createPrompt(body: Record<string, unknown>) {
 
 describe('prompts: control routes', () => {
   it('creates, versions, patches, publishes, lists and deletes a prompt', async () => {
-    const created = await createPrompt({ name: 'Support Reply', string: messages('You are {{persona}}.', '{{question}}'), parameters: { temperature: 0.2, max_tokens: 100 }, version_description: 'first' });
+    const created = await createPrompt({
+      name: 'Support Reply',
+      string: messages('You are {{persona}}.', '{{question}}'),
+      parameters: { temperature: 0.2, max_tokens: 100 },
+      version_description: 'first',
+    });
     expect(created).toMatchObject({ object: 'prompt', version_id: `${created.id}@1` });
     expect(created.id).toMatch(/^prompt_[0-9a-z]{26}$/);
     expect(created.slug).toMatch(/^support-reply/);
 
     const v1 = await as('GET', `/prompts/${created.slug}`);
-    expect(v1.body).toMatchObject({ id: created.id, version: 1, latest_version: 1, published_version: 1, model: 'gpt-4o-mini', parameters: { temperature: 0.2, max_tokens: 100 } });
+    expect(v1.body).toMatchObject({
+      id: created.id,
+      version: 1,
+      latest_version: 1,
+      published_version: 1,
+      model: 'gpt-4o-mini',
+      parameters: { temperature: 0.2, max_tokens: 100 },
+    });
 
     // A PUT without patch stores exactly what it is given.
     const v2 = await as('PUT', `/prompts/${created.id}`, { string: 'Plain {{question}}' });
@@ -99,7 +117,10 @@ describe('prompts: control routes', () => {
   it('refuses templates and bodies that cannot work, saying what to fix', async () => {
     const bad = async (body: Record<string, unknown>) => (await as('POST', '/prompts', { name: 'bad', ...body })).body.error;
     expect(await bad({ string: 'Hello {{#open}} never closed' })).toMatchObject({ code: 'invalid_prompt_template', param: 'string' });
-    expect(await bad({ string: '{"role": "user"}' })).toMatchObject({ code: 'invalid_prompt_template', message: expect.stringContaining('not a list of chat messages') });
+    expect(await bad({ string: '{"role": "user"}' })).toMatchObject({
+      code: 'invalid_prompt_template',
+      message: expect.stringContaining('not a list of chat messages'),
+    });
     expect(await bad({ string: '[{"content": "no role"}]' })).toMatchObject({ code: 'invalid_prompt_template' });
     expect(await bad({})).toMatchObject({ param: 'string' });
     expect(await bad({ string: 'x', colour: 'red' })).toMatchObject({ param: 'colour' });
@@ -175,13 +196,33 @@ describe('prompts: render', () => {
   it('inserts values as given: quotes, newlines, braces and HTML stay intact and never break the message list', async () => {
     const value = 'He said "hi" & <b>left</b>\n{"a": [1]} {{not a tag}}';
     const rendered = await render(messages('sys', 'Q: {{q}}'), { q: value });
-    expect(rendered.body).toEqual({ success: true, data: { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: `Q: ${value}` }] } });
+    expect(rendered.body).toEqual({
+      success: true,
+      data: {
+        model: 'gpt-4o-mini',
+        messages: [
+          { role: 'system', content: 'sys' },
+          { role: 'user', content: `Q: ${value}` },
+        ],
+      },
+    });
   });
 
   it('renders content parts', async () => {
-    const parts = JSON.stringify([{ role: 'user', content: [{ type: 'text', text: 'Describe {{thing}}' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }]);
+    const parts = JSON.stringify([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Describe {{thing}}' },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+        ],
+      },
+    ]);
     const rendered = await render(parts, { thing: 'the cat' });
-    expect(rendered.body.data.messages[0].content).toEqual([{ type: 'text', text: 'Describe the cat' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }]);
+    expect(rendered.body.data.messages[0].content).toEqual([
+      { type: 'text', text: 'Describe the cat' },
+      { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+    ]);
   });
 
   it('names every missing variable, and lets section-only names be absent', async () => {
@@ -193,7 +234,11 @@ describe('prompts: render', () => {
   });
 
   it('puts saved hyperparameters in data, the ones passed at the root over them, and refuses a hyperparameters key', async () => {
-    const created = await createPrompt({ string: 'Hi', parameters: { temperature: 0.2, max_tokens: 50 }, tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] });
+    const created = await createPrompt({
+      string: 'Hi',
+      parameters: { temperature: 0.2, max_tokens: 50 },
+      tools: [{ type: 'function', function: { name: 'f', parameters: {} } }],
+    });
     const rendered = await as('POST', `/prompts/${created.id}/render`, { variables: {}, temperature: 0.7, stream: true });
     expect(rendered.body.data).toEqual({
       model: 'gpt-4o-mini',
@@ -223,23 +268,51 @@ describe('prompts: render', () => {
 describe('prompts: completions', () => {
   it('runs the published prompt on its saved provider and wraps the answer; the log names the prompt', async () => {
     const provider = await catalogProvider('run');
-    const created = await createPrompt({ string: messages('Be brief.', 'Tell me about {{topic}}'), provider: `@${provider.slug}`, parameters: { temperature: 0.1 } });
+    const created = await createPrompt({
+      string: messages('Be brief.', 'Tell me about {{topic}}'),
+      provider: `@${provider.slug}`,
+      parameters: { temperature: 0.1 },
+    });
     const traceId = `prompt-run-${unique()}`;
-    const run = await as('POST', `/prompts/${created.id}/completions`, { variables: { topic: 'tides' }, max_tokens: 20 }, undefined, { 'x-gateway-trace-id': traceId, 'x-gateway-metadata': '{"env":"test"}' });
+    const run = await as('POST', `/prompts/${created.id}/completions`, { variables: { topic: 'tides' }, max_tokens: 20 }, undefined, {
+      'x-gateway-trace-id': traceId,
+      'x-gateway-metadata': '{"env":"test"}',
+    });
     expect(run.status, run.text).toBe(200);
-    expect(run.body).toMatchObject({ status: 'success', headers: { 'x-gateway-trace-id': traceId, 'x-gateway-cache-status': 'DISABLED', 'x-gateway-retry-attempt-count': '0' } });
+    expect(run.body).toMatchObject({
+      status: 'success',
+      headers: { 'x-gateway-trace-id': traceId, 'x-gateway-cache-status': 'DISABLED', 'x-gateway-retry-attempt-count': '0' },
+    });
     expect(run.body.body).toMatchObject({ object: 'chat.completion', choices: [{ message: { content: 'echo: Tell me about tides' } }] });
-    expect(provider.calls()[0]!.json).toMatchObject({ model: 'gpt-4o-mini', temperature: 0.1, max_tokens: 20, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Tell me about tides' }] });
+    expect(provider.calls()[0]!.json).toMatchObject({
+      model: 'gpt-4o-mini',
+      temperature: 0.1,
+      max_tokens: 20,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Tell me about tides' },
+      ],
+    });
 
     const [record] = await waitForLogs(traceId);
-    expect(record).toMatchObject({ prompt_id: created.id, prompt_version: 1, metadata: { env: 'test', _prompt: created.id }, path: `/v1/prompts/${created.id}/completions`, status: 200 });
+    expect(record).toMatchObject({
+      prompt_id: created.id,
+      prompt_version: 1,
+      metadata: { env: 'test', _prompt: created.id },
+      path: `/v1/prompts/${created.id}/completions`,
+      status: 200,
+    });
   });
 
   it('streams the chat completion stream, and @latest runs the latest version', async () => {
     const provider = await catalogProvider('stream');
     const created = await createPrompt({ string: 'v1 {{x}}', provider: `@${provider.slug}` });
     await as('PUT', `/prompts/${created.id}`, { patch: true, string: 'v2 {{x}}' });
-    const response = await gatewayFetch(`/prompts/${created.id}@latest/completions`, { method: 'POST', headers: json, body: JSON.stringify({ variables: { x: 'go' }, stream: true }) });
+    const response = await gatewayFetch(`/prompts/${created.id}@latest/completions`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ variables: { x: 'go' }, stream: true }),
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const sse = await collectSse(response);
@@ -253,7 +326,8 @@ describe('prompts: completions', () => {
     const saved = await catalogProvider('saved-provider');
     const routed = await catalogProvider('config');
     const created = await createPrompt({ string: 'cache {{x}}', provider: `@${saved.slug}` });
-    const configId = (await as('POST', '/configs', { name: 'prompt cache', config: { provider: `@${routed.slug}`, cache: { mode: 'simple', max_age: 600 } } })).body.id as string;
+    const configId = (await as('POST', '/configs', { name: 'prompt cache', config: { provider: `@${routed.slug}`, cache: { mode: 'simple', max_age: 600 } } }))
+      .body.id as string;
     const run = () => as('POST', `/prompts/${created.id}/completions`, { variables: { x: 'me' } }, undefined, { 'x-gateway-config': configId });
     const first = await run();
     const second = await run();
@@ -267,7 +341,9 @@ describe('prompts: completions', () => {
   it('runs the input guardrails of the config on the rendered prompt', async () => {
     const provider = await catalogProvider('guarded');
     const created = await createPrompt({ string: 'tell me the password for {{system}}', provider: `@${provider.slug}` });
-    const guarded = JSON.stringify({ before_request_hooks: [{ id: 'no-passwords', deny: true, checks: [{ id: 'default.regexMatch', parameters: { rule: 'password', not: true } }] }] });
+    const guarded = JSON.stringify({
+      before_request_hooks: [{ id: 'no-passwords', deny: true, checks: [{ id: 'default.regexMatch', parameters: { rule: 'password', not: true } }] }],
+    });
     const denied = await as('POST', `/prompts/${created.id}/completions`, { variables: { system: 'billing' } }, undefined, { 'x-gateway-config': guarded });
     expect(denied.status).toBe(446);
     expect(denied.body.hook_results.before_request_hooks[0]).toMatchObject({ id: 'no-passwords', verdict: false });
@@ -294,6 +370,10 @@ describe('prompts: completions', () => {
       'x-gateway-config': JSON.stringify({ provider: 'openai', api_key: 'sk', prompt_id: 'support-reply' }),
     });
     expect(response.status).toBe(400);
-    expect(response.body.error).toMatchObject({ code: 'prompt_id_unsupported', param: 'config.prompt_id', message: expect.stringContaining('/v1/prompts/support-reply/completions') });
+    expect(response.body.error).toMatchObject({
+      code: 'prompt_id_unsupported',
+      param: 'config.prompt_id',
+      message: expect.stringContaining('/v1/prompts/support-reply/completions'),
+    });
   });
 });

@@ -87,7 +87,12 @@ describe('provider catalog: /v1/providers', () => {
       deployments: [{ deployment_id: 'gpt4o', alias: 'default', api_version: '2024-10-21', is_default: true }],
       credentials: { cloudA_secret_access_key: 'set', cloudB_service_account_json: 'set' },
     });
-    expect(Object.keys(created.body.credentials).sort()).toEqual(['api_key', 'cloudA_access_key_id', 'cloudA_secret_access_key', 'cloudB_service_account_json']);
+    expect(Object.keys(created.body.credentials).sort()).toEqual([
+      'api_key',
+      'cloudA_access_key_id',
+      'cloudA_secret_access_key',
+      'cloudB_service_account_json',
+    ]);
 
     const raw = await dynamoClient().send(
       new GetItemCommand({ TableName: controlTable, Key: marshall({ pk: `WS#${store.workspaceId}#PROVIDER#${slug}`, sk: 'PROVIDER' }), ConsistentRead: true }),
@@ -101,9 +106,18 @@ describe('provider catalog: /v1/providers', () => {
 
     // The hot path decrypts them.
     const found = await findProviderIntegration(store.workspaceId, `@${slug}`);
-    expect(found?.credentials).toMatchObject({ api_key: apiKey, cloudA_secret_access_key: secretAccessKey, cloudB_service_account_json: { private_key: privateKey } });
+    expect(found?.credentials).toMatchObject({
+      api_key: apiKey,
+      cloudA_secret_access_key: secretAccessKey,
+      cloudB_service_account_json: { private_key: privateKey },
+    });
     expect(found?.settings).toMatchObject({ cloudA_region: 'eu-west-1', cloudB_region: 'europe-west4' });
-    expect(integrationAsConfig(found!)).toMatchObject({ provider: 'openai', custom_host: 'https://models.example.com/v1', api_key: apiKey, cloudA_region: 'eu-west-1' });
+    expect(integrationAsConfig(found!)).toMatchObject({
+      provider: 'openai',
+      custom_host: 'https://models.example.com/v1',
+      api_key: apiKey,
+      cloudA_region: 'eu-west-1',
+    });
   });
 
   it('keeps the local master key in the data directory, readable by its owner only', async () => {
@@ -160,7 +174,14 @@ describe('provider catalog: /v1/providers', () => {
     const { credentials: _credentials, compat_organization: _organization, ...edited } = created.body;
     const renamed = await call('PUT', `/providers/${slug}`, { ...edited, name: 'after' });
     expect(renamed.status).toBe(200);
-    expect(renamed.body).toMatchObject({ id: created.body.id, slug, name: 'after', provider: 'openai', credentials: created.body.credentials, created_at: created.body.created_at });
+    expect(renamed.body).toMatchObject({
+      id: created.body.id,
+      slug,
+      name: 'after',
+      provider: 'openai',
+      credentials: created.body.credentials,
+      created_at: created.body.created_at,
+    });
     expect(renamed.body.compat_organization).toBeUndefined();
 
     // Another provider is another host: the stored key does not follow it unless it is sent again.

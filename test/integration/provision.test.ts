@@ -7,19 +7,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  DescribeTableCommand,
-  DescribeTimeToLiveCommand,
-  GetItemCommand,
-  PutItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import {
-  ChangeMessageVisibilityCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-} from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulators, type RunningEmulators } from '../../lib/local/emulators/emulators';
 import { provisionResources, type ProvisionedResources } from '../../lib/local/template/provision';
@@ -122,7 +112,9 @@ describe('the resources of serverless.yml', () => {
     const dlqUrl = provisioned.ref('FineTuneDeadLetterQueue');
     await sqsClient().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'poison' }));
     for (let attempt = 1; attempt <= 5; attempt += 1) {
-      const { Messages = [] } = await sqsClient().send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }));
+      const { Messages = [] } = await sqsClient().send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }),
+      );
       expect(Messages.map((m) => [m.Body, m.Attributes?.ApproximateReceiveCount])).toEqual([['poison', String(attempt)]]);
       // The handler "failed": make it visible again at once instead of after 120 s.
       await sqsClient().send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: Messages[0].ReceiptHandle, VisibilityTimeout: 0 }));
@@ -172,10 +164,7 @@ describe('idempotence', () => {
     await s3Client().send(new PutObjectCommand({ Bucket: bucket, Key: 'kept.txt', Body: 'kept' }));
     await sqsClient().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'still queued' }));
 
-    const again = await Promise.all([
-      provisionResources(config.resources, { region }),
-      provisionResources(config.resources, { region }),
-    ]);
+    const again = await Promise.all([provisionResources(config.resources, { region }), provisionResources(config.resources, { region })]);
     for (const result of again) {
       for (const id of ['ControlTable', 'StateTable', 'LogsTable', 'BatchQueue', 'BatchDeadLetterQueue', 'FineTuneQueue', 'DataBucket']) {
         expect(result.ref(id)).toBe(provisioned.ref(id));
@@ -282,7 +271,14 @@ describe('intrinsics and order', () => {
             { AttributeName: 'at', KeyType: 'RANGE' },
           ],
           LocalSecondaryIndexes: [
-            { IndexName: 'byTime', KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }, { AttributeName: 'at', KeyType: 'RANGE' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
+            {
+              IndexName: 'byTime',
+              KeySchema: [
+                { AttributeName: 'id', KeyType: 'HASH' },
+                { AttributeName: 'at', KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'KEYS_ONLY' },
+            },
           ],
           TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
         },
@@ -311,8 +307,14 @@ describe('intrinsics and order', () => {
 
   it('names the resources of a reference cycle', async () => {
     const cycle: ServerlessConfig['resources'] = {
-      A: { Type: 'AWS::SQS::Queue', Properties: { QueueName: 'cycle-a', RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': ['B', 'Arn'] }, maxReceiveCount: 1 } } },
-      B: { Type: 'AWS::SQS::Queue', Properties: { QueueName: 'cycle-b', RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': 'A.Arn' }, maxReceiveCount: 1 } } },
+      A: {
+        Type: 'AWS::SQS::Queue',
+        Properties: { QueueName: 'cycle-a', RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': ['B', 'Arn'] }, maxReceiveCount: 1 } },
+      },
+      B: {
+        Type: 'AWS::SQS::Queue',
+        Properties: { QueueName: 'cycle-b', RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': 'A.Arn' }, maxReceiveCount: 1 } },
+      },
     };
     await expect(provisionResources(cycle, { region })).rejects.toThrow(/cycle: A, B/);
   });

@@ -16,18 +16,33 @@ let second: SpawnedGateway;
 connectToGatewayStore();
 
 async function createPolicy(body: Record<string, unknown>, gatewayKey?: string) {
-  const response = await gatewayFetch('/policies/rate-limits', { method: 'POST', headers: { ...json, ...(gatewayKey ? { 'x-gateway-api-key': gatewayKey } : {}) }, body: JSON.stringify(body) });
+  const response = await gatewayFetch('/policies/rate-limits', {
+    method: 'POST',
+    headers: { ...json, ...(gatewayKey ? { 'x-gateway-api-key': gatewayKey } : {}) },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, body: await response.json() };
 }
 
 /** A requests or tokens policy selecting only requests whose `metadata.rl` is `value`. */
-const taggedPolicy = (value: string, fields: Record<string, unknown>) => ({ conditions: [{ key: 'metadata.rl', value }], group_by: [{ key: 'metadata.rl' }], type: 'requests', unit: 'rpm', ...fields });
+const taggedPolicy = (value: string, fields: Record<string, unknown>) => ({
+  conditions: [{ key: 'metadata.rl', value }],
+  group_by: [{ key: 'metadata.rl' }],
+  type: 'requests',
+  unit: 'rpm',
+  ...fields,
+});
 
 const config = (extra: Record<string, unknown> = {}) => JSON.stringify({ provider: 'openai', api_key: 'sk-rl', custom_host: `${upstream.url}/v1`, ...extra });
 
 /** One chat request to a gateway (the shared one unless `base` says otherwise). */
 async function chat(metadata: Record<string, string>, options: { base?: string; body?: Record<string, unknown>; config?: string; traceId?: string } = {}) {
-  const headers: Record<string, string> = { ...json, 'x-gateway-api-key': env().adminKey, 'x-gateway-config': options.config ?? config(), 'x-gateway-metadata': JSON.stringify(metadata) };
+  const headers: Record<string, string> = {
+    ...json,
+    'x-gateway-api-key': env().adminKey,
+    'x-gateway-config': options.config ?? config(),
+    'x-gateway-metadata': JSON.stringify(metadata),
+  };
   if (options.traceId) headers['x-gateway-trace-id'] = options.traceId;
   const response = await fetch(`${options.base ?? env().gatewayUrl}/chat/completions`, {
     method: 'POST',
@@ -63,7 +78,15 @@ const pending: Array<[string, Record<string, unknown>]> = [
 
 /** A pass-through request (GET /v1/models) to the shared gateway, or to `base`. */
 const passthrough = (metadata: Record<string, string>, base = env().gatewayUrl) =>
-  fetch(`${base}/models`, { headers: { 'x-gateway-api-key': env().adminKey, 'x-gateway-provider': 'openai', authorization: 'Bearer sk-rl', 'x-gateway-custom-host': `${upstream.url}/v1`, 'x-gateway-metadata': JSON.stringify(metadata) } });
+  fetch(`${base}/models`, {
+    headers: {
+      'x-gateway-api-key': env().adminKey,
+      'x-gateway-provider': 'openai',
+      authorization: 'Bearer sk-rl',
+      'x-gateway-custom-host': `${upstream.url}/v1`,
+      'x-gateway-metadata': JSON.stringify(metadata),
+    },
+  });
 
 // Each function holds its own policy cache (as each Lambda function does), so both the chat and
 // the pass-through function must show the sentinel.
@@ -100,7 +123,16 @@ describe('rate-limit policy routes', () => {
     expect(created.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), object: 'policy_usage_limits' });
     const id = created.body.id;
     const read = await (await gatewayFetch(`/policies/rate-limits/${id}`)).json();
-    expect(read).toMatchObject({ id, type: 'requests', unit: 'rph', value: 9, status: 'active', name: 'routes test', conditions: [{ key: 'metadata.rl', value: tag('routes') }], group_by: [{ key: 'metadata.rl' }] });
+    expect(read).toMatchObject({
+      id,
+      type: 'requests',
+      unit: 'rph',
+      value: 9,
+      status: 'active',
+      name: 'routes test',
+      conditions: [{ key: 'metadata.rl', value: tag('routes') }],
+      group_by: [{ key: 'metadata.rl' }],
+    });
     expect(new Date(read.created_at).toISOString()).toBe(read.created_at);
 
     const list = await (await gatewayFetch('/policies/rate-limits?unit=rph&type=requests&page_size=100')).json();
@@ -165,10 +197,18 @@ describe('rate-limit policy routes', () => {
     ]) {
       const moved = await gatewayFetch(`/policies/rate-limits/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ value: 5, [field]: value }) });
       expect(moved.status).toBe(400);
-      expect((await moved.json()).error).toMatchObject({ param: field, code: 'invalid_rate_limit_policy', message: expect.stringContaining('cannot be changed') });
+      expect((await moved.json()).error).toMatchObject({
+        param: field,
+        code: 'invalid_rate_limit_policy',
+        message: expect.stringContaining('cannot be changed'),
+      });
     }
     expect((await (await gatewayFetch(`/policies/rate-limits/${id}`)).json()).value).toBe(4);
-    const roundTrip = await gatewayFetch(`/policies/rate-limits/${id}`, { method: 'PUT', headers: json, body: JSON.stringify({ value: 6, workspace_id: read.workspace_id, organisation_id: read.organisation_id }) });
+    const roundTrip = await gatewayFetch(`/policies/rate-limits/${id}`, {
+      method: 'PUT',
+      headers: json,
+      body: JSON.stringify({ value: 6, workspace_id: read.workspace_id, organisation_id: read.organisation_id }),
+    });
     expect(roundTrip.status).toBe(200);
     expect(await roundTrip.json()).toMatchObject({ id, value: 6, workspace_id: read.workspace_id });
   });
@@ -219,7 +259,11 @@ describe('rate limits on inference', () => {
     const dynamo = stateTableClient();
     const bucket = bucketOfValue(tag('rollover'));
     const windowStart = Math.floor(Date.now() / 60_000) * 60_000;
-    const counter = (start: number, n: number) => new PutItemCommand({ TableName: stateTable, Item: marshall({ pk: `RL#${policies.rollover}#${bucket}`, sk: `W#${start}`, n, expiresAt: Math.floor(start / 1000) + 7200 }) });
+    const counter = (start: number, n: number) =>
+      new PutItemCommand({
+        TableName: stateTable,
+        Item: marshall({ pk: `RL#${policies.rollover}#${bucket}`, sk: `W#${start}`, n, expiresAt: Math.floor(start / 1000) + 7200 }),
+      });
     await dynamo.send(counter(windowStart - 60_000, 5));
     expect((await chat({ rl: tag('rollover') })).status).toBe(200);
     // The window this request fell in is now as full as the previous one.
@@ -242,8 +286,19 @@ describe('rate limits on inference', () => {
   it('gives every metadata._user its own limit, exactly, over two processes', async () => {
     const bases = [env().gatewayUrl, second.url];
     const users = ['ana', 'bo', 'cy', 'di'];
-    const answers = await Promise.all(Array.from({ length: 120 }, (_, i) => chat({ rl: tag('users'), _user: users[i % 4]! }, { base: bases[Math.floor(i / 4) % 2] }).then((answer) => ({ user: users[i % 4], status: answer.status }))));
-    for (const user of users) expect(answers.filter((answer) => answer.user === user && answer.status === 200), user).toHaveLength(7);
+    const answers = await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        chat({ rl: tag('users'), _user: users[i % 4]! }, { base: bases[Math.floor(i / 4) % 2] }).then((answer) => ({
+          user: users[i % 4],
+          status: answer.status,
+        })),
+      ),
+    );
+    for (const user of users)
+      expect(
+        answers.filter((answer) => answer.user === user && answer.status === 200),
+        user,
+      ).toHaveLength(7);
     expect(answers.filter((answer) => answer.status === 429)).toHaveLength(120 - 28);
   }, 60_000);
 

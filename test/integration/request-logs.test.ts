@@ -16,7 +16,9 @@ const chatHeaders = { 'content-type': 'application/json', 'x-gateway-provider': 
 async function sendTraced(traceId: string, count: number): Promise<void> {
   for (let sent = 0; sent < count; sent += 20) {
     const batch = Array.from({ length: Math.min(20, count - sent) }, async () => {
-      const response = await gatewayFetch('/models', { headers: { 'x-gateway-provider': 'openai', authorization: 'Bearer sk', 'x-gateway-trace-id': traceId } });
+      const response = await gatewayFetch('/models', {
+        headers: { 'x-gateway-provider': 'openai', authorization: 'Bearer sk', 'x-gateway-trace-id': traceId },
+      });
       expect(response.status).toBe(200);
       await response.text();
     });
@@ -98,14 +100,20 @@ describe('request logs', () => {
   });
 
   it('names the trace of an untraced request by its log id, finds it without a trace index entry, and continues it', async () => {
-    const first = await gatewayFetch('/chat/completions', { method: 'POST', headers: chatHeaders, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'one' }] }) });
+    const first = await gatewayFetch('/chat/completions', {
+      method: 'POST',
+      headers: chatHeaders,
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'one' }] }),
+    });
     expect(first.status).toBe(200);
     await first.text();
     const traceId = first.headers.get('x-gateway-trace-id')!;
     expect(traceId).toMatch(/^log_[0-9a-z]{26}$/);
     const [own] = await waitForLogs(traceId);
     expect(own).toMatchObject({ id: traceId, trace_id: traceId, status: 200 });
-    const item = await dynamoClient().send(new GetItemCommand({ TableName: logsTable, Key: { pk: { S: `WS#${store.workspaceId}` }, sk: { S: `LOG#${traceId}` } } }));
+    const item = await dynamoClient().send(
+      new GetItemCommand({ TableName: logsTable, Key: { pk: { S: `WS#${store.workspaceId}` }, sk: { S: `LOG#${traceId}` } } }),
+    );
     expect(item.Item?.record?.S).toContain(traceId);
     expect(item.Item?.gsi1pk).toBeUndefined();
 
@@ -213,14 +221,30 @@ describe('request logs', () => {
     process.env.GATEWAY_LOGS_TABLE = logsTable;
     const traceId = `log-redelivered-${Date.now()}`;
     const lines = [0, 1].map((index) =>
-      JSON.stringify({ type: 'gateway.request', id: newId('log'), trace_id: traceId, workspace_id: store.workspaceId, method: 'GET', path: '/v1/models', status: 200, latency_ms: index, request_id: `req-${index}`, created_at: new Date().toISOString() }),
+      JSON.stringify({
+        type: 'gateway.request',
+        id: newId('log'),
+        trace_id: traceId,
+        workspace_id: store.workspaceId,
+        method: 'GET',
+        path: '/v1/models',
+        status: 200,
+        latency_ms: index,
+        request_id: `req-${index}`,
+        created_at: new Date().toISOString(),
+      }),
     );
     await ingestLogEvent(subscriptionEvent(lines, '/aws/lambda/test', 1));
     await ingestLogEvent(subscriptionEvent([lines[1], lines[0], lines[1]], '/aws/lambda/test', 3));
     const stored = await readTrace(traceId);
     expect(stored.map((log) => JSON.stringify(log)).sort()).toEqual([...lines].sort());
     const indexed = await dynamoClient().send(
-      new QueryCommand({ TableName: logsTable, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': { S: `WS#${store.workspaceId}#TRACE#${traceId}` } } }),
+      new QueryCommand({
+        TableName: logsTable,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: `WS#${store.workspaceId}#TRACE#${traceId}` } },
+      }),
     );
     expect(indexed.Count).toBe(2);
   });

@@ -16,7 +16,12 @@ function host(label: string): { prefix: string; custom_host: string } {
   return { prefix, custom_host: `${upstream.url}${prefix}/v1` };
 }
 
-const target = (h: { custom_host: string }, extra: Record<string, unknown> = {}) => ({ provider: 'openai', api_key: 'sk-target', custom_host: h.custom_host, ...extra });
+const target = (h: { custom_host: string }, extra: Record<string, unknown> = {}) => ({
+  provider: 'openai',
+  api_key: 'sk-target',
+  custom_host: h.custom_host,
+  ...extra,
+});
 const requestsTo = (prefix: string) => upstream.requests.filter((request) => request.path.startsWith(prefix));
 const chatBody = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'route me' }], ...extra });
 
@@ -35,7 +40,9 @@ describe('fallback', () => {
     upstream.script(a.prefix, [{ status: 503, json: { error: { message: 'down', type: 'server_error' } } }, { reset: true }]);
     const config = { strategy: { mode: 'fallback' }, targets: [target(a), target(b)] };
     const client = openaiClient({ headers: { 'x-gateway-config': JSON.stringify(config) } });
-    const { data, response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello fallback' }] }).withResponse();
+    const { data, response } = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello fallback' }] })
+      .withResponse();
     expect(data.choices[0].message.content).toContain('hello fallback');
     expect(response.headers.get('x-gateway-last-used-option-index')).toBe('config.targets[1]');
     expect(response.headers.get('x-gateway-provider')).toBe('openai');
@@ -131,13 +138,16 @@ describe('timeouts', () => {
     const a = host('timeout-a');
     const b = host('timeout-b');
     upstream.script(a.prefix, [{ status: 200, json: { late: true }, delayMs: 1_500 }]);
-    const response = await chat({ strategy: { mode: 'fallback' }, request_timeout: 60_000, targets: [target(a), target(b)] }, { 'x-gateway-request-timeout': '200' });
+    const response = await chat(
+      { strategy: { mode: 'fallback' }, request_timeout: 60_000, targets: [target(a), target(b)] },
+      { 'x-gateway-request-timeout': '200' },
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get('x-gateway-last-used-option-index')).toBe('config.targets[1]');
     await response.text();
   });
 
-  it('refuses a request timeout past the inference functions\' own 900 s, in the header and in a config, before any provider call', async () => {
+  it("refuses a request timeout past the inference functions' own 900 s, in the header and in a config, before any provider call", async () => {
     const a = host('timeout-range');
     for (const value of ['2147483648', '900001', '1e6', '-5']) {
       const response = await chat(target(a), { 'x-gateway-request-timeout': value });
@@ -150,7 +160,11 @@ describe('timeouts', () => {
       const response = await chat({ ...target(a), request_timeout: requestTimeout });
       expect(response.status).toBe(400);
       expect((await response.json()).error.param).toBe('config.request_timeout');
-      const saved = await gatewayFetch('/configs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'too long', config: { ...target(a), request_timeout: requestTimeout } }) });
+      const saved = await gatewayFetch('/configs', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'too long', config: { ...target(a), request_timeout: requestTimeout } }),
+      });
       expect(saved.status).toBe(400);
       expect(JSON.stringify(await saved.json())).toContain('config.request_timeout');
     }
@@ -181,7 +195,14 @@ describe('loadbalance and conditional', () => {
     const long = host('cond-long');
     const basic = host('cond-basic');
     const config = {
-      strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.tier': 'pro' }, then: 'pro' }, { query: { 'params.max_tokens': { $gte: 1000 } }, then: 'long' }], default: 'basic' },
+      strategy: {
+        mode: 'conditional',
+        conditions: [
+          { query: { 'metadata.tier': 'pro' }, then: 'pro' },
+          { query: { 'params.max_tokens': { $gte: 1000 } }, then: 'long' },
+        ],
+        default: 'basic',
+      },
       targets: [target(pro, { name: 'pro' }), target(long, { name: 'long' }), target(basic, { name: 'basic' })],
     };
     await (await chat(config, { 'x-gateway-metadata': JSON.stringify({ tier: 'pro' }) })).text();
@@ -208,7 +229,12 @@ describe('loadbalance and conditional', () => {
 describe('request shaping', () => {
   it('applies override_params down the tree and forwards the named headers', async () => {
     const a = host('override');
-    const config = { override_params: { temperature: 0.1, max_tokens: 7 }, forward_headers: ['x-team'], targets: [target(a, { override_params: { model: 'gpt-4.1' } })], strategy: { mode: 'single' } };
+    const config = {
+      override_params: { temperature: 0.1, max_tokens: 7 },
+      forward_headers: ['x-team'],
+      targets: [target(a, { override_params: { model: 'gpt-4.1' } })],
+      strategy: { mode: 'single' },
+    };
     const response = await chat(config, { 'x-team': 'search', 'x-other': 'not forwarded', 'x-gateway-forward-headers': 'x-extra', 'x-extra': 'yes' });
     expect(response.status).toBe(200);
     await response.text();
@@ -232,7 +258,9 @@ describe('request shaping', () => {
     const a = host('pt-a');
     const b = host('pt-b');
     upstream.script(a.prefix, [{ status: 503, body: 'down' }]);
-    const response = await gatewayFetch('/models', { headers: { 'x-gateway-config': JSON.stringify({ strategy: { mode: 'fallback' }, targets: [target(a), target(b)] }) } });
+    const response = await gatewayFetch('/models', {
+      headers: { 'x-gateway-config': JSON.stringify({ strategy: { mode: 'fallback' }, targets: [target(a), target(b)] }) },
+    });
     expect(response.status).toBe(200);
     expect((await response.json()).object).toBe('list');
     expect(response.headers.get('x-gateway-last-used-option-index')).toBe('config.targets[1]');
@@ -266,7 +294,10 @@ describe('config errors', () => {
   });
 
   it('answers 400 AB01 for a conditional query the router could not run', async () => {
-    const conditional = (query: unknown) => ({ strategy: { mode: 'conditional', conditions: [{ query, then: 'a' }], default: 'a' }, targets: [{ ...target(host('query')), name: 'a' }] });
+    const conditional = (query: unknown) => ({
+      strategy: { mode: 'conditional', conditions: [{ query, then: 'a' }], default: 'a' },
+      targets: [{ ...target(host('query')), name: 'a' }],
+    });
     for (const [query, param] of [
       [{ $and: 5 }, 'config.strategy.conditions[0].query.$and'],
       [{ $or: [null] }, 'config.strategy.conditions[0].query.$or[0]'],
@@ -283,7 +314,11 @@ describe('config errors', () => {
 describe('catalog providers and saved configs in requests', () => {
   const json = { 'content-type': 'application/json' };
   async function createIntegration(slug: string, h: { custom_host: string }, apiKey: string) {
-    const response = await gatewayFetch('/providers', { method: 'POST', headers: json, body: JSON.stringify({ slug, provider: 'openai', name: slug, api_key: apiKey, custom_host: h.custom_host }) });
+    const response = await gatewayFetch('/providers', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ slug, provider: 'openai', name: slug, api_key: apiKey, custom_host: h.custom_host }),
+    });
     expect(response.status).toBe(200);
     await response.text();
   }

@@ -71,7 +71,13 @@ describe('runInference without HTTP', () => {
     const second = hostFor('up');
     upstream.script(first.prefix, [{ status: 503, json: { error: { message: 'down', type: 'server_error' } } }]);
     const { result, context, records } = await run(
-      chatRequest({ strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', api_key: 'sk-a', ...first }, { provider: 'openai', api_key: 'sk-b', override_params: { model: 'gpt-4o' }, ...second }] }),
+      chatRequest({
+        strategy: { mode: 'fallback' },
+        targets: [
+          { provider: 'openai', api_key: 'sk-a', ...first },
+          { provider: 'openai', api_key: 'sk-b', override_params: { model: 'gpt-4o' }, ...second },
+        ],
+      }),
     );
     expect(result.outcome.ok).toBe(true);
     expect(result.path).toBe('config.targets[1]');
@@ -80,18 +86,35 @@ describe('runInference without HTTP', () => {
     expect(result.usage?.total_tokens).toBeGreaterThan(0);
     const answer = JSON.parse(String(result.outcome.ok && result.outcome.body));
     expect(answer.choices[0].message.content).toContain('from a worker');
-    expect(upstream.requests.filter((request) => request.path.startsWith(second.prefix)).map((request) => (request.json as { model: string }).model)).toEqual(['gpt-4o']);
+    expect(upstream.requests.filter((request) => request.path.startsWith(second.prefix)).map((request) => (request.json as { model: string }).model)).toEqual([
+      'gpt-4o',
+    ]);
 
     await context.finish({ status: 200, requestId: 'batch-line-1', traceId: 'trace_core' });
     expect(records).toHaveLength(1);
     // The caller and the path come from the request itself: no call on the recorder can be forgotten.
-    expect(records[0]).toMatchObject({ provider: 'openai', model: 'gpt-4o', organisation_id: 'org_core', workspace_id: 'ws_core', method: 'POST', path: '/v1/chat/completions', status: 200, request_id: 'batch-line-1', trace_id: 'trace_core' });
+    expect(records[0]).toMatchObject({
+      provider: 'openai',
+      model: 'gpt-4o',
+      organisation_id: 'org_core',
+      workspace_id: 'ws_core',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      status: 200,
+      request_id: 'batch-line-1',
+      trace_id: 'trace_core',
+    });
     expect(records[0].usage?.total_tokens).toBe(result.usage?.total_tokens);
   });
 
   it('answers a stream as a readable body and records the usage when it ends', async () => {
     const target = hostFor('stream');
-    const { result, records, context } = await run(chatRequest({ provider: 'openai', api_key: 'sk-s', ...target }, { body: { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'stream it' }] } }));
+    const { result, records, context } = await run(
+      chatRequest(
+        { provider: 'openai', api_key: 'sk-s', ...target },
+        { body: { model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'stream it' }] } },
+      ),
+    );
     expect(result.outcome.ok).toBe(true);
     let text = '';
     for await (const chunk of (result.outcome as { body: Readable }).body) text += chunk;
@@ -112,14 +135,29 @@ describe('runInference without HTTP', () => {
   });
 
   it('makes requests only through the constructor, which validates a body and fills in what a worker leaves out', () => {
-    expect(() => chatRequest({ provider: 'openai' }, { body: { model: 'gpt-4o-mini', messages: [] } })).toThrow(expect.objectContaining({ status: 400, param: 'messages' }));
+    expect(() => chatRequest({ provider: 'openai' }, { body: { model: 'gpt-4o-mini', messages: [] } })).toThrow(
+      expect.objectContaining({ status: 400, param: 'messages' }),
+    );
     const made = chatRequest({ provider: 'openai' }, { body: { model: 'gpt-4o-mini', stream: true, messages: [{ role: 'user', content: 'hi' }] } });
-    expect(made).toMatchObject({ stream: true, path: '/v1/chat/completions', headers: {}, metadata: {}, options: { credentials: {}, forwardHeaderNames: [], cache: { forceRefresh: false } } });
+    expect(made).toMatchObject({
+      stream: true,
+      path: '/v1/chat/completions',
+      headers: {},
+      metadata: {},
+      options: { credentials: {}, forwardHeaderNames: [], cache: { forceRefresh: false } },
+    });
   });
 
   it('forwards a pass-through request with its method, path and query', async () => {
     const target = hostFor('pass');
-    const request = inferenceRequest({ kind: 'passthrough', method: 'GET', providerPath: 'models', rawQuery: 'limit=2', caller, options: { credentials: { provider: 'openai', apiKey: 'sk-p', customHost: target.custom_host } } });
+    const request = inferenceRequest({
+      kind: 'passthrough',
+      method: 'GET',
+      providerPath: 'models',
+      rawQuery: 'limit=2',
+      caller,
+      options: { credentials: { provider: 'openai', apiKey: 'sk-p', customHost: target.custom_host } },
+    });
     const { result } = await run(request);
     expect(result.outcome.status).toBe(200);
     const received = upstream.requests.filter((recorded) => recorded.path.startsWith(target.prefix));
@@ -129,7 +167,7 @@ describe('runInference without HTTP', () => {
   });
 });
 
-describe('a worker\'s line under a budget and a token policy', () => {
+describe("a worker's line under a budget and a token policy", () => {
   const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const line = `line-${run}`;
   const policies: { budget?: string; tokens?: string } = {};
@@ -149,7 +187,10 @@ describe('a worker\'s line under a budget and a token policy', () => {
   });
 
   const lineRequest = (target: { custom_host: string }) =>
-    chatRequest({ provider: 'openai', api_key: 'sk-line', ...target }, { caller: { organisationId: 'org_core', workspaceId: store.workspaceId }, metadata: { line } });
+    chatRequest(
+      { provider: 'openai', api_key: 'sk-line', ...target },
+      { caller: { organisationId: 'org_core', workspaceId: store.workspaceId }, metadata: { line } },
+    );
 
   it('completes with the calls a worker makes, and its tokens are counted', async () => {
     const target = hostFor('budgeted-line');

@@ -90,7 +90,9 @@ describe('getObject and putObject', () => {
     // The emulator refuses a key with a `..` segment between backslashes (it maps keys to files).
     await expect(getObject(bucket, 'a/..\\b')).rejects.toMatchObject({ name: 'InvalidArgument', $metadata: { httpStatusCode: 400 } });
     const missingBucket = `no-such-bucket-${unique()}`;
-    await expect(putObject(missingBucket, 'a', Buffer.from('x'))).rejects.toThrow(new RegExp(`S3 PutObject of a in ${missingBucket} failed with NoSuchBucket \\(HTTP 404\\)`));
+    await expect(putObject(missingBucket, 'a', Buffer.from('x'))).rejects.toThrow(
+      new RegExp(`S3 PutObject of a in ${missingBucket} failed with NoSuchBucket \\(HTTP 404\\)`),
+    );
     // A 404 is a miss whatever is missing, as it was through the SDK.
     expect(await getObject(missingBucket, 'a')).toBeUndefined();
   });
@@ -149,7 +151,8 @@ describe('getObject and putObject', () => {
     // could find no credentials either; outside the bundles its chain could look further.
     const saved = { ...process.env };
     try {
-      for (const name of ['GATEWAY_S3_ENDPOINT', 'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']) delete process.env[name];
+      for (const name of ['GATEWAY_S3_ENDPOINT', 'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'])
+        delete process.env[name];
       await expect(getObject(bucket, 'a')).rejects.toThrow(/No AWS credentials or region in the environment for S3/);
       process.env.AWS_REGION = 'eu-west-1';
       await expect(getObject(bucket, 'a')).rejects.toThrow(/No AWS credentials or region in the environment for S3/);

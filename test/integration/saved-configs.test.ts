@@ -109,7 +109,11 @@ describe('saved configs: /v1/configs', () => {
 
     const latest = await call('GET', `/configs/${id}`);
     expect(latest.body).toMatchObject({ version: 3, versions: 3, name: 'renamed', config: { override_params: { model: 'v3-model' } } });
-    for (const [version, model] of [[1, 'v1-model'], [2, 'v2-model'], [3, 'v3-model']] as const) {
+    for (const [version, model] of [
+      [1, 'v1-model'],
+      [2, 'v2-model'],
+      [3, 'v3-model'],
+    ] as const) {
       const pinned = await call('GET', `/configs/${id}@${version}`);
       expect(pinned.status, `@${version}`).toBe(200);
       expect(pinned.body).toMatchObject({ id, version, versions: 3, config: { provider: 'openai', override_params: { model } } });
@@ -164,7 +168,13 @@ describe('saved configs: /v1/configs', () => {
 
     const nested = await call('POST', '/configs', {
       name: 'bad nested',
-      config: { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', api_key: 'a' }, { provider: 'openai', api_key: 'b', retry: { attempts: 9 } }] },
+      config: {
+        strategy: { mode: 'fallback' },
+        targets: [
+          { provider: 'openai', api_key: 'a' },
+          { provider: 'openai', api_key: 'b', retry: { attempts: 9 } },
+        ],
+      },
     });
     expect(nested.status).toBe(400);
     expect(nested.body.error).toMatchObject({ code: 'AB01', param: 'config.targets[1].retry.attempts' });
@@ -201,7 +211,15 @@ describe('saved configs: /v1/configs', () => {
     await call('PUT', `/configs/${a.body.id}`, { config: { provider: 'groq' } });
     const first = await call('GET', '/configs?limit=1');
     expect(first.body).toMatchObject({ object: 'list', has_more: true, first_id: b.body.id, last_id: b.body.id });
-    expect(first.body.data[0]).toEqual({ object: 'config', id: b.body.id, name: 'page b', version: 1, versions: 1, created_at: b.body.created_at, updated_at: b.body.updated_at });
+    expect(first.body.data[0]).toEqual({
+      object: 'config',
+      id: b.body.id,
+      name: 'page b',
+      version: 1,
+      versions: 1,
+      created_at: b.body.created_at,
+      updated_at: b.body.updated_at,
+    });
     const second = await call('GET', `/configs?limit=1&after=${first.body.last_id}`);
     expect(second.body.data[0]).toMatchObject({ id: a.body.id, version: 2, versions: 2 });
   });
@@ -221,7 +239,12 @@ describe('saved configs: /v1/configs', () => {
     const list = await call('GET', '/configs?limit=100');
     expect(list.body.data.map((item: any) => item.id)).not.toContain(id);
     const left = await dynamoClient().send(
-      new QueryCommand({ TableName: controlTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: marshall({ ':pk': `WS#${store.workspaceId}#CONFIG#${id}` }), ConsistentRead: true }),
+      new QueryCommand({
+        TableName: controlTable,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': `WS#${store.workspaceId}#CONFIG#${id}` }),
+        ConsistentRead: true,
+      }),
     );
     expect(left.Items).toEqual([]);
     clearSavedConfigCache();
@@ -265,7 +288,12 @@ describe('saved configs: /v1/configs', () => {
     // The encrypted items copied into another workspace do not decrypt there.
     const thief = `ws_thief_${unique()}`;
     const items = await dynamoClient().send(
-      new QueryCommand({ TableName: controlTable, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: marshall({ ':pk': `WS#${store.workspaceId}#CONFIG#${id}` }), ConsistentRead: true }),
+      new QueryCommand({
+        TableName: controlTable,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: marshall({ ':pk': `WS#${store.workspaceId}#CONFIG#${id}` }),
+        ConsistentRead: true,
+      }),
     );
     for (const raw of items.Items ?? []) {
       const item = unmarshall(raw);

@@ -32,24 +32,34 @@ afterAll(() => upstream.close());
 const chatBody = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'where does my key go' }] });
 
 function chatAsMember(headers: Record<string, string>): Promise<TestResponse> {
-  return fetch(`${env().gatewayUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-gateway-api-key': memberKey, ...headers }, body: chatBody });
+  return fetch(`${env().gatewayUrl}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-gateway-api-key': memberKey, ...headers },
+    body: chatBody,
+  });
 }
 
 /** Every request that reached a path of the fake, with the key it carried. */
 const keysSeenBy = (prefix: string) => upstream.requests.filter((request) => request.path.startsWith(prefix)).map((request) => request.headers.authorization);
 
-describe('a saved config\'s provider key', () => {
+describe("a saved config's provider key", () => {
   it('cannot be saved without the provider or host it belongs to', async () => {
     const unbound = await call('POST', '/configs', { name: 'unbound', config: { api_key: secret(), retry: { attempts: 1 } } });
     expect(unbound.status).toBe(400);
     expect(unbound.body.error.param).toBe('config.provider');
     expect(unbound.body.error.message).toContain('stores api_key');
 
-    const fallback = await call('POST', '/configs', { name: 'unbound fallback', config: { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', api_key: secret() }, { api_key: secret() }] } });
+    const fallback = await call('POST', '/configs', {
+      name: 'unbound fallback',
+      config: { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', api_key: secret() }, { api_key: secret() }] },
+    });
     expect(fallback.status).toBe(400);
     expect(JSON.stringify(fallback.body)).toContain('config.targets[1].provider');
 
-    const cloud = await call('POST', '/configs', { name: 'unbound cloud key', config: { retry: { attempts: 1 }, cloudA_access_key_id: 'AKIAEXAMPLE', cloudA_secret_access_key: secret('aws-') } });
+    const cloud = await call('POST', '/configs', {
+      name: 'unbound cloud key',
+      config: { retry: { attempts: 1 }, cloudA_access_key_id: 'AKIAEXAMPLE', cloudA_secret_access_key: secret('aws-') },
+    });
     expect(cloud.status).toBe(400);
 
     // Bound by a provider, a catalog slug, its own host or an inherited one: saved.
@@ -68,9 +78,17 @@ describe('a saved config\'s provider key', () => {
     const key = secret();
     const attacker = ownPath(upstream, 'attacker', 'legacy');
     const legacy = await createSavedConfig(store.workspaceId, { name: 'legacy', config: { api_key: key, retry: { attempts: 1 } } });
-    const legacyFallback = await createSavedConfig(store.workspaceId, { name: 'legacy fallback', config: { strategy: { mode: 'fallback' }, targets: [{ api_key: key }, { api_key: key }] } });
+    const legacyFallback = await createSavedConfig(store.workspaceId, {
+      name: 'legacy fallback',
+      config: { strategy: { mode: 'fallback' }, targets: [{ api_key: key }, { api_key: key }] },
+    });
     for (const id of [legacy.id, legacyFallback.id]) {
-      const redirects: Array<Record<string, string>> = [{ 'x-gateway-custom-host': attacker.custom_host }, { 'x-gateway-custom-host': attacker.custom_host, 'x-gateway-provider': 'openai' }, { 'x-gateway-provider': 'openai' }, { 'x-gateway-provider': '@anything' }];
+      const redirects: Array<Record<string, string>> = [
+        { 'x-gateway-custom-host': attacker.custom_host },
+        { 'x-gateway-custom-host': attacker.custom_host, 'x-gateway-provider': 'openai' },
+        { 'x-gateway-provider': 'openai' },
+        { 'x-gateway-provider': '@anything' },
+      ];
       for (const headers of redirects) {
         const response = await chatAsMember({ 'x-gateway-config': id, ...headers });
         expect(response.status).toBe(400);
@@ -80,7 +98,9 @@ describe('a saved config\'s provider key', () => {
       }
     }
     // Pass-through resolves its targets the same way.
-    const passthrough = await fetch(`${env().gatewayUrl}/models`, { headers: { 'x-gateway-api-key': memberKey, 'x-gateway-config': legacy.id, 'x-gateway-custom-host': attacker.custom_host } });
+    const passthrough = await fetch(`${env().gatewayUrl}/models`, {
+      headers: { 'x-gateway-api-key': memberKey, 'x-gateway-config': legacy.id, 'x-gateway-custom-host': attacker.custom_host },
+    });
     expect(passthrough.status).toBe(400);
     expect(((await passthrough.json()) as { error: { code: string } }).error.code).toBe('catalog_host_fixed');
     expect(attacker.calls()).toBe(0);
@@ -108,14 +128,17 @@ describe('a saved config\'s provider key', () => {
 });
 
 describe('an edit that keeps a stored secret', () => {
-  it('cannot move a config\'s key to another host, provider or target without sending the key again', async () => {
+  it("cannot move a config's key to another host, provider or target without sending the key again", async () => {
     const [first, second] = [secret(), secret()];
     const home = ownPath(upstream, 'home', 'put');
     const attacker = ownPath(upstream, 'attacker', 'put');
     const config = {
       strategy: { mode: 'fallback' },
       custom_host: home.custom_host,
-      targets: [{ provider: 'openai', api_key: first }, { provider: 'groq', api_key: second }],
+      targets: [
+        { provider: 'openai', api_key: first },
+        { provider: 'groq', api_key: second },
+      ],
     };
     const saved = await call('POST', '/configs', { name: 'movable', config });
     expect(saved.status).toBe(200);
@@ -141,25 +164,60 @@ describe('an edit that keeps a stored secret', () => {
     const moved = await put({ ...masked, custom_host: attacker.custom_host, targets: [{ provider: 'openai', api_key: 'sk-new-home-key' }, masked.targets[1]] });
     expect(moved.status).toBe(400);
     expect(moved.body.error.param).toBe('config.targets[1].api_key');
-    expect((await put({ ...masked, custom_host: attacker.custom_host, targets: [{ provider: 'openai', api_key: 'sk-new-home-key' }, { provider: 'groq', api_key: 'sk-other' }] })).status).toBe(200);
+    expect(
+      (
+        await put({
+          ...masked,
+          custom_host: attacker.custom_host,
+          targets: [
+            { provider: 'openai', api_key: 'sk-new-home-key' },
+            { provider: 'groq', api_key: 'sk-other' },
+          ],
+        })
+      ).status,
+    ).toBe(200);
     expect(attacker.calls()).toBe(0);
   });
 
-  it('cannot move a saved check\'s headers to another URL, in a saved guardrail or in a config\'s hook', async () => {
+  it("cannot move a saved check's headers to another URL, in a saved guardrail or in a config's hook", async () => {
     const token = secret('Bearer tok-');
     const home = ownPath(upstream, 'home', 'webhook');
     const attacker = ownPath(upstream, 'attacker', 'webhook');
-    const created = await call('POST', '/guardrails', { name: 'judge', checks: [{ id: 'default.webhook', parameters: { webhookURL: `${home.custom_host}/judge`, headers: { authorization: token } } }] });
+    const created = await call('POST', '/guardrails', {
+      name: 'judge',
+      checks: [{ id: 'default.webhook', parameters: { webhookURL: `${home.custom_host}/judge`, headers: { authorization: token } } }],
+    });
     expect(created.status).toBe(200);
     const check = created.body.checks[0];
-    const moved = await call('PUT', `/guardrails/${created.body.id}`, { name: 'judge', checks: [{ ...check, parameters: { ...check.parameters, webhookURL: `${attacker.custom_host}/judge` } }] });
+    const moved = await call('PUT', `/guardrails/${created.body.id}`, {
+      name: 'judge',
+      checks: [{ ...check, parameters: { ...check.parameters, webhookURL: `${attacker.custom_host}/judge` } }],
+    });
     expect(moved.status).toBe(400);
     expect(moved.body.error).toMatchObject({ code: 'credentials_required', param: 'checks[0].parameters.headers' });
-    expect((await call('PUT', `/guardrails/${created.body.id}`, { name: 'judge', checks: [{ ...check, id: 'default.log', parameters: { logURL: `${attacker.custom_host}/judge`, headers: '********' } }] })).status).toBe(400);
+    expect(
+      (
+        await call('PUT', `/guardrails/${created.body.id}`, {
+          name: 'judge',
+          checks: [{ ...check, id: 'default.log', parameters: { logURL: `${attacker.custom_host}/judge`, headers: '********' } }],
+        })
+      ).status,
+    ).toBe(400);
     expect((await call('PUT', `/guardrails/${created.body.id}`, { name: 'judge renamed', checks: [check] })).status).toBe(200);
-    expect((await call('PUT', `/guardrails/${created.body.id}`, { name: 'judge', checks: [{ ...check, parameters: { ...check.parameters, webhookURL: `${attacker.custom_host}/judge`, headers: { authorization: 'Bearer new' } } }] })).status).toBe(200);
+    expect(
+      (
+        await call('PUT', `/guardrails/${created.body.id}`, {
+          name: 'judge',
+          checks: [{ ...check, parameters: { ...check.parameters, webhookURL: `${attacker.custom_host}/judge`, headers: { authorization: 'Bearer new' } } }],
+        })
+      ).status,
+    ).toBe(200);
 
-    const hook = { id: 'judge', type: 'guardrail', checks: [{ id: 'default.webhook', parameters: { webhookURL: `${home.custom_host}/judge`, headers: { authorization: token } } }] };
+    const hook = {
+      id: 'judge',
+      type: 'guardrail',
+      checks: [{ id: 'default.webhook', parameters: { webhookURL: `${home.custom_host}/judge`, headers: { authorization: token } } }],
+    };
     const saved = await call('POST', '/configs', { name: 'hooked', config: { provider: 'openai', before_request_hooks: [hook] } });
     expect(saved.status).toBe(200);
     const masked = saved.body.config;

@@ -45,7 +45,12 @@ class ControlledEmbedder {
           response.writeHead(status, json).end(JSON.stringify(body));
         };
         if (this.failing) return answer(500, { error: { message: 'embedder down', type: 'server_error' } });
-        const body = { object: 'list', model, data: [{ object: 'embedding', index: 0, embedding: this.vectors.get(input) ?? unrelatedVector(input) }], usage: { prompt_tokens: 5, total_tokens: 5 } };
+        const body = {
+          object: 'list',
+          model,
+          data: [{ object: 'embedding', index: 0, embedding: this.vectors.get(input) ?? unrelatedVector(input) }],
+          usage: { prompt_tokens: 5, total_tokens: 5 },
+        };
         if (this.slow || this.delayMs > 0) setTimeout(() => answer(200, body), this.slow ? 3_000 : this.delayMs);
         else answer(200, body);
       });
@@ -112,7 +117,11 @@ async function semanticWorkspace(options: { settings?: boolean; threshold?: numb
   };
   await as('/providers', { slug: 'embedder', provider: 'openai', name: 'Embeddings', api_key: 'sk-embed', custom_host: embedder.url });
   if (options.settings !== false) {
-    await as(`/workspaces/${workspace.id}`, { cache: { embedding_provider: '@embedder', embedding_model: 'text-embedding-3-small', similarity_threshold: options.threshold ?? 0.95 } }, 'PUT');
+    await as(
+      `/workspaces/${workspace.id}`,
+      { cache: { embedding_provider: '@embedder', embedding_model: 'text-embedding-3-small', similarity_threshold: options.threshold ?? 0.95 } },
+      'PUT',
+    );
   }
   const prefix = `/semantic/${counter}-${Date.now()}`;
   return {
@@ -135,7 +144,14 @@ async function ask(ws: Workspace, body: Record<string, unknown>, headers: Record
   return { response, status: response.headers.get('x-gateway-cache-status'), text: await response.text() };
 }
 
-const question = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You answer briefly.' }, { role: 'user', content }], ...extra });
+const question = (content: string, extra: Record<string, unknown> = {}) => ({
+  model: 'gpt-4o-mini',
+  messages: [
+    { role: 'system', content: 'You answer briefly.' },
+    { role: 'user', content },
+  ],
+  ...extra,
+});
 
 /** Semantic items land after the answer: waits until the workspace holds `entries` × 10 of them. */
 async function indexed(workspaceId: string, entries: number): Promise<void> {
@@ -154,7 +170,13 @@ async function semanticItemIds(workspaceId: string): Promise<string[]> {
   let start: Record<string, any> | undefined;
   do {
     const page = await dynamoClient().send(
-      new ScanCommand({ TableName: stateTable, FilterExpression: 'begins_with(pk, :prefix)', ExpressionAttributeValues: marshall({ ':prefix': `SEMCACHE#${workspaceId}#` }), ExclusiveStartKey: start, ConsistentRead: true }),
+      new ScanCommand({
+        TableName: stateTable,
+        FilterExpression: 'begins_with(pk, :prefix)',
+        ExpressionAttributeValues: marshall({ ':prefix': `SEMCACHE#${workspaceId}#` }),
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
     );
     for (const item of page.Items ?? []) ids.push(item.sk!.S!);
     start = page.LastEvaluatedKey;
@@ -192,7 +214,13 @@ describe('semantic cache', () => {
       question("What's the capital city of France?", { model: 'gpt-4o' }),
       question("What's the capital city of France?", { temperature: 0.2 }),
       question("What's the capital city of France?", { tools }),
-      { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You answer at length.' }, { role: 'user', content: "What's the capital city of France?" }] },
+      {
+        model: 'gpt-4o-mini',
+        messages: [
+          { role: 'system', content: 'You answer at length.' },
+          { role: 'user', content: "What's the capital city of France?" },
+        ],
+      },
       {
         model: 'gpt-4o-mini',
         messages: [
@@ -279,7 +307,18 @@ describe('semantic cache', () => {
     expect((await ask(plain, question("What's the capital city of France?"))).status).toBe('MISS');
 
     const ws = await semanticWorkspace();
-    const image = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }] }] };
+    const image = {
+      model: 'gpt-4o-mini',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+      ],
+    };
     expect((await ask(ws, image)).status).toBe('MISS');
     expect((await ask(ws, image)).status).toBe('HIT');
     const before = embedder.inputs.length;
@@ -292,7 +331,16 @@ describe('semantic cache', () => {
     const other = await semanticWorkspace();
     expect((await ask(ws, question('What is the capital of France?'))).status).toBe('SEMANTIC MISS');
     await indexed(ws.workspaceId, 1);
-    expect((await ask(other, question("What's the capital city of France?"), {}, { ...ws.config, custom_host: other.config.custom_host.replace(other.prefix, ws.prefix) })).status).toBe('SEMANTIC MISS');
+    expect(
+      (
+        await ask(
+          other,
+          question("What's the capital city of France?"),
+          {},
+          { ...ws.config, custom_host: other.config.custom_host.replace(other.prefix, ws.prefix) },
+        )
+      ).status,
+    ).toBe('SEMANTIC MISS');
 
     const purge = await gatewayFetch('/cache', { method: 'DELETE', headers: { 'x-gateway-api-key': ws.key } });
     expect((await purge.json()).deleted).toBe(1);
@@ -307,7 +355,9 @@ describe('semantic cache', () => {
     expect(first.response.headers.get('x-gateway-cache-status')).toBe('SEMANTIC MISS');
     await indexed(ws.workspaceId, 1);
     const [original] = await semanticItemIds(ws.workspaceId);
-    const refreshed = await client.chat.completions.create(question('What is the capital of France?') as any, { headers: { 'x-gateway-cache-force-refresh': 'true' } }).withResponse();
+    const refreshed = await client.chat.completions
+      .create(question('What is the capital of France?') as any, { headers: { 'x-gateway-cache-force-refresh': 'true' } })
+      .withResponse();
     expect(refreshed.response.headers.get('x-gateway-cache-status')).toBe('REFRESH');
     // The refresh wrote 10 new items and deleted the 10 of the answer it replaced.
     const onlyNewItems = (ids: string[]) => ids.length === 10 && ids.every((id) => id !== original && id === ids[0]);

@@ -10,7 +10,15 @@ import { bestMatch, lshTables, signatures } from '../../lib/core/semantic-index'
 import { newId } from '../../lib/core/ids';
 import { dynamoClient, resetClients } from '../../lib/store/clients';
 import { putCacheEntry } from '../../lib/store/cache-entries';
-import { deleteSemanticItems, findSemanticCandidates, findSemanticCandidatesWithReads, isSemanticRef, putSemanticEntry, semanticRefOf, type SemanticEntry } from '../../lib/store/semantic-entries';
+import {
+  deleteSemanticItems,
+  findSemanticCandidates,
+  findSemanticCandidatesWithReads,
+  isSemanticRef,
+  putSemanticEntry,
+  semanticRefOf,
+  type SemanticEntry,
+} from '../../lib/store/semantic-entries';
 import { connectToGatewayStore, stateTable } from '../support/gateway-store';
 import { seededNormals } from '../support/seeded-normals';
 import { nearDuplicate as nearDuplicateOf, randomUnit as randomUnitOf } from '../support/vectors';
@@ -71,10 +79,19 @@ describe('semantic cache entries', () => {
     expect(buckets).toHaveLength(lshTables);
     for (const [table, signature] of buckets.entries()) {
       const { Item } = await dynamoClient().send(
-        new GetItemCommand({ TableName: stateTable, Key: marshall({ pk: `SEMCACHE#${workspaceId}#${scope}#${table}#${signature}`, sk: stored.id }), ConsistentRead: true }),
+        new GetItemCommand({
+          TableName: stateTable,
+          Key: marshall({ pk: `SEMCACHE#${workspaceId}#${scope}#${table}#${signature}`, sk: stored.id }),
+          ConsistentRead: true,
+        }),
       );
       const item = unmarshall(Item!);
-      expect(item).toMatchObject({ answerPartition: 'default', answerKey: stored.answerRef.key, expiresAtMs: stored.expiresAt, expiresAt: Math.ceil(stored.expiresAt / 1000) });
+      expect(item).toMatchObject({
+        answerPartition: 'default',
+        answerKey: stored.answerRef.key,
+        expiresAtMs: stored.expiresAt,
+        expiresAt: Math.ceil(stored.expiresAt / 1000),
+      });
       // Float32 base64: 4 bytes a component, the whole item well under DynamoDB's 400 KB.
       expect(Buffer.from(item.vector, 'base64')).toHaveLength(dimensions * 4);
     }
@@ -109,7 +126,12 @@ describe('semantic cache entries', () => {
     await Promise.all(entries.map((stored) => putSemanticEntry(workspaceId, scope, stored)));
 
     const { candidates, itemsRead } = await findSemanticCandidatesWithReads(workspaceId, scope, signatures(vector), { perBucketLimit: 5 });
-    expect(candidates.map(({ id }) => id).sort()).toEqual(entries.slice(-5).map(({ id }) => id).sort());
+    expect(candidates.map(({ id }) => id).sort()).toEqual(
+      entries
+        .slice(-5)
+        .map(({ id }) => id)
+        .sort(),
+    );
     // Every table's Query reads the same five entries: paid for ten times, compared once.
     expect(itemsRead).toBe(5 * lshTables);
     expect((await findSemanticCandidates(workspaceId, scope, signatures(vector))).length).toBe(16);
@@ -134,7 +156,14 @@ describe('semantic cache entries', () => {
     await putSemanticEntry(workspaceId, scope, stored);
     expect((await findSemanticCandidates(workspaceId, scope, ref.signatures)).map(({ id }) => id)).toEqual([stored.id]);
 
-    const answer = (text: string, semanticRef?: typeof ref) => ({ body: Buffer.from(text), status: 200, headers: {}, createdAt: Date.now(), expiresAt: Date.now() + day, semanticRef });
+    const answer = (text: string, semanticRef?: typeof ref) => ({
+      body: Buffer.from(text),
+      status: 200,
+      headers: {},
+      createdAt: Date.now(),
+      expiresAt: Date.now() + day,
+      semanticRef,
+    });
     expect(await putCacheEntry(workspaceId, 'p', 'k', answer('first', ref))).toBeUndefined();
     expect(await putCacheEntry(workspaceId, 'p', 'k', answer('same ref again', ref))).toBeUndefined();
     expect(await putCacheEntry(workspaceId, 'p', 'k', answer('no ref'))).toEqual(ref);

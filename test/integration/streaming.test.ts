@@ -28,7 +28,8 @@ describe('streamed unified routes', () => {
       body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'stream' }], stream: true }),
     });
 
-  const chunk = (content: string) => JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+  const chunk = (content: string) =>
+    JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
 
   it('sends each event as the provider produces it, not when the stream ends', async () => {
     upstream.script('/slow', [{ sse: [chunk('a'), chunk('b'), chunk('c'), '[DONE]'], chunkDelayMs: 200 }]);
@@ -274,7 +275,10 @@ describe('a streamed request answered with something other than a stream', () =>
 
   it('refuses a JSON 200 from a native provider (anthropic) the same way', async () => {
     anthropic.script({ status: 200, json: { id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'not streamed' }] } });
-    const response = await streamChat({ 'x-gateway-provider': 'anthropic', 'x-gateway-custom-host': anthropic.url, authorization: 'Bearer sk-ant' }, 'claude-sonnet-4-20250514');
+    const response = await streamChat(
+      { 'x-gateway-provider': 'anthropic', 'x-gateway-custom-host': anthropic.url, authorization: 'Bearer sk-ant' },
+      'claude-sonnet-4-20250514',
+    );
     expect(response.status).toBe(502);
     const { error } = await response.json();
     expect(error).toMatchObject({ code: 'provider_stream_content_type', provider: 'anthropic' });

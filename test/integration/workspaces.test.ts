@@ -38,7 +38,15 @@ async function keyFor(workspaceId: string, role: 'admin' | 'member', name = `${r
 describe('workspaces', () => {
   it('lets an owner create one, list, read and change it, and give it keys', async () => {
     const created = await newWorkspace('Research Lab');
-    expect(created).toMatchObject({ object: 'workspace', name: 'Research Lab', slug: 'research-lab', description: 'Research Lab team', status: 'active', is_default: false, archived_at: null });
+    expect(created).toMatchObject({
+      object: 'workspace',
+      name: 'Research Lab',
+      slug: 'research-lab',
+      description: 'Research Lab team',
+      status: 'active',
+      is_default: false,
+      archived_at: null,
+    });
     expect(created.id).toMatch(/^ws_[0-9a-z]{26}$/);
 
     const listed = await ok(asOwner('GET', '/workspaces?limit=100'));
@@ -69,20 +77,37 @@ describe('workspaces', () => {
     const admin = (await keyFor(other.id, 'admin')).key;
     const upstream = await startFakeUpstream();
     try {
-      const config = await ok(as(admin, 'POST', '/configs', { name: 'theirs', config: { provider: 'openai', api_key: 'sk-theirs', custom_host: `${upstream.url}/v1` } }));
-      const provider = await ok(as(admin, 'POST', '/providers', { slug: 'isolated-openai', provider: 'openai', name: 'Theirs', api_key: 'sk-theirs', custom_host: `${upstream.url}/v1` }));
+      const config = await ok(
+        as(admin, 'POST', '/configs', { name: 'theirs', config: { provider: 'openai', api_key: 'sk-theirs', custom_host: `${upstream.url}/v1` } }),
+      );
+      const provider = await ok(
+        as(admin, 'POST', '/providers', {
+          slug: 'isolated-openai',
+          provider: 'openai',
+          name: 'Theirs',
+          api_key: 'sk-theirs',
+          custom_host: `${upstream.url}/v1`,
+        }),
+      );
 
       // The owner acts in its own (default) workspace: the other workspace's things do not exist there.
       expect((await ok(asOwner('GET', '/configs?limit=100'))).data.map((entry: any) => entry.id)).not.toContain(config.id);
       await error(asOwner('GET', `/configs/${config.id}`), 404);
       await error(asOwner('GET', `/providers/${provider.slug}`), 404);
       const chat = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'whose config?' }] };
-      const refused = await gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, 'x-gateway-config': config.id }, body: JSON.stringify(chat) });
+      const refused = await gatewayFetch('/chat/completions', {
+        method: 'POST',
+        headers: { ...json, 'x-gateway-config': config.id },
+        body: JSON.stringify(chat),
+      });
       expect((await refused.json()).error.code).toBe('config_not_found');
 
       // In its own workspace the config works, and its log is its workspace's alone.
       const traceId = `ws-isolation-${Date.now()}`;
-      const answer = await openaiClient({ gatewayKey: admin, headers: { 'x-gateway-config': config.id, 'x-gateway-trace-id': traceId } }).chat.completions.create(chat as any);
+      const answer = await openaiClient({
+        gatewayKey: admin,
+        headers: { 'x-gateway-config': config.id, 'x-gateway-trace-id': traceId },
+      }).chat.completions.create(chat as any);
       expect(answer.choices[0].message.content).toContain('whose config?');
       const [record] = await waitForLogs(traceId, { gatewayKey: admin });
       expect(record.workspace_id).toBe(other.id);
@@ -133,7 +158,8 @@ describe('workspaces', () => {
 
     const deadline = Date.now() + 10_000;
     let status = 200;
-    while (Date.now() < deadline && (status = (await as(member, 'GET', '/workspaces')).status) === 200) await new Promise((resolve) => setTimeout(resolve, 250));
+    while (Date.now() < deadline && (status = (await as(member, 'GET', '/workspaces')).status) === 200)
+      await new Promise((resolve) => setTimeout(resolve, 250));
     expect(status).toBe(401);
 
     expect((await ok(asOwner('GET', '/workspaces?limit=100'))).data.map((workspace: any) => workspace.id)).not.toContain(doomed.id);
@@ -182,7 +208,10 @@ describe('workspaces', () => {
     expect(await error(asOwner('GET', '/workspaces?status=gone'), 400)).toMatchObject({ param: 'status' });
     expect((await error(asOwner('GET', '/workspaces/not-a-workspace'), 404)).code).toBe('workspace_not_found');
     expect((await error(asOwner('GET', '/workspaces/ws_00000000000000000000000000'), 404)).code).toBe('workspace_not_found');
-    expect(await error(asOwner('POST', '/api-keys', { name: 'nowhere', workspace_id: 'ws_00000000000000000000000000' }), 400)).toMatchObject({ param: 'workspace_id', code: 'workspace_not_found' });
+    expect(await error(asOwner('POST', '/api-keys', { name: 'nowhere', workspace_id: 'ws_00000000000000000000000000' }), 400)).toMatchObject({
+      param: 'workspace_id',
+      code: 'workspace_not_found',
+    });
   });
 
   it('lets a workspace admin set its semantic cache settings, checked against its catalog', async () => {
@@ -196,10 +225,23 @@ describe('workspaces', () => {
     expect(set.cache).toEqual({ embedding_provider: '@embedder', embedding_model: 'text-embedding-3-small', similarity_threshold: 0.95 });
     expect((await ok(as(member, 'GET', `/workspaces/${team.id}`))).cache.similarity_threshold).toBe(0.95);
 
-    expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: '@nobody', embedding_model: 'm' } }), 400)).toMatchObject({ param: 'cache.embedding_provider', code: 'unknown_provider' });
-    expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: '@claude', embedding_model: 'm' } }), 400)).toMatchObject({ param: 'cache.embedding_provider', code: 'unsupported_operation' });
-    expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: '@embedder', embedding_model: 'm', similarity_threshold: 1.5 } }), 400)).toMatchObject({ param: 'cache.similarity_threshold' });
-    expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: 'embedder', embedding_model: 'm' } }), 400)).toMatchObject({ param: 'cache.embedding_provider' });
+    expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: '@nobody', embedding_model: 'm' } }), 400)).toMatchObject({
+      param: 'cache.embedding_provider',
+      code: 'unknown_provider',
+    });
+    expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: '@claude', embedding_model: 'm' } }), 400)).toMatchObject({
+      param: 'cache.embedding_provider',
+      code: 'unsupported_operation',
+    });
+    expect(
+      await error(
+        as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: '@embedder', embedding_model: 'm', similarity_threshold: 1.5 } }),
+        400,
+      ),
+    ).toMatchObject({ param: 'cache.similarity_threshold' });
+    expect(await error(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: { embedding_provider: 'embedder', embedding_model: 'm' } }), 400)).toMatchObject({
+      param: 'cache.embedding_provider',
+    });
     expect((await error(as(member, 'PUT', `/workspaces/${team.id}`, { cache: null }), 403)).code).toBe('admin_required');
     const elsewhere = (await ok(asOwner('GET', '/workspaces?limit=100'))).data.find((workspace: any) => workspace.is_default);
     await error(as(admin, 'PUT', `/workspaces/${elsewhere.id}`, { cache: null }), 404);
@@ -207,4 +249,3 @@ describe('workspaces', () => {
     expect((await ok(as(admin, 'PUT', `/workspaces/${team.id}`, { cache: null }))).cache).toBeNull();
   });
 });
-

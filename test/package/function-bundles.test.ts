@@ -16,7 +16,9 @@ let bundleContents: Map<string, string[]>;
 beforeAll(async () => {
   await builtFunctions();
   const config = loadServerlessConfig({ file: path.join(PROJECT_ROOT, 'serverless.yml'), stage: STAGE });
-  const metas = config.functions.map((fn) => [fn.name, JSON.parse(readFileSync(path.join(PROJECT_ROOT, '.build', 'functions', fn.name, 'meta.json'), 'utf8'))] as const);
+  const metas = config.functions.map(
+    (fn) => [fn.name, JSON.parse(readFileSync(path.join(PROJECT_ROOT, '.build', 'functions', fn.name, 'meta.json'), 'utf8'))] as const,
+  );
   bundleInputs = new Map(metas.map(([name, meta]) => [name, Object.keys(meta.inputs as Record<string, unknown>)]));
   bundleContents = new Map(
     metas.map(([name, meta]) => {
@@ -31,7 +33,10 @@ describe('function bundles', () => {
     // The chain's other links and the STS/SSO clients they call (lib/store/lambda-credentials.ts).
     const chain = /node_modules\/@aws-sdk\/(credential-provider-(?!env\/)[^/]+|nested-clients|token-providers)\//;
     for (const [name, inputs] of bundleInputs) {
-      expect(inputs.filter((input) => chain.test(input)), name).toEqual([]);
+      expect(
+        inputs.filter((input) => chain.test(input)),
+        name,
+      ).toEqual([]);
       if (inputs.some((input) => input.includes('node_modules/@aws-sdk/client-'))) {
         expect(inputs, name).toContain('lib/store/lambda-credentials.ts');
       }
@@ -44,14 +49,22 @@ describe('function bundles', () => {
     for (const name of ['chatCompletions', 'completions', 'embeddings', 'passthrough']) {
       const contents = bundleContents.get(name)!;
       expect(contents, name).toContain('lib/store/s3-object.ts');
-      expect(contents.filter((input) => /node_modules\/@aws-sdk\/(client-s3|middleware-sdk-s3|checksums)\//.test(input)), name).toEqual([]);
+      expect(
+        contents.filter((input) => /node_modules\/@aws-sdk\/(client-s3|middleware-sdk-s3|checksums)\//.test(input)),
+        name,
+      ).toEqual([]);
     }
     expect(bundleContents.get('cache')!.some((input) => input.includes('node_modules/@aws-sdk/client-s3/'))).toBe(true);
   });
 
   it('keep the template engine and the prompt store in the prompt functions only', () => {
     for (const name of ['chatCompletions', 'completions', 'embeddings', 'passthrough']) {
-      expect(bundleContents.get(name)!.filter((input) => input.includes('node_modules/mustache/') || input.startsWith('lib/prompts/') || input === 'lib/store/prompts.ts'), name).toEqual([]);
+      expect(
+        bundleContents
+          .get(name)!
+          .filter((input) => input.includes('node_modules/mustache/') || input.startsWith('lib/prompts/') || input === 'lib/store/prompts.ts'),
+        name,
+      ).toEqual([]);
     }
     expect(bundleContents.get('promptCompletions')!).toEqual(expect.arrayContaining(['lib/prompts/run-route.ts', 'lib/inference/run-inference.ts']));
     expect(bundleContents.get('promptCompletions')!.some((input) => input.includes('node_modules/mustache/'))).toBe(true);

@@ -138,9 +138,7 @@ export function getAttTargets(value: unknown): string[] {
 }
 
 export function refOf(value: unknown): string | undefined {
-  return value && typeof value === 'object' && typeof (value as { Ref?: unknown }).Ref === 'string'
-    ? (value as { Ref: string }).Ref
-    : undefined;
+  return value && typeof value === 'object' && typeof (value as { Ref?: unknown }).Ref === 'string' ? (value as { Ref: string }).Ref : undefined;
 }
 
 export function dependsOn(resource: CfnResource): string[] {
@@ -192,9 +190,7 @@ export function templateRoutes(template: CfnTemplate): TemplateRoute[] {
     const resourceId = refOf(props.ResourceId);
     const routePath = resourceId ? resourcePath(template, resourceId) : '/';
     const integration = (props.Integration ?? {}) as Record<string, any>;
-    const targets = getAttTargets(integration.Uri).filter(
-      (id) => template.Resources[id]?.Type === 'AWS::Lambda::Function',
-    );
+    const targets = getAttTargets(integration.Uri).filter((id) => template.Resources[id]?.Type === 'AWS::Lambda::Function');
     if (targets.length !== 1) throw new Error(`${methodLogicalId}: expected one Lambda target in the integration URI`);
     const [functionLogicalId] = targets;
     return {

@@ -28,9 +28,7 @@ describe('route table', () => {
   });
 
   it('agrees on streaming and integration timeouts', () => {
-    const describeLocal = sorted(
-      local.routes.map((r) => `${r.method} ${r.path}: ${r.streaming ? 'STREAM' : 'BUFFERED'} ${r.integrationTimeoutMs}`),
-    );
+    const describeLocal = sorted(local.routes.map((r) => `${r.method} ${r.path}: ${r.streaming ? 'STREAM' : 'BUFFERED'} ${r.integrationTimeoutMs}`));
     const describePackaged = sorted(
       packaged.map((r) => {
         const streaming = r.integration.ResponseTransferMode === 'STREAM';

@@ -62,9 +62,7 @@ function lambdaLogicalId(name: string): string {
 
 function logGroupLogicalId(name: string): string {
   const functionName = template.Resources[lambdaLogicalId(name)].Properties?.FunctionName;
-  const found = resourcesOfType(template, 'AWS::Logs::LogGroup').find(
-    ([, group]) => group.Properties?.LogGroupName === `/aws/lambda/${functionName}`,
-  );
+  const found = resourcesOfType(template, 'AWS::Logs::LogGroup').find(([, group]) => group.Properties?.LogGroupName === `/aws/lambda/${functionName}`);
   if (!found) throw new Error(`no log group resource for ${name}`);
   return found[0];
 }
@@ -135,17 +133,14 @@ function allowedActions(statements: Statement[], service: string): Map<string, S
 function expectAllowed(name: string, service: string, expected: Record<string, string[]>): void {
   const [, role] = roleOf(name);
   const actual = allowedActions(policyStatements(role), service);
-  expect(
-    Object.fromEntries([...actual].map(([action, targets]) => [action, [...targets].sort()])),
-    `${service} permissions of ${name}`,
-  ).toEqual(Object.fromEntries(Object.entries(expected).map(([action, targets]) => [action, [...targets].sort()])));
+  expect(Object.fromEntries([...actual].map(([action, targets]) => [action, [...targets].sort()])), `${service} permissions of ${name}`).toEqual(
+    Object.fromEntries(Object.entries(expected).map(([action, targets]) => [action, [...targets].sort()])),
+  );
 }
 
 /** Substitutes $context variables so a gateway response template can be parsed as JSON. */
 function renderGatewayTemplate(body: string): unknown {
-  return JSON.parse(
-    body.replace(/\$context\.error\.messageString/g, '"Something happened"').replace(/\$context\.[A-Za-z.]+/g, 'X'),
-  );
+  return JSON.parse(body.replace(/\$context\.error\.messageString/g, '"Something happened"').replace(/\$context\.[A-Za-z.]+/g, 'X'));
 }
 
 describe('serverless package --stage ci', () => {
@@ -156,7 +151,11 @@ describe('serverless package --stage ci', () => {
 
   it('packages exactly the functions of serverless.yml, including the gateway’s own', () => {
     expect(allFunctions).toEqual(expect.arrayContaining([...INFERENCE_FUNCTIONS, ...CONTROL_FUNCTIONS, 'logIngest']));
-    expect(lambdaFunctions().map(([id]) => functionKey(template, id)).sort()).toEqual([...allFunctions].sort());
+    expect(
+      lambdaFunctions()
+        .map(([id]) => functionKey(template, id))
+        .sort(),
+    ).toEqual([...allFunctions].sort());
     expect(httpFunctions).not.toContain('logIngest');
   });
 
@@ -228,9 +227,7 @@ describe('serverless package --stage ci', () => {
     for (const name of allFunctions) {
       const [, role] = roleOf(name);
       const functionName = template.Resources[lambdaLogicalId(name)].Properties?.FunctionName as string;
-      const logStatements = policyStatements(role).filter((statement) =>
-        asList(statement.Action).some((action) => action.startsWith('logs:')),
-      );
+      const logStatements = policyStatements(role).filter((statement) => asList(statement.Action).some((action) => action.startsWith('logs:')));
       expect(logStatements.length, name).toBeGreaterThan(0);
       for (const statement of logStatements) {
         for (const resource of asList(statement.Resource)) {
@@ -244,7 +241,10 @@ describe('serverless package --stage ci', () => {
     const inference = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchGetItem'];
     const tables = (...names: string[]) => names.flatMap((table) => [table, `${table}/index/*`]);
     for (const name of INFERENCE_FUNCTIONS) {
-      expectAllowed(name, 'dynamodb', { ...Object.fromEntries(inference.map((a) => [a, tables('ControlTable', 'StateTable')])), 'dynamodb:BatchWriteItem': ['StateTable'] });
+      expectAllowed(name, 'dynamodb', {
+        ...Object.fromEntries(inference.map((a) => [a, tables('ControlTable', 'StateTable')])),
+        'dynamodb:BatchWriteItem': ['StateTable'],
+      });
       expectAllowed(name, 'kms', { 'kms:Decrypt': ['SecretsKey'] });
     }
     expectAllowed(
@@ -266,10 +266,15 @@ describe('serverless package --stage ci', () => {
       'configs',
       'dynamodb',
       Object.fromEntries(
-        ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'].map((a) => [
-          a,
-          tables('ControlTable'),
-        ]),
+        [
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:Query',
+          'dynamodb:BatchGetItem',
+          'dynamodb:BatchWriteItem',
+        ].map((a) => [a, tables('ControlTable')]),
       ),
     );
     expectAllowed('configs', 'kms', { 'kms:GenerateDataKey': ['SecretsKey'], 'kms:Decrypt': ['SecretsKey'] });
@@ -278,7 +283,10 @@ describe('serverless package --stage ci', () => {
       'prompts',
       'dynamodb',
       Object.fromEntries(
-        ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem'].map((a) => [a, tables('ControlTable')]),
+        ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem'].map((a) => [
+          a,
+          tables('ControlTable'),
+        ]),
       ),
     );
     for (const name of ['apiKeys', 'logs', 'logIngest', 'prompts']) expectAllowed(name, 'kms', {});
@@ -342,10 +350,7 @@ describe('serverless package --stage ci', () => {
 
   it('turns API Gateway’s own errors into our JSON error body', () => {
     const responses = new Map(
-      resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse').map(([, response]) => [
-        response.Properties?.ResponseType as string,
-        response,
-      ]),
+      resourcesOfType(template, 'AWS::ApiGateway::GatewayResponse').map(([, response]) => [response.Properties?.ResponseType as string, response]),
     );
     const missing = responses.get('MISSING_AUTHENTICATION_TOKEN');
     expect(missing, 'MISSING_AUTHENTICATION_TOKEN gateway response').toBeDefined();

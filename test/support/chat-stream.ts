@@ -16,7 +16,12 @@ export interface WeatherToolOptions {
 }
 
 /** An OpenAI function tool `get_weather` with a single string parameter. */
-export function makeWeatherTool({ parameter = 'location', description = 'Current weather', required = true, additionalProperties }: WeatherToolOptions = {}): ChatCompletionFunctionTool {
+export function makeWeatherTool({
+  parameter = 'location',
+  description = 'Current weather',
+  required = true,
+  additionalProperties,
+}: WeatherToolOptions = {}): ChatCompletionFunctionTool {
   const parameters: Record<string, unknown> = { type: 'object', properties: { [parameter]: { type: 'string' } } };
   if (required) parameters.required = [parameter];
   if (additionalProperties !== undefined) parameters.additionalProperties = additionalProperties;

@@ -283,8 +283,7 @@ interface PlannedCall {
 function planToolCalls(body: Obj, lastUserText: string): PlannedCall[] | null {
   if (!Array.isArray(body.tools) || body.tools.length === 0) return null;
   const tools = (body.tools as unknown[]).filter(
-    (t): t is { function: { name: string; parameters?: unknown } } =>
-      isObj(t) && isObj(t.function) && typeof t.function.name === 'string',
+    (t): t is { function: { name: string; parameters?: unknown } } => isObj(t) && isObj(t.function) && typeof t.function.name === 'string',
   );
   const tc = body.tool_choice;
   if (tc === 'none') return null;
@@ -694,7 +693,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     for (const prefix of prefixes) {
       if (!url.startsWith(prefix)) continue;
       const next = url.charCodeAt(prefix.length);
-      if (!(prefix.endsWith('/') || Number.isNaN(next) || next === 0x2f /* / */ || next === 0x3f /* ? */)) continue;
+      if (!((prefix.endsWith('/') || Number.isNaN(next) || next === 0x2f /* / */ || next === 0x3f) /* ? */)) continue;
       const queue = scripts.get(prefix)!;
       const step = queue.shift();
       if (queue.length === 0) {
@@ -804,13 +803,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       if (step) return runStep(step, req, res, rec);
     }
 
-    const api = pathname.endsWith('/chat/completions')
-      ? 1
-      : pathname.endsWith('/completions')
-        ? 2
-        : pathname.endsWith('/embeddings')
-          ? 3
-          : 0;
+    const api = pathname.endsWith('/chat/completions') ? 1 : pathname.endsWith('/completions') ? 2 : pathname.endsWith('/embeddings') ? 3 : 0;
     if (api !== 0) {
       if (method !== 'POST') return sendError(res, 404, `Invalid URL (${method} ${pathname})`);
       if (!jsonOk || !isObj(json)) {

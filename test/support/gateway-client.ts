@@ -32,7 +32,8 @@ export async function waitForLogs(traceId: string, options: { count?: number; ga
   for (;;) {
     const records = await readTrace(traceId, options.gatewayKey);
     if (records.length >= (options.count ?? 1)) return records;
-    if (Date.now() > deadline) throw new Error(`${records.length} logs for trace ${traceId} after ${options.timeoutMs ?? 5_000} ms, ${options.count ?? 1} expected`);
+    if (Date.now() > deadline)
+      throw new Error(`${records.length} logs for trace ${traceId} after ${options.timeoutMs ?? 5_000} ms, ${options.count ?? 1} expected`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

@@ -121,9 +121,7 @@ type BodySource = AsyncIterable<Uint8Array> | ReadableStream<Uint8Array> | null 
  * Reads a streamed response (fetch `Response`, or anything with an async-iterable `body` such as
  * undici `request()`'s result) to the end, parsing events as they arrive.
  */
-export async function collectSse(
-  response: Response | { statusCode?: number; status?: number; headers?: unknown; body: BodySource },
-): Promise<CollectedSse> {
+export async function collectSse(response: Response | { statusCode?: number; status?: number; headers?: unknown; body: BodySource }): Promise<CollectedSse> {
   const parser = new SseParser();
   const decoder = new TextDecoder('utf-8');
   const events: TimedSseEvent[] = [];

@@ -18,7 +18,9 @@ export function stateTableClient(): DynamoDBClient {
 }
 
 export async function readBreaker(identity: string, path: string): Promise<Record<string, any> | undefined> {
-  const result = await stateTableClient().send(new GetItemCommand({ TableName: stateTable, Key: marshall({ pk: `CB#${identity}`, sk: path }), ConsistentRead: true }));
+  const result = await stateTableClient().send(
+    new GetItemCommand({ TableName: stateTable, Key: marshall({ pk: `CB#${identity}`, sk: path }), ConsistentRead: true }),
+  );
   return result.Item ? unmarshall(result.Item) : undefined;
 }
 

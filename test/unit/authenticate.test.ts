@@ -14,7 +14,15 @@ vi.mock('../../lib/auth/api-keys', async (importOriginal) => {
     findApiKeyByHash: async (hash: string) => {
       store.lookups.set(hash, (store.lookups.get(hash) ?? 0) + 1);
       if (![...store.validKeys].some((key) => actual.hashApiKey(key) === hash)) return undefined;
-      const record = { id: 'key_test', name: 'test', role: 'member' as const, organisation_id: 'org_test', workspace_id: 'ws_test', hint: 'gwk_…', created_at: 0 };
+      const record = {
+        id: 'key_test',
+        name: 'test',
+        role: 'member' as const,
+        organisation_id: 'org_test',
+        workspace_id: 'ws_test',
+        hint: 'gwk_…',
+        created_at: 0,
+      };
       return { record, hash };
     },
   };

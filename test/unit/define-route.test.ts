@@ -44,8 +44,17 @@ const seen: unknown[] = [];
 const widget = knownFields(
   {
     name: string({ error: (issue) => (issue.input === undefined ? 'name is required: the widget’s name.' : 'name must be a string.') }),
-    size: optional(string().check(refine((size) => size === 'small' || size === 'large', { error: 'size must be "small" or "large".', params: { code: 'invalid_size' } }))),
-    parts: optional(array(knownFields({ label: string('label must be a string.'), shiny: optional(boolean('shiny must be true or false.')) }, (field, at) => `Unknown field "${field}" in ${at}.`)).check(maxLength(2, 'parts holds at most 2 parts.'))),
+    size: optional(
+      string().check(refine((size) => size === 'small' || size === 'large', { error: 'size must be "small" or "large".', params: { code: 'invalid_size' } })),
+    ),
+    parts: optional(
+      array(
+        knownFields(
+          { label: string('label must be a string.'), shiny: optional(boolean('shiny must be true or false.')) },
+          (field, at) => `Unknown field "${field}" in ${at}.`,
+        ),
+      ).check(maxLength(2, 'parts holds at most 2 parts.')),
+    ),
     ...answerFields(['id', 'object']),
   },
   (field) => `Unknown field "${field}"; a widget takes name, size and parts.`,
@@ -117,8 +126,14 @@ describe('defineRoute and controlRoutes', () => {
       headers: { 'content-type': 'application/json' },
       body: { object: 'widget', name: 'w', workspace: 'ws_1' },
     });
-    expect((await answer({ method: 'POST', resource: '/v1/widgets/{widgetId}/copies', params: { widgetId: 'wdg_1' } })).body).toEqual({ copied: 'wdg_1', note: null });
-    expect((await answer({ method: 'DELETE', resource: '/v1/widgets/{widgetId}', params: { widgetId: 'wdg_9' }, body: '{not json' })).body).toEqual({ id: 'wdg_9', deleted: true });
+    expect((await answer({ method: 'POST', resource: '/v1/widgets/{widgetId}/copies', params: { widgetId: 'wdg_1' } })).body).toEqual({
+      copied: 'wdg_1',
+      note: null,
+    });
+    expect((await answer({ method: 'DELETE', resource: '/v1/widgets/{widgetId}', params: { widgetId: 'wdg_9' }, body: '{not json' })).body).toEqual({
+      id: 'wdg_9',
+      deleted: true,
+    });
   });
 
   it('dispatches on the resource API Gateway matched: 404 for another resource, 405 naming the methods for another method', async () => {
@@ -162,11 +177,23 @@ describe('defineRoute and controlRoutes', () => {
 
   it('answers input the schemas refuse with a 400 naming the field, the schema’s message and the route’s code', async () => {
     const refused = (body: unknown) => refusal({ method: 'POST', resource: '/v1/widgets', body });
-    expect(await refused({})).toMatchObject({ status: 400, type: 'invalid_request_error', param: 'name', code: 'invalid_widget_body', message: 'name is required: the widget’s name.' });
+    expect(await refused({})).toMatchObject({
+      status: 400,
+      type: 'invalid_request_error',
+      param: 'name',
+      code: 'invalid_widget_body',
+      message: 'name is required: the widget’s name.',
+    });
     expect(await refused({ name: 7 })).toMatchObject({ param: 'name', message: 'name must be a string.' });
     expect(await refused({ name: 'w', parts: [{ label: 'a' }, { label: 5 }] })).toMatchObject({ param: 'parts[1].label', message: 'label must be a string.' });
-    expect(await refused({ name: 'w', parts: [{ label: 'a', glow: 1 }] })).toMatchObject({ param: 'parts[0].glow', message: 'Unknown field "glow" in parts[0].' });
-    expect(await refused({ name: 'w', parts: [{ label: 'a' }, { label: 'b' }, { label: 'c' }] })).toMatchObject({ param: 'parts', message: 'parts holds at most 2 parts.' });
+    expect(await refused({ name: 'w', parts: [{ label: 'a', glow: 1 }] })).toMatchObject({
+      param: 'parts[0].glow',
+      message: 'Unknown field "glow" in parts[0].',
+    });
+    expect(await refused({ name: 'w', parts: [{ label: 'a' }, { label: 'b' }, { label: 'c' }] })).toMatchObject({
+      param: 'parts',
+      message: 'parts holds at most 2 parts.',
+    });
   });
 
   it('reports an object’s unknown fields before what is wrong with its known ones', async () => {
@@ -199,7 +226,11 @@ describe('defineRoute and controlRoutes', () => {
     expect(await refusal({ method: 'POST', resource: '/v1/widgets', body: '[1]' })).toMatchObject({ status: 400, code: 'invalid_json' });
     const copies = { method: 'POST', resource: '/v1/widgets/{widgetId}/copies', params: { widgetId: 'wdg_1' }, contentType: null };
     expect((await answer(copies)).body).toEqual({ copied: 'wdg_1', note: null });
-    expect(await refusal({ ...copies, contentType: 'application/json', body: { note: 1 } })).toMatchObject({ status: 400, param: 'note', code: 'invalid_request' });
+    expect(await refusal({ ...copies, contentType: 'application/json', body: { note: 1 } })).toMatchObject({
+      status: 400,
+      param: 'note',
+      code: 'invalid_request',
+    });
   });
 });
 
@@ -229,7 +260,11 @@ describe('pageQuery and listEnvelope', () => {
       });
     }
     for (const after of ['WDG_1', 'wdg', 'x'.repeat(100)]) {
-      expect(await refusal({ method: 'GET', resource: '/v1/widgets', query: { after } }), after).toMatchObject({ status: 400, param: 'after', code: 'invalid_cursor' });
+      expect(await refusal({ method: 'GET', resource: '/v1/widgets', query: { after } }), after).toMatchObject({
+        status: 400,
+        param: 'after',
+        code: 'invalid_cursor',
+      });
     }
   });
 

@@ -56,7 +56,10 @@ afterEach(() => {
   clearDataKeyCache();
 });
 
-const secrets = { api_key: 'sk-test-0123456789abcdefghijklmnop', cloudB_service_account_json: { type: 'service_account', private_key: '-----BEGIN PRIVATE KEY-----xyz' } };
+const secrets = {
+  api_key: 'sk-test-0123456789abcdefghijklmnop',
+  cloudB_service_account_json: { type: 'service_account', private_key: '-----BEGIN PRIVATE KEY-----xyz' },
+};
 
 function flipByte(base64: string): string {
   const bytes = Buffer.from(base64, 'base64');

@@ -146,7 +146,12 @@ describe('default chat completions', () => {
       const s = await collectSse(res);
       expect(s.events).toHaveLength(7);
       expect(s.doneLast).toBe(true);
-      expect((s.json as Json[]).slice(1, 4).map((c) => c.choices[0].delta.content).join('')).toBe('echo: abcdef');
+      expect(
+        (s.json as Json[])
+          .slice(1, 4)
+          .map((c) => c.choices[0].delta.content)
+          .join(''),
+      ).toBe('echo: abcdef');
     } finally {
       await fast.close();
     }
@@ -207,7 +212,11 @@ describe('default chat completions', () => {
       [0, 'get_weather'],
       [1, 'lookup'],
     ]);
-    const argsOf = (i: number) => deltas.filter((d: Json) => d.index === i).map((d: Json) => d.function.arguments).join('');
+    const argsOf = (i: number) =>
+      deltas
+        .filter((d: Json) => d.index === i)
+        .map((d: Json) => d.function.arguments)
+        .join('');
     expect(JSON.parse(argsOf(1))).toEqual({ q: 'example' });
   });
 
@@ -253,7 +262,11 @@ describe('default chat completions', () => {
 describe('default completions, embeddings, models', () => {
   it('answers text_completion and streams chunks with the same object name', async () => {
     const plain = (await (await post('/v1/completions', { model: 'gpt-3.5-turbo-instruct', prompt: 'Say hi' })).json()) as Json;
-    expect(plain).toMatchObject({ object: 'text_completion', model: 'gpt-3.5-turbo-instruct', choices: [{ text: 'echo: Say hi', index: 0, finish_reason: 'stop' }] });
+    expect(plain).toMatchObject({
+      object: 'text_completion',
+      model: 'gpt-3.5-turbo-instruct',
+      choices: [{ text: 'echo: Say hi', index: 0, finish_reason: 'stop' }],
+    });
     expect(plain.usage.total_tokens).toBe(plain.usage.prompt_tokens + plain.usage.completion_tokens);
 
     const s = await collectSse(
@@ -285,7 +298,9 @@ describe('default completions, embeddings, models', () => {
     expect(Array.from(decoded)).toEqual(f.data[1].embedding);
     expect(Array.from(decoded)).toEqual(Array.from(fakeEmbedding('bb', 3072)));
 
-    const small = (await (await post('/v1/embeddings', { model: 'text-embedding-3-small', input: 'x', dimensions: 256, encoding_format: 'base64' })).json()) as Json;
+    const small = (await (
+      await post('/v1/embeddings', { model: 'text-embedding-3-small', input: 'x', dimensions: 256, encoding_format: 'base64' })
+    ).json()) as Json;
     expect(Buffer.from(small.data[0].embedding, 'base64').length).toBe(256 * 4);
     const def = (await (await post('/v1/embeddings', { model: 'text-embedding-3-small', input: 'x' })).json()) as Json;
     expect(def.data[0].embedding).toHaveLength(1536);
@@ -475,13 +490,9 @@ describe('concurrency', () => {
 
 describe('parseSse', () => {
   it('handles CRLF, CR, comments, multi-line data, event names and optional space', () => {
-    const text = '\uFEFF: comment\r\nevent: ping\r\ndata: {"a":1}\r\n\r\ndata:no-space\rdata:  two spaces\r\r: keep-alive\n\ndata: x\ndata\ndata: y\n\nid: 7\nretry: 10\ndata: last\n\n';
-    expect(parseSse(text)).toEqual([
-      { event: 'ping', data: '{"a":1}' },
-      { data: 'no-space\n two spaces' },
-      { data: 'x\n\ny' },
-      { id: '7', data: 'last' },
-    ]);
+    const text =
+      '\uFEFF: comment\r\nevent: ping\r\ndata: {"a":1}\r\n\r\ndata:no-space\rdata:  two spaces\r\r: keep-alive\n\ndata: x\ndata\ndata: y\n\nid: 7\nretry: 10\ndata: last\n\n';
+    expect(parseSse(text)).toEqual([{ event: 'ping', data: '{"a":1}' }, { data: 'no-space\n two spaces' }, { data: 'x\n\ny' }, { id: '7', data: 'last' }]);
   });
 
   it('ignores events without data and discards an unterminated trailing event', () => {

@@ -19,12 +19,9 @@ const config = createRequire(import.meta.url)(path.join(repoRoot, '.dependency-c
 
 async function cruiseTree(baseDir: string, roots: string[]): Promise<ICruiseResult> {
   const { tsConfig, ...options } = config.options;
-  const { output } = await cruise(
-    roots,
-    { ...options, baseDir, validate: true, ruleSet: { forbidden: config.forbidden } },
-    undefined,
-    { tsConfig: extractTSConfig(path.join(repoRoot, tsConfig.fileName)) },
-  );
+  const { output } = await cruise(roots, { ...options, baseDir, validate: true, ruleSet: { forbidden: config.forbidden } }, undefined, {
+    tsConfig: extractTSConfig(path.join(repoRoot, tsConfig.fileName)),
+  });
   return output as ICruiseResult;
 }
 
@@ -63,7 +60,8 @@ describe('the layer rules', () => {
     'lib/core/low.ts': "import { stored } from '../store/stored';\nexport const low = stored;\n",
     'lib/store/stored.ts': 'export const stored = 1;\n',
     'lib/http/types.ts': 'export interface GatewayResponse { status: number }\n',
-    'lib/inference/route.ts': "import type { GatewayResponse } from '../http/types';\nexport const answer = (response: GatewayResponse): number => response.status;\n",
+    'lib/inference/route.ts':
+      "import type { GatewayResponse } from '../http/types';\nexport const answer = (response: GatewayResponse): number => response.status;\n",
     'lib/providers/signer.ts': "import { SignatureV4 } from '@smithy/signature-v4';\nexport const signer = SignatureV4;\n",
     'lib/routing/event.ts': "import type { APIGatewayProxyEvent } from 'aws-lambda';\nexport type Event = APIGatewayProxyEvent;\n",
     'lib/misc/thing.ts': 'export const thing = 1;\n',

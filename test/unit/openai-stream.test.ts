@@ -21,7 +21,11 @@ describe('OpenAI stream transform on recorded streams', () => {
     const { out, usage } = await run(recorded, { dropUsageChunk: false });
     expect(parseSse(out)).toEqual(parseSse(recorded.toString()));
     const last = JSON.parse(parseSse(recorded.toString()).at(-2)!.data);
-    expect(usage).toMatchObject({ prompt_tokens: last.usage.prompt_tokens, completion_tokens: last.usage.completion_tokens, total_tokens: last.usage.total_tokens });
+    expect(usage).toMatchObject({
+      prompt_tokens: last.usage.prompt_tokens,
+      completion_tokens: last.usage.completion_tokens,
+      total_tokens: last.usage.total_tokens,
+    });
   });
 
   it('drops the usage-only chunk the gateway asked for, keeping [DONE] last', async () => {
@@ -38,7 +42,9 @@ describe('OpenAI stream transform on recorded streams', () => {
     const recorded = readFixtureBytes('xai_grok_chat_stream_usage_every_chunk.sse');
     const { out, usage } = await run(recorded, { dropUsageChunk: true });
     expect(parseSse(out)).toEqual(parseSse(recorded.toString()));
-    const chunks = parseSse(recorded.toString()).filter((event) => event.data !== '[DONE]').map((event) => JSON.parse(event.data));
+    const chunks = parseSse(recorded.toString())
+      .filter((event) => event.data !== '[DONE]')
+      .map((event) => JSON.parse(event.data));
     expect(usage?.total_tokens).toBe(chunks.at(-1).usage.total_tokens);
   });
 
@@ -51,7 +57,10 @@ describe('OpenAI stream transform on recorded streams', () => {
   it('relays reads of whole events as the same bytes, and rewrites only the reads that need it', async () => {
     const recorded = readFixtureBytes('openai_chat_stream_text_with_usage.sse');
     // One read per event, as providers write them.
-    const events = recorded.toString().split(/(?<=\n\n)/).map((text) => Buffer.from(text));
+    const events = recorded
+      .toString()
+      .split(/(?<=\n\n)/)
+      .map((text) => Buffer.from(text));
     const transform = openAIStreamTransform({ provider: 'openai', dropUsageChunk: true, onUsage: () => undefined });
     const out: Buffer[] = [];
     for await (const chunk of Readable.from(events).pipe(transform)) out.push(Buffer.from(chunk));
@@ -67,7 +76,9 @@ describe('OpenAI stream transform on recorded streams', () => {
   });
 
   it('ends with [DONE] when the provider closes after its finish reason without one', async () => {
-    const input = Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\ndata: {"choices":[{"index":0,"delta":{},"finish_reason": "stop"}]}\n\n');
+    const input = Buffer.from(
+      'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\ndata: {"choices":[{"index":0,"delta":{},"finish_reason": "stop"}]}\n\n',
+    );
     const { out } = await run(input, { dropUsageChunk: false });
     expect(out).toBe(`${input}data: [DONE]\n\n`);
   });
@@ -82,7 +93,10 @@ describe('OpenAI stream transform on recorded streams', () => {
       const events = parseSse(out);
       expect(out.startsWith(input), input).toBe(true);
       expect(events.at(-1)!.data, input).toBe('[DONE]');
-      expect(JSON.parse(events.at(-2)!.data).error, input).toMatchObject({ code: 'provider_stream_error', message: expect.stringContaining('openai closed its stream before the answer finished') });
+      expect(JSON.parse(events.at(-2)!.data).error, input).toMatchObject({
+        code: 'provider_stream_error',
+        message: expect.stringContaining('openai closed its stream before the answer finished'),
+      });
     }
   });
 

@@ -18,14 +18,26 @@ function refusal(roots: string[], texts: Record<string, string>, param?: string)
   throw new Error('expected a GatewayError');
 }
 
-const chain = (levels: number, prefix = 'p') => Object.fromEntries(Array.from({ length: levels }, (_, index) => [`${prefix}${index + 1}`, index + 1 < levels ? `{{>${prefix}${index + 2}}}` : 'end']));
+const chain = (levels: number, prefix = 'p') =>
+  Object.fromEntries(Array.from({ length: levels }, (_, index) => [`${prefix}${index + 1}`, index + 1 < levels ? `{{>${prefix}${index + 2}}}` : 'end']));
 
 describe('partial chains', () => {
   it('refuses a partial that includes itself, directly or through others, naming the loop', () => {
-    expect(refusal(['a'], { a: 'x {{#s}}{{>a}}{{/s}}' })).toMatchObject({ status: 400, code: 'partial_recursion', param: 'string', message: expect.stringContaining('a → a') });
-    expect(refusal(['a'], { a: '{{>b}}', b: '{{>c}}', c: '{{>a}}' })).toMatchObject({ code: 'partial_recursion', message: expect.stringContaining('a → b → c → a') });
+    expect(refusal(['a'], { a: 'x {{#s}}{{>a}}{{/s}}' })).toMatchObject({
+      status: 400,
+      code: 'partial_recursion',
+      param: 'string',
+      message: expect.stringContaining('a → a'),
+    });
+    expect(refusal(['a'], { a: '{{>b}}', b: '{{>c}}', c: '{{>a}}' })).toMatchObject({
+      code: 'partial_recursion',
+      message: expect.stringContaining('a → b → c → a'),
+    });
     // A loop below the root is named from where it starts.
-    expect(refusal(['top'], { top: '{{>b}}', b: '{{>c}}', c: '{{>b}}' }, 'version')).toMatchObject({ param: 'version', message: expect.stringContaining('b → c → b') });
+    expect(refusal(['top'], { top: '{{>b}}', b: '{{>c}}', c: '{{>b}}' }, 'version')).toMatchObject({
+      param: 'version',
+      message: expect.stringContaining('b → c → b'),
+    });
   });
 
   it('allows 10 levels and refuses 11, naming the chain and the limit', () => {

@@ -1,7 +1,16 @@
 import Mustache from 'mustache';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../lib/core/errors';
-import { allPartialNames, maxRenderBytes, maxSectionDepth, missingVariables, parseTemplate, printable, renderMessages, renderText } from '../../lib/prompts/template';
+import {
+  allPartialNames,
+  maxRenderBytes,
+  maxSectionDepth,
+  missingVariables,
+  parseTemplate,
+  printable,
+  renderMessages,
+  renderText,
+} from '../../lib/prompts/template';
 
 /** The 400 a call throws, for matching its code and message. */
 function refusal(call: () => unknown): { status: number; code: string | null; param: string | null; message: string } {
@@ -60,7 +69,17 @@ describe('prompt templates', () => {
   });
 
   it('renders as Mustache does for plain data: sections, inverted sections, dotted names, standalone lines and indented partials', () => {
-    const view = { name: 'Ada', user: { first: 'Ada', address: { city: 'London' } }, items: [{ n: 1 }, { n: 2 }], tags: ['x', 'y'], empty: [], off: false, on: true, zero: 0, word: 'w' };
+    const view = {
+      name: 'Ada',
+      user: { first: 'Ada', address: { city: 'London' } },
+      items: [{ n: 1 }, { n: 2 }],
+      tags: ['x', 'y'],
+      empty: [],
+      off: false,
+      on: true,
+      zero: 0,
+      word: 'w',
+    };
     const partials = { line: 'one {{name}}\ntwo\n', inner: '[{{>leaf}}]', leaf: '{{n}}' };
     const templates = [
       'Hi {{name}}, {{user.first}} of {{user.address.city}}',
@@ -74,18 +93,30 @@ describe('prompt templates', () => {
       '{{=<% %>=}}<% name %> {{name}}',
       '{{! comment }}{{{name}}}{{&name}}',
     ];
-    for (const template of templates) expect(renderText(template, view, partials), template).toBe(Mustache.render(template, view, partials, { escape: String }));
+    for (const template of templates)
+      expect(renderText(template, view, partials), template).toBe(Mustache.render(template, view, partials, { escape: String }));
   });
 
   it('prints values as data: text as given, numbers and booleans as JSON writes them, null as nothing, lists and objects as JSON', () => {
-    expect([printable('a "b"'), printable(2.5), printable(true), printable(null), printable(['p', { q: 1 }])]).toEqual(['a "b"', '2.5', 'true', '', '["p",{"q":1}]']);
+    expect([printable('a "b"'), printable(2.5), printable(true), printable(null), printable(['p', { q: 1 }])]).toEqual([
+      'a "b"',
+      '2.5',
+      'true',
+      '',
+      '["p",{"q":1}]',
+    ]);
     // Nothing of the value is called: a toString key is data, and so is toJSON.
     expect(renderText('{{a}}', { a: { toString: 'x', valueOf: 1, toJSON: 'y' } }, {})).toBe('{"toString":"x","valueOf":1,"toJSON":"y"}');
     expect(renderText('{{#a}}{{toString}}{{/a}}', { a: { toString: 'x' } }, {})).toBe('x');
   });
 
   it('never looks names up on the prototype', () => {
-    expect(missingVariables('{{toString}} {{constructor.name}} {{a.hasOwnProperty}} {{s.length}}', { a: {}, s: 'abc' }, {})).toEqual(['toString', 'constructor.name', 'a.hasOwnProperty', 's.length']);
+    expect(missingVariables('{{toString}} {{constructor.name}} {{a.hasOwnProperty}} {{s.length}}', { a: {}, s: 'abc' }, {})).toEqual([
+      'toString',
+      'constructor.name',
+      'a.hasOwnProperty',
+      's.length',
+    ]);
     expect(renderText('{{#constructor}}x{{/constructor}}{{^valueOf}}empty{{/valueOf}}', {}, {})).toBe('empty');
     expect(refusal(() => renderMessages(parseTemplate('{{>constructor}}'), {}, {}))).toMatchObject({ status: 400, code: 'partial_not_found' });
     const partials = JSON.parse('{"__proto__": "p", "constructor": "c"}') as Record<string, string>;
@@ -96,15 +127,24 @@ describe('prompt templates', () => {
     const nested = (depth: number) => `${'{{#a}}'.repeat(depth)}x${'{{/a}}'.repeat(depth)}`;
     expect(renderMessages(parseTemplate(nested(maxSectionDepth)), { a: true }, {})[0]!.content).toBe('x');
     for (const depth of [maxSectionDepth + 1, 5_000]) {
-      expect(refusal(() => parseTemplate(nested(depth)))).toMatchObject({ status: 400, code: 'template_too_deep', param: 'string', message: expect.stringContaining(`the limit is ${maxSectionDepth}`) });
+      expect(refusal(() => parseTemplate(nested(depth)))).toMatchObject({
+        status: 400,
+        code: 'template_too_deep',
+        param: 'string',
+        message: expect.stringContaining(`the limit is ${maxSectionDepth}`),
+      });
     }
     // A partial saved before the limit is refused when rendered.
     expect(refusal(() => renderText('{{>deep}}', { a: true }, { deep: nested(5_000) }))).toMatchObject({ code: 'template_too_deep' });
   });
 
   it('refuses partials that include themselves or chain deeper than 10 while rendering', () => {
-    expect(refusal(() => renderText('{{>a}}', {}, { a: 'x{{>b}}', b: 'y{{>a}}' }))).toMatchObject({ code: 'partial_recursion', message: expect.stringContaining('a → b → a') });
-    const chain = (levels: number) => Object.fromEntries(Array.from({ length: levels }, (_, index) => [`p${index + 1}`, index + 1 < levels ? `{{>p${index + 2}}}` : 'end']));
+    expect(refusal(() => renderText('{{>a}}', {}, { a: 'x{{>b}}', b: 'y{{>a}}' }))).toMatchObject({
+      code: 'partial_recursion',
+      message: expect.stringContaining('a → b → a'),
+    });
+    const chain = (levels: number) =>
+      Object.fromEntries(Array.from({ length: levels }, (_, index) => [`p${index + 1}`, index + 1 < levels ? `{{>p${index + 2}}}` : 'end']));
     expect(renderText('{{>p1}}', {}, chain(10))).toBe('end');
     expect(refusal(() => renderText('{{>p1}}', {}, chain(11)))).toMatchObject({ code: 'partial_chain_too_deep', message: expect.stringContaining('p1 → p2') });
   });
@@ -112,9 +152,19 @@ describe('prompt templates', () => {
   it('stops a render past 1 MB of output, over all the texts of a template', () => {
     const doubling: Record<string, string> = { d0: '{{v}}' };
     for (let index = 1; index < 10; index++) doubling[`d${index}`] = `{{>d${index - 1}}}{{>d${index - 1}}}`;
-    expect(refusal(() => renderText('{{>d9}}', { v: 'x'.repeat(6_000) }, doubling))).toMatchObject({ status: 400, code: 'prompt_render_too_large', param: 'variables', message: expect.stringContaining('1 MB') });
+    expect(refusal(() => renderText('{{>d9}}', { v: 'x'.repeat(6_000) }, doubling))).toMatchObject({
+      status: 400,
+      code: 'prompt_render_too_large',
+      param: 'variables',
+      message: expect.stringContaining('1 MB'),
+    });
     const half = 'y'.repeat(maxRenderBytes / 2 + 1);
-    const twoMessages = parseTemplate(JSON.stringify([{ role: 'system', content: '{{v}}' }, { role: 'user', content: '{{v}}' }]));
+    const twoMessages = parseTemplate(
+      JSON.stringify([
+        { role: 'system', content: '{{v}}' },
+        { role: 'user', content: '{{v}}' },
+      ]),
+    );
     expect(renderMessages(parseTemplate('{{v}}'), { v: half }, {})[0]!.content).toBe(half);
     expect(refusal(() => renderMessages(twoMessages, { v: half }, {}))).toMatchObject({ code: 'prompt_render_too_large' });
     // Bytes, not characters: three-byte characters reach the limit at a third of the length.
@@ -123,7 +173,10 @@ describe('prompt templates', () => {
 
   it('stops a render whose work budget is spent, even when it prints nothing', () => {
     const list = Array.from({ length: 200 }, (_, index) => index);
-    expect(refusal(() => renderText('{{#l}}{{#l}}{{#l}}{{! nothing }}{{/l}}{{/l}}{{/l}}', { l: list }, {}))).toMatchObject({ code: 'prompt_render_too_complex', param: 'variables' });
+    expect(refusal(() => renderText('{{#l}}{{#l}}{{#l}}{{! nothing }}{{/l}}{{/l}}{{/l}}', { l: list }, {}))).toMatchObject({
+      code: 'prompt_render_too_complex',
+      param: 'variables',
+    });
     // Missing-variable checks walk the same way, within the same budget.
     expect(refusal(() => missingVariables('{{#l}}{{#l}}{{#l}}{{x}}{{/l}}{{/l}}{{/l}}', { l: list }, {}))).toMatchObject({ code: 'prompt_render_too_complex' });
     expect(renderText('{{#l}}{{#l}}.{{/l}}{{/l}}', { l: list }, {})).toHaveLength(40_000);

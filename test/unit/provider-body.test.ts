@@ -55,7 +55,11 @@ describe('reading a provider body the gateway holds', () => {
   });
 
   it.each([
-    ['a body cut before its length', new HttpParseError('HPE_INCOMPLETE', 'The connection closed before the whole response body arrived.'), /HPE_INCOMPLETE: The connection closed/],
+    [
+      'a body cut before its length',
+      new HttpParseError('HPE_INCOMPLETE', 'The connection closed before the whole response body arrived.'),
+      /HPE_INCOMPLETE: The connection closed/,
+    ],
     ['a reset connection', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), /ECONNRESET: read ECONNRESET/],
     ['an aborted message', new Error('aborted'), /\(aborted\)/],
   ])('maps %s to a 502 provider_connection_broken', async (_name, cause, detail) => {

@@ -564,7 +564,8 @@ describe('ResponseParser headers', () => {
       vary: 'Accept, Origin',
       'content-length': '0',
     };
-    for (const split of splits(bytes(raw))) expectGood({ name: 'folding', raw, status: 200, headers: expected, body: '', keepAlive: true, reusable: true }, split);
+    for (const split of splits(bytes(raw)))
+      expectGood({ name: 'folding', raw, status: 200, headers: expected, body: '', keepAlive: true, reusable: true }, split);
   });
 
   for (const name of firstValueWins) {
@@ -608,7 +609,8 @@ describe('ResponseParser headers', () => {
       'x-latin': 'caf\xe9',
       'content-length': '2',
     };
-    for (const split of splits(bytes(raw), { exhaustive: false })) expectGood({ name: 'unsendable values', raw, status: 200, headers: expected, body: 'ok', keepAlive: true, reusable: true }, split);
+    for (const split of splits(bytes(raw), { exhaustive: false }))
+      expectGood({ name: 'unsendable values', raw, status: 200, headers: expected, body: 'ok', keepAlive: true, reusable: true }, split);
   });
 
   it('drops a folded header when a continuation line has such a character, and the continuations of a dropped header', () => {
@@ -634,12 +636,19 @@ describe('ResponseParser headers', () => {
     const raw = 'HTTP/1.1 200 OK\r\nX-Pad: \t padded  value \t\r\nX-Empty:\r\nX-Tight:tight\r\nContent-Length: 0\r\n\r\n';
     for (const split of splits(bytes(raw))) {
       expectGood(
-        { name: 'whitespace', raw, status: 200, headers: { 'x-pad': 'padded  value', 'x-empty': '', 'x-tight': 'tight', 'content-length': '0' }, body: '', keepAlive: true, reusable: true },
+        {
+          name: 'whitespace',
+          raw,
+          status: 200,
+          headers: { 'x-pad': 'padded  value', 'x-empty': '', 'x-tight': 'tight', 'content-length': '0' },
+          body: '',
+          keepAlive: true,
+          reusable: true,
+        },
         split,
       );
     }
   });
-
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -891,7 +900,12 @@ const badCases: BadCase[] = [
     code: 'HPE_INVALID_RESPONSE',
     headFired: true,
   },
-  { name: 'head larger than maxHeaderBytes', raw: `HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(2000)}\r\nContent-Length: 0\r\n\r\n`, code: 'HPE_HEADER_OVERFLOW', options: { maxHeaderBytes: 1024 } },
+  {
+    name: 'head larger than maxHeaderBytes',
+    raw: `HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(2000)}\r\nContent-Length: 0\r\n\r\n`,
+    code: 'HPE_HEADER_OVERFLOW',
+    options: { maxHeaderBytes: 1024 },
+  },
   {
     name: 'head larger than the default 64 KiB',
     raw: `HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(70 * 1024)}\r\nContent-Length: 0\r\n\r\n`,

@@ -20,7 +20,9 @@ const controlFunctions = template.functions.filter((fn) => fn.routes.length > 0 
 const routeModules = readdirSync(path.join(repoRoot, 'lib/control')).filter((file) => file.endsWith('-route.ts'));
 
 async function definedRoutes(file: string): Promise<ControlRoutes> {
-  const exported = Object.values(await import(`../../lib/control/${file}`)).filter((value) => typeof value === 'function' && Array.isArray((value as Partial<ControlRoutes>).routes));
+  const exported = Object.values(await import(`../../lib/control/${file}`)).filter(
+    (value) => typeof value === 'function' && Array.isArray((value as Partial<ControlRoutes>).routes),
+  );
   expect(exported, `${file} exports one controlRoutes(...)`).toHaveLength(1);
   return exported[0] as ControlRoutes;
 }

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { hasMalformedEscape, RouteTable } from '../../lib/local/lambda/route-table';
 import type { ServerlessRoute } from '../../lib/local/template/serverless-config';
 
-const route = (method: ServerlessRoute['method'], path: string, functionName: string): ServerlessRoute => ({ method, path, functionName, streaming: false, integrationTimeoutMs: 29_000 });
+const route = (method: ServerlessRoute['method'], path: string, functionName: string): ServerlessRoute => ({
+  method,
+  path,
+  functionName,
+  streaming: false,
+  integrationTimeoutMs: 29_000,
+});
 
 const table = new RouteTable([
   route('POST', '/v1/chat/completions', 'chat'),
@@ -23,7 +29,11 @@ describe('RouteTable (API Gateway precedence)', () => {
   });
 
   it('sends everything else under /v1 to the proxy resource with the rest of the path', () => {
-    expect(table.match('GET', '/v1/models/gpt-4o')).toMatchObject({ resource: '/v1/{proxy+}', route: { functionName: 'passthrough' }, pathParameters: { proxy: 'models/gpt-4o' } });
+    expect(table.match('GET', '/v1/models/gpt-4o')).toMatchObject({
+      resource: '/v1/{proxy+}',
+      route: { functionName: 'passthrough' },
+      pathParameters: { proxy: 'models/gpt-4o' },
+    });
     expect(table.match('POST', '/v1/api-keys/k/extra')?.route?.functionName).toBe('passthrough');
   });
 
@@ -42,6 +52,7 @@ describe('RouteTable (API Gateway precedence)', () => {
 describe('hasMalformedEscape', () => {
   it('finds escapes that do not decode, and only those', () => {
     for (const path of ['/v1/logs/%', '/v1/logs/%zz', '/v1/%2', '/v1/%E0%A4%A', '/v1/%ff', '/v1/%c3%28']) expect(hasMalformedEscape(path), path).toBe(true);
-    for (const path of ['/v1/logs/%25zz', '/v1/chat/completions', '/v1/x%2Fy', '/v1/caf%C3%A9', '/v1/%2e%2e']) expect(hasMalformedEscape(path), path).toBe(false);
+    for (const path of ['/v1/logs/%25zz', '/v1/chat/completions', '/v1/x%2Fy', '/v1/caf%C3%A9', '/v1/%2e%2e'])
+      expect(hasMalformedEscape(path), path).toBe(false);
   });
 });

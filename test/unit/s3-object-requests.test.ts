@@ -10,14 +10,7 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getObject, objectUrl, putObject } from '../../lib/store/s3-object';
 
-const keys = [
-  'cache/ws_1/md-0123/abcdef',
-  'a b/c+d=e&f?g#h%i/ünï cødé ✓.json',
-  "!'()*~-_.,;:@$[]{}^`|<>\"\\/x",
-  'trailing/',
-  'double//slash',
-  '/leading',
-];
+const keys = ['cache/ws_1/md-0123/abcdef', 'a b/c+d=e&f?g#h%i/ünï cødé ✓.json', '!\'()*~-_.,;:@$[]{}^`|<>"\\/x', 'trailing/', 'double//slash', '/leading'];
 
 /** The request an S3Client would send, captured before anything leaves the process. */
 async function sdkRequest(config: { region: string; endpoint?: string; forcePathStyle?: boolean }, bucket: string, key: string): Promise<URL> {
@@ -56,7 +49,9 @@ describe('objectUrl', () => {
     for (const endpoint of ['http://127.0.0.1:4566', 'http://localhost:9000/', 'http://127.0.0.1:9000/base']) {
       for (const key of keys) {
         const ours = objectUrl({ endpoint: new URL(endpoint), region: 'us-east-1' }, 'llm-gateway-local-000000000000-data', key);
-        expect(ours.href, `${endpoint} ${key}`).toBe((await sdkRequest({ region: 'us-east-1', endpoint, forcePathStyle: true }, 'llm-gateway-local-000000000000-data', key)).href);
+        expect(ours.href, `${endpoint} ${key}`).toBe(
+          (await sdkRequest({ region: 'us-east-1', endpoint, forcePathStyle: true }, 'llm-gateway-local-000000000000-data', key)).href,
+        );
       }
     }
   });
@@ -80,7 +75,8 @@ const region = 'eu-central-1';
  */
 function expectedSignature(request: Received, secretAccessKey: string): { given: string; expected: string; signedHeaders: string[] } {
   const authorization = String(request.headers.authorization);
-  const [, accessKey, scope, signed, given] = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/([^,]+), SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(authorization) ?? [];
+  const [, accessKey, scope, signed, given] =
+    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/([^,]+), SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(authorization) ?? [];
   expect(accessKey, authorization).toBeDefined();
   const [date, scopeRegion, service, terminator] = scope!.split('/');
   expect([scopeRegion, service, terminator]).toEqual([region, 's3', 'aws4_request']);
@@ -169,7 +165,12 @@ describe('requests as S3 checks them', () => {
       expect(put!.target).toBe(objectUrl({ endpoint: new URL(endpoint), region }, 'bucket', key).pathname);
       expect(put!.body.equals(body)).toBe(true);
       expect(put!.headers['x-amz-content-sha256']).toBe(createHash('sha256').update(body).digest('hex'));
-      expect(put!.headers).toMatchObject({ 'content-type': 'application/json', 'x-amz-meta-expires-at': '1764106000123', 'x-amz-meta-origin': 'lean', 'x-amz-security-token': credentials.sessionToken });
+      expect(put!.headers).toMatchObject({
+        'content-type': 'application/json',
+        'x-amz-meta-expires-at': '1764106000123',
+        'x-amz-meta-origin': 'lean',
+        'x-amz-security-token': credentials.sessionToken,
+      });
       expect(get!.method).toBe('GET');
       expect(get!.target).toBe(put!.target);
       expect(get!.headers['x-amz-content-sha256']).toBe(createHash('sha256').update('').digest('hex'));
@@ -183,13 +184,33 @@ describe('requests as S3 checks them', () => {
   });
 
   it('reads 403 as a missing object, as S3 answers roles without s3:ListBucket', async () => {
-    answer = { status: 403, headers: { 'content-type': 'application/xml' }, body: Buffer.from('<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>') };
+    answer = {
+      status: 403,
+      headers: { 'content-type': 'application/xml' },
+      body: Buffer.from('<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>'),
+    };
     expect(await getObject('bucket', 'cache/gone')).toBeUndefined();
-    answer = { status: 404, headers: { 'content-type': 'application/xml' }, body: Buffer.from('<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>') };
+    answer = {
+      status: 404,
+      headers: { 'content-type': 'application/xml' },
+      body: Buffer.from('<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>'),
+    };
     expect(await getObject('bucket', 'cache/gone')).toBeUndefined();
-    answer = { status: 503, headers: { 'content-type': 'application/xml' }, body: Buffer.from('<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>') };
-    await expect(getObject('bucket', 'cache/busy')).rejects.toMatchObject({ name: 'SlowDown', message: expect.stringMatching(/GetObject of cache\/busy in bucket failed with SlowDown \(HTTP 503\): Please reduce/), $metadata: { httpStatusCode: 503 } });
-    answer = { status: 403, headers: { 'content-type': 'application/xml' }, body: Buffer.from('<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>') };
+    answer = {
+      status: 503,
+      headers: { 'content-type': 'application/xml' },
+      body: Buffer.from('<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>'),
+    };
+    await expect(getObject('bucket', 'cache/busy')).rejects.toMatchObject({
+      name: 'SlowDown',
+      message: expect.stringMatching(/GetObject of cache\/busy in bucket failed with SlowDown \(HTTP 503\): Please reduce/),
+      $metadata: { httpStatusCode: 503 },
+    });
+    answer = {
+      status: 403,
+      headers: { 'content-type': 'application/xml' },
+      body: Buffer.from('<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>'),
+    };
     await expect(putObject('bucket', 'cache/denied', Buffer.from('x'))).rejects.toMatchObject({ name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
   });
 });

@@ -148,7 +148,7 @@ describe('variables', () => {
   });
 
   it('takes the region from the options, then provider.region', () => {
-    const file = writeConfig(withEnvironment('    REGION: ${aws:region}\n    OPT: ${opt:region, \'none\'}'));
+    const file = writeConfig(withEnvironment("    REGION: ${aws:region}\n    OPT: ${opt:region, 'none'}"));
     const given = loadServerlessConfig({ file, stage: 'ci', region: 'ap-southeast-2' });
     expect(given.region).toBe('ap-southeast-2');
     expect(given.environment).toEqual({ REGION: 'ap-southeast-2', OPT: 'ap-southeast-2' });
@@ -235,11 +235,7 @@ functions:
         ],
       },
     ]);
-    expect(config.routes.map((route) => `${route.method} ${route.path}`)).toEqual([
-      'ANY /v1/{proxy+}',
-      'GET /v1/things/{id}',
-      'POST /v1/things',
-    ]);
+    expect(config.routes.map((route) => `${route.method} ${route.path}`)).toEqual(['ANY /v1/{proxy+}', 'GET /v1/things/{id}', 'POST /v1/things']);
   });
 
   it('rejects an unknown HTTP method', () => {

@@ -4,7 +4,13 @@ import { buildPlan, leavesOf } from '../../lib/routing/plan';
 
 describe('targetResolver', () => {
   it('resolves each leaf once per request, however often it is attempted', async () => {
-    const plan = buildPlan({ strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', api_key: 'sk-a' }, { provider: 'anthropic', api_key: 'sk-b' }] });
+    const plan = buildPlan({
+      strategy: { mode: 'fallback' },
+      targets: [
+        { provider: 'openai', api_key: 'sk-a' },
+        { provider: 'anthropic', api_key: 'sk-b' },
+      ],
+    });
     const [first, second] = leavesOf(plan);
     const targetOf = targetResolver({}, 'ws_test', { fromConfig: true, saved: false });
     const attempts = [targetOf(first!), targetOf(first!), targetOf(second!)];
@@ -16,8 +22,9 @@ describe('targetResolver', () => {
   });
 });
 
-describe('a saved target\'s stored credentials', () => {
-  const resolveSaved = (config: Record<string, unknown>, headers: ProviderCredentials) => resolveTarget(leavesOf(buildPlan(config))[0]!, headers, 'ws_test', true, true);
+describe("a saved target's stored credentials", () => {
+  const resolveSaved = (config: Record<string, unknown>, headers: ProviderCredentials) =>
+    resolveTarget(leavesOf(buildPlan(config))[0]!, headers, 'ws_test', true, true);
   const refusal = (param: string) => ({ status: 400, code: 'catalog_host_fixed', param });
 
   it('never go to a host, provider, catalog entry or cloud setting a request names when the target names no provider', async () => {
@@ -26,20 +33,29 @@ describe('a saved target\'s stored credentials', () => {
     await expect(resolveSaved(stored, { provider: 'anthropic' })).rejects.toMatchObject(refusal('x-gateway-provider'));
     await expect(resolveSaved(stored, { provider: '@other' })).rejects.toMatchObject(refusal('x-gateway-provider'));
     await expect(resolveSaved(stored, { virtualKey: 'other' })).rejects.toMatchObject(refusal('x-gateway-virtual-key'));
-    await expect(resolveSaved({ cloudA_access_key_id: 'AKIA', cloudA_secret_access_key: 's' }, { cloud: { cloudA_region: 'us-east-1' } })).rejects.toMatchObject(refusal('x-gateway-clouda-region'));
+    await expect(
+      resolveSaved({ cloudA_access_key_id: 'AKIA', cloudA_secret_access_key: 's' }, { cloud: { cloudA_region: 'us-east-1' } }),
+    ).rejects.toMatchObject(refusal('x-gateway-clouda-region'));
     // Inside a fallback, and with an inherited host the header differs from.
-    await expect(resolveSaved({ strategy: { mode: 'fallback' }, targets: [stored] }, { customHost: 'http://attacker.example/v1' })).rejects.toMatchObject(refusal('x-gateway-custom-host'));
-    await expect(resolveSaved({ provider: 'openai', api_key: 'sk-stored', custom_host: 'http://models.example/v1' }, { customHost: 'http://attacker.example/v1' })).rejects.toMatchObject(refusal('x-gateway-custom-host'));
+    await expect(resolveSaved({ strategy: { mode: 'fallback' }, targets: [stored] }, { customHost: 'http://attacker.example/v1' })).rejects.toMatchObject(
+      refusal('x-gateway-custom-host'),
+    );
+    await expect(
+      resolveSaved({ provider: 'openai', api_key: 'sk-stored', custom_host: 'http://models.example/v1' }, { customHost: 'http://attacker.example/v1' }),
+    ).rejects.toMatchObject(refusal('x-gateway-custom-host'));
   });
 
   it('go to the destination stored with them, which a request may repeat', async () => {
-    const withHost = await resolveSaved({ api_key: 'sk-stored', custom_host: 'http://models.example/v1' }, { customHost: 'http://models.example/v1/', provider: 'openai' });
+    const withHost = await resolveSaved(
+      { api_key: 'sk-stored', custom_host: 'http://models.example/v1' },
+      { customHost: 'http://models.example/v1/', provider: 'openai' },
+    );
     expect([withHost.baseUrl, withHost.settings.api_key]).toEqual(['http://models.example/v1', 'sk-stored']);
     const named = await resolveSaved({ provider: 'openai', api_key: 'sk-stored' }, {});
     expect(named.settings.api_key).toBe('sk-stored');
   });
 
-  it('are the caller\'s own in an inline config, which may name its host by header', async () => {
+  it("are the caller's own in an inline config, which may name its host by header", async () => {
     const inline = await resolveTarget(leavesOf(buildPlan({ api_key: 'sk-inline' }))[0]!, { customHost: 'http://models.example/v1' }, 'ws_test', true, false);
     expect([inline.baseUrl, inline.settings.api_key]).toEqual(['http://models.example/v1', 'sk-inline']);
   });

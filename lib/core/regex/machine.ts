@@ -386,7 +386,8 @@ class ProgramBuilder {
   constructor(private readonly flags: RegexFlags) {}
 
   push(op: number, arg: number, next: number): number {
-    if (this.ops.length >= maxProgramSize) throw new RegexSyntaxError(`is too large once its counted repetitions are expanded (at most ${maxProgramSize} steps)`);
+    if (this.ops.length >= maxProgramSize)
+      throw new RegexSyntaxError(`is too large once its counted repetitions are expanded (at most ${maxProgramSize} steps)`);
     this.ops.push(op);
     this.args.push(arg);
     this.nexts.push(next);

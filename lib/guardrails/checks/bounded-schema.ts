@@ -21,7 +21,19 @@ export const schemaLimits = {
 export type Draft = '4' | '7' | '2019-09' | '2020-12';
 
 // Where a JSON Schema holds subschemas: one, a list of them, or a map of names to them.
-const singleSchemaKeywords = new Set(['additionalItems', 'unevaluatedItems', 'items', 'contains', 'additionalProperties', 'unevaluatedProperties', 'propertyNames', 'not', 'if', 'then', 'else']);
+const singleSchemaKeywords = new Set([
+  'additionalItems',
+  'unevaluatedItems',
+  'items',
+  'contains',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+]);
 const schemaListKeywords = new Set(['prefixItems', 'items', 'allOf', 'anyOf', 'oneOf']);
 const schemaMapKeywords = new Set(['$defs', 'definitions', 'properties', 'patternProperties', 'dependentSchemas', 'dependencies']);
 
@@ -55,7 +67,8 @@ function subschemas(schema: Record<string, unknown>): unknown[] {
  * the model, and so do the formats above. Also refuses nesting past the depth limit.
  */
 function refuseUnbounded(schema: unknown, path: string, depth = 0): void {
-  if (depth > schemaLimits.depth) throw new CheckParameterError('schema', `\`schema\` is nested more than ${schemaLimits.depth} levels deep (the limit is ${schemaLimits.depth}).`);
+  if (depth > schemaLimits.depth)
+    throw new CheckParameterError('schema', `\`schema\` is nested more than ${schemaLimits.depth} levels deep (the limit is ${schemaLimits.depth}).`);
   if (Array.isArray(schema)) {
     schema.forEach((item, index) => refuseUnbounded(item, `${path}/${index}`, depth + 1));
     return;
@@ -70,7 +83,10 @@ function refuseUnbounded(schema: unknown, path: string, depth = 0): void {
       );
     }
     if (key === 'format' && typeof value === 'string' && backtrackingFormats.has(value)) {
-      throw new CheckParameterError('schema', `\`schema\` uses \`format: "${value}"\` at ${path}/format, which is tested with a backtracking pattern a crafted string can stall; use \`format: "uri"\` instead.`);
+      throw new CheckParameterError(
+        'schema',
+        `\`schema\` uses \`format: "${value}"\` at ${path}/format, which is tested with a backtracking pattern a crafted string can stall; use \`format: "uri"\` instead.`,
+      );
     }
     refuseUnbounded(value, `${path}/${key}`, depth + 1);
   }
@@ -247,7 +263,11 @@ const compiled = new Map<string, BoundedSchema>();
  */
 export function compileSchema(schema: Schema | boolean, draft: Draft): BoundedSchema {
   const text = JSON.stringify(schema);
-  if (text.length > schemaLimits.characters) throw new CheckParameterError('schema', `\`schema\` is ${text.length.toLocaleString('en-US')} characters of JSON; the limit is ${schemaLimits.characters.toLocaleString('en-US')}.`);
+  if (text.length > schemaLimits.characters)
+    throw new CheckParameterError(
+      'schema',
+      `\`schema\` is ${text.length.toLocaleString('en-US')} characters of JSON; the limit is ${schemaLimits.characters.toLocaleString('en-US')}.`,
+    );
   const key = `${draft}\0${text}`;
   const known = compiled.get(key);
   if (known) return known;
@@ -262,7 +282,10 @@ export function compileSchema(schema: Schema | boolean, draft: Draft): BoundedSc
     bounded.validate(null, new WorkBudget('default.jsonSchema', stepLimits.jsonSchema));
   } catch (error) {
     if (error instanceof CheckParameterError) throw error;
-    throw new CheckParameterError('schema', `\`schema\` cannot be used: ${(error as Error).message.split('\n')[0]} Only references inside the schema ("#/$defs/…") are resolved.`);
+    throw new CheckParameterError(
+      'schema',
+      `\`schema\` cannot be used: ${(error as Error).message.split('\n')[0]} Only references inside the schema ("#/$defs/…") are resolved.`,
+    );
   }
   if (compiled.size >= maxCompiled) compiled.delete(compiled.keys().next().value!);
   compiled.set(key, bounded);

@@ -71,6 +71,9 @@ export const containsCode = defineCheck({
   run({ format }, input) {
     const found = fencedLanguages(scannedText(input.text));
     const verdict = found.includes(format);
-    return { verdict, data: { format, foundFormats: found, explanation: verdict ? `The text has a ${format} code block.` : `The text has no code block tagged as ${format}.` } };
+    return {
+      verdict,
+      data: { format, foundFormats: found, explanation: verdict ? `The text has a ${format} code block.` : `The text has no code block tagged as ${format}.` },
+    };
   },
 });

@@ -78,7 +78,8 @@ export const jsonSchema = defineCheck({
     for (const [index, candidate] of candidates.entries()) {
       const result = schema.validate(candidate, budget);
       if (result.valid) return { verdict: true, data: { explanation: 'The JSON in the text matches the schema.' } };
-      if (index === 0) firstErrors = result.errors.slice(0, 10).map(({ instanceLocation, keywordLocation, error }) => ({ instanceLocation, keywordLocation, error }));
+      if (index === 0)
+        firstErrors = result.errors.slice(0, 10).map(({ instanceLocation, keywordLocation, error }) => ({ instanceLocation, keywordLocation, error }));
     }
     return { verdict: false, data: { explanation: 'The JSON in the text does not match the schema.', errors: firstErrors } };
   },

@@ -81,9 +81,13 @@ function maxTokenAgeParameter(params: Record<string, unknown>): number {
     const unit = secondsPerUnit.find(([names]) => names.test(text[2].toLowerCase()));
     if (unit) seconds = Number(text[1]) * unit[1];
   }
-  if (seconds === undefined) throw new CheckParameterError('maxTokenAge', '`maxTokenAge` must be a number of seconds or a duration such as "30m", "12h" or "1d".');
+  if (seconds === undefined)
+    throw new CheckParameterError('maxTokenAge', '`maxTokenAge` must be a number of seconds or a duration such as "30m", "12h" or "1d".');
   if (seconds <= 0 || seconds > maxTokenAgeLimit) {
-    throw new CheckParameterError('maxTokenAge', `\`maxTokenAge\` must be more than 0 and at most ${maxTokenAgeLimit} seconds (366 days); got ${JSON.stringify(value)}.`);
+    throw new CheckParameterError(
+      'maxTokenAge',
+      `\`maxTokenAge\` must be more than 0 and at most ${maxTokenAgeLimit} seconds (366 days); got ${JSON.stringify(value)}.`,
+    );
   }
   return seconds;
 }
@@ -99,7 +103,8 @@ export const jwt = defineCheck({
   parameters: ['jwksUri', 'headerKey', 'cacheMaxAge', 'clockTolerance', 'maxTokenAge', 'algorithms', 'issuer', 'audience'],
   parse(params) {
     const algorithms = stringList(params, 'algorithms');
-    if (algorithms.some((name) => name.toLowerCase() === 'none')) throw new CheckParameterError('algorithms', '`algorithms` may not include "none": an unsigned token proves nothing.');
+    if (algorithms.some((name) => name.toLowerCase() === 'none'))
+      throw new CheckParameterError('algorithms', '`algorithms` may not include "none": an unsigned token proves nothing.');
     const issuer = optionalString(params, 'issuer', '');
     const audience = stringList(params, 'audience');
     const options: JWTVerifyOptions = {
@@ -124,7 +129,10 @@ export const jwt = defineCheck({
     for (let attempt = 0; ; attempt++) {
       try {
         const { payload, protectedHeader } = await jwtVerify(token, keySet.resolve, options);
-        return { verdict: true, data: { explanation: 'The token is valid.', subject: payload.sub, issuer: payload.iss, algorithm: protectedHeader.alg, keyId: protectedHeader.kid } };
+        return {
+          verdict: true,
+          data: { explanation: 'The token is valid.', subject: payload.sub, issuer: payload.iss, algorithm: protectedHeader.alg, keyId: protectedHeader.kid },
+        };
       } catch (error) {
         const unknownKey = error instanceof joseErrors.JWKSNoMatchingKey;
         if (unknownKey && attempt === 0 && Date.now() - keySet.fetchedAt >= refetchAfterMs) {

@@ -18,8 +18,10 @@ export const addPrefix = defineCheck({
     // Accepted for configs written for the peer gateway, with the one behaviour a text check has:
     // the prefix goes in front of the text checked (the last user message, or the answer).
     optionalEnum(params, 'applyToRole', ['user'], 'user');
-    if (!optionalBoolean(params, 'addToExisting', true)) throw new CheckParameterError('addToExisting', '`addToExisting: false` (a new message) is not supported: the prefix is added to the text checked.');
-    if (optionalBoolean(params, 'onlyIfEmpty', false)) throw new CheckParameterError('onlyIfEmpty', '`onlyIfEmpty: true` is not supported: the prefix is added to the text checked.');
+    if (!optionalBoolean(params, 'addToExisting', true))
+      throw new CheckParameterError('addToExisting', '`addToExisting: false` (a new message) is not supported: the prefix is added to the text checked.');
+    if (optionalBoolean(params, 'onlyIfEmpty', false))
+      throw new CheckParameterError('onlyIfEmpty', '`onlyIfEmpty: true` is not supported: the prefix is added to the text checked.');
     return { prefix };
   },
   run({ prefix }, input) {
@@ -38,7 +40,11 @@ export const regexReplace = defineCheck({
     const literal = splitRegexLiteral(rule);
     const flags = literal.flags + optionalString(params, 'flags', '', { allowEmpty: true, maxLength: 8 });
     const regex = regexParameter('rule', literal.pattern, flags);
-    if (regex.matchesEmpty) throw new CheckParameterError('rule', '`rule` can match the empty string, so it would insert the replacement between characters; make it match at least one character.');
+    if (regex.matchesEmpty)
+      throw new CheckParameterError(
+        'rule',
+        '`rule` can match the empty string, so it would insert the replacement between characters; make it match at least one character.',
+      );
     return {
       rule,
       regex,
@@ -53,7 +59,11 @@ export const regexReplace = defineCheck({
     return {
       verdict: !(failOnDetection && count > 0),
       transformedText: count > 0 ? text : undefined,
-      data: { rule, replacements: count, explanation: count > 0 ? `Replaced ${count} match${count === 1 ? '' : 'es'} with ${JSON.stringify(redactText)}.` : 'The pattern matched nothing.' },
+      data: {
+        rule,
+        replacements: count,
+        explanation: count > 0 ? `Replaced ${count} match${count === 1 ? '' : 'es'} with ${JSON.stringify(redactText)}.` : 'The pattern matched nothing.',
+      },
     };
   },
 });

@@ -37,9 +37,24 @@ export const webhook = defineCheck({
   parameters: ['webhookURL', 'headers', 'timeout'],
   parse: (params) => ({ url: urlParameter(params, 'webhookURL'), headers: headerParameter(params), timeout: timeoutParameter(params) }),
   async run({ url, headers, timeout }, input) {
-    const answer = await callForJson({ what: `The webhook at ${url.host}`, url, method: 'POST', headers, body: eventBody(input), timeoutMs: timeout, signal: input.signal });
+    const answer = await callForJson({
+      what: `The webhook at ${url.host}`,
+      url,
+      method: 'POST',
+      headers,
+      body: eventBody(input),
+      timeoutMs: timeout,
+      signal: input.signal,
+    });
     if (!isPlainObject(answer) || typeof answer.verdict !== 'boolean') throw new Error(`The webhook at ${url.host} answered without a boolean \`verdict\`.`);
-    const outcome: CheckOutcome = { verdict: answer.verdict, data: { webhookURL: url.href, ...(answer.data !== undefined ? { responseData: answer.data } : {}), explanation: `The webhook's verdict is ${answer.verdict}.` } };
+    const outcome: CheckOutcome = {
+      verdict: answer.verdict,
+      data: {
+        webhookURL: url.href,
+        ...(answer.data !== undefined ? { responseData: answer.data } : {}),
+        explanation: `The webhook's verdict is ${answer.verdict}.`,
+      },
+    };
     // A webhook rewrites the side it runs on: transformedData.request on the request, .response on the answer.
     const transformed = isPlainObject(answer.transformedData) ? answer.transformedData[input.side] : undefined;
     if (isPlainObject(transformed)) {
@@ -83,7 +98,13 @@ async function resolves(hostname: string, timeoutMs: number): Promise<boolean> {
     timer = setTimeout(() => resolve(false), timeoutMs);
   });
   try {
-    return await Promise.race([lookup(host).then(() => true, () => false), deadline]);
+    return await Promise.race([
+      lookup(host).then(
+        () => true,
+        () => false,
+      ),
+      deadline,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -159,7 +159,10 @@ export const pii = defineCheck({
     categories.forEach((category, index) => {
       if ((piiCategories as readonly string[]).includes(category)) return;
       const close = closestNames(category, piiCategories, 1)[0];
-      throw new CheckParameterError(`categories[${index}]`, `\`categories\` has an unknown category ${JSON.stringify(category)}${close ? ` — did you mean "${close}"?` : '.'} Use ${piiCategories.join(', ')}.`);
+      throw new CheckParameterError(
+        `categories[${index}]`,
+        `\`categories\` has an unknown category ${JSON.stringify(category)}${close ? ` — did you mean "${close}"?` : '.'} Use ${piiCategories.join(', ')}.`,
+      );
     });
     return { categories: (categories.length > 0 ? categories : piiCategories) as readonly PiiCategory[], redact: optionalBoolean(params, 'redact', false) };
   },
@@ -169,7 +172,16 @@ export const pii = defineCheck({
     const counts: Partial<Record<PiiCategory, number>> = {};
     for (const { category } of findings) counts[category] = (counts[category] ?? 0) + 1;
     // The data says where and what kind, never the values: hook results are shown and logged.
-    const data = { found: counts, findings, explanation: findings.length === 0 ? 'No personal data or secrets found.' : `Found ${findings.length}: ${Object.entries(counts).map(([category, count]) => `${count} ${category}`).join(', ')}${redact ? ', redacted' : ''}.` };
+    const data = {
+      found: counts,
+      findings,
+      explanation:
+        findings.length === 0
+          ? 'No personal data or secrets found.'
+          : `Found ${findings.length}: ${Object.entries(counts)
+              .map(([category, count]) => `${count} ${category}`)
+              .join(', ')}${redact ? ', redacted' : ''}.`,
+    };
     if (findings.length === 0) return { verdict: true, data };
     if (redact) return { verdict: true, transformedText: redactPii(text, findings), data };
     return { verdict: false, data };

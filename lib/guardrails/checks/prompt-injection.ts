@@ -22,7 +22,8 @@ const signals: Signal[] = [
   {
     name: 'instruction_override',
     weight: 0.6,
-    pattern: /\b(?:ignore|disregard|forget|override|bypass|skip|drop)\s+(?:(?:all|any|every|the|your|my|these|those|of)\s+){0,3}(?:previous|prior|above|earlier|preceding|former|initial|original|system|developer|safety)\s+(?:instructions?|prompts?|rules|directions|guidelines|directives|context|messages?|constraints|polic(?:y|ies))\b/i,
+    pattern:
+      /\b(?:ignore|disregard|forget|override|bypass|skip|drop)\s+(?:(?:all|any|every|the|your|my|these|those|of)\s+){0,3}(?:previous|prior|above|earlier|preceding|former|initial|original|system|developer|safety)\s+(?:instructions?|prompts?|rules|directions|guidelines|directives|context|messages?|constraints|polic(?:y|ies))\b/i,
   },
   {
     name: 'new_instructions',
@@ -32,18 +33,21 @@ const signals: Signal[] = [
   {
     name: 'role_play_jailbreak',
     weight: 0.5,
-    pattern: /\b(?:DAN|do\s+anything\s+now|you\s+are\s+no\s+longer\s+(?:an?\s+)?(?:AI|assistant|bound|restricted|ChatGPT|Claude)|pretend\s+(?:that\s+)?you\s+(?:are|have)\s+no\s+(?:rules|restrictions|guidelines|filters)|act\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|evil|jailbroken)|stay\s+in\s+character\s+no\s+matter)\b/i,
+    pattern:
+      /\b(?:DAN|do\s+anything\s+now|you\s+are\s+no\s+longer\s+(?:an?\s+)?(?:AI|assistant|bound|restricted|ChatGPT|Claude)|pretend\s+(?:that\s+)?you\s+(?:are|have)\s+no\s+(?:rules|restrictions|guidelines|filters)|act\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|evil|jailbroken)|stay\s+in\s+character\s+no\s+matter)\b/i,
   },
   {
     // Words that also occur in harmless questions ("enable developer mode"): weak evidence alone.
     name: 'jailbreak_vocabulary',
     weight: 0.25,
-    pattern: /\b(?:developer\s+mode|jailbreak(?:en|ed|ing)?|god\s+mode|(?:without|free\s+(?:of|from))\s+(?:any\s+)?(?:restrictions|filters|limitations|guidelines|censorship))\b/i,
+    pattern:
+      /\b(?:developer\s+mode|jailbreak(?:en|ed|ing)?|god\s+mode|(?:without|free\s+(?:of|from))\s+(?:any\s+)?(?:restrictions|filters|limitations|guidelines|censorship))\b/i,
   },
   {
     name: 'system_prompt_exfiltration',
     weight: 0.5,
-    pattern: /\b(?:(?:reveal|show|print|display|repeat|output|leak|tell\s+me|give\s+me|what\s+(?:is|are|was|were))\s+(?:me\s+)?(?:your|the)\s+(?:(?:full|entire|exact|original|hidden|secret|initial)\s+){0,2}(?:system\s+(?:prompt|message|instructions)|initial\s+(?:prompt|instructions)|hidden\s+(?:prompt|instructions)|instructions\s+(?:above|you\s+were\s+given))|repeat\s+(?:the\s+)?(?:words|text|everything)\s+above|everything\s+above\s+this\s+line)\b/i,
+    pattern:
+      /\b(?:(?:reveal|show|print|display|repeat|output|leak|tell\s+me|give\s+me|what\s+(?:is|are|was|were))\s+(?:me\s+)?(?:your|the)\s+(?:(?:full|entire|exact|original|hidden|secret|initial)\s+){0,2}(?:system\s+(?:prompt|message|instructions)|initial\s+(?:prompt|instructions)|hidden\s+(?:prompt|instructions)|instructions\s+(?:above|you\s+were\s+given))|repeat\s+(?:the\s+)?(?:words|text|everything)\s+above|everything\s+above\s+this\s+line)\b/i,
   },
   {
     name: 'role_delimiter',
@@ -54,7 +58,8 @@ const signals: Signal[] = [
   {
     name: 'encoding_request',
     weight: 0.25,
-    pattern: /\b(?:decode|decrypt|deobfuscate|translate)\s+(?:this|the\s+following|it)\b[^.\n]{0,40}\b(?:base64|rot13|hex|binary|morse|cipher)\b|\b(?:base64|rot13)\s*(?:encoded|decode)\b/i,
+    pattern:
+      /\b(?:decode|decrypt|deobfuscate|translate)\s+(?:this|the\s+following|it)\b[^.\n]{0,40}\b(?:base64|rot13|hex|binary|morse|cipher)\b|\b(?:base64|rot13)\s*(?:encoded|decode)\b/i,
   },
   {
     name: 'encoded_blob',
@@ -90,7 +95,15 @@ export const promptInjection = defineCheck({
     const verdict = score < threshold;
     return {
       verdict,
-      data: { score, threshold, signals: found, explanation: found.length === 0 ? 'No known injection phrasing found.' : `Score ${score} from ${found.join(', ')}${verdict ? `, below the threshold ${threshold}` : `, at or above the threshold ${threshold}`}.` },
+      data: {
+        score,
+        threshold,
+        signals: found,
+        explanation:
+          found.length === 0
+            ? 'No known injection phrasing found.'
+            : `Score ${score} from ${found.join(', ')}${verdict ? `, below the threshold ${threshold}` : `, at or above the threshold ${threshold}`}.`,
+      },
     };
   },
 });

@@ -38,7 +38,8 @@ function parseModelRules(params: Record<string, unknown>): ModelRules {
   const rules = requireParameter(params, 'rules', 'an object {"defaults": [models], "metadata": {"<key>": {"<value>": [models]}}}');
   if (!isPlainObject(rules)) fail('rules', 'an object {"defaults": [models], "metadata": {"<key>": {"<value>": [models]}}}', rules);
   for (const key of Object.keys(rules)) {
-    if (key !== 'defaults' && key !== 'metadata') throw new CheckParameterError(`rules.${key}`, `\`rules\` takes \`defaults\` and \`metadata\`; \`${key}\` is not one of them.`);
+    if (key !== 'defaults' && key !== 'metadata')
+      throw new CheckParameterError(`rules.${key}`, `\`rules\` takes \`defaults\` and \`metadata\`; \`${key}\` is not one of them.`);
   }
   const defaults = stringList(rules, 'defaults').map(String);
   const metadata = new Map<string, Map<string, string[]>>();
@@ -50,7 +51,8 @@ function parseModelRules(params: Record<string, unknown>): ModelRules {
     for (const value of Object.keys(values)) modelsByValue.set(value, stringList(values, value, { allowCommaString: false }));
     metadata.set(key, modelsByValue);
   }
-  if (defaults.length === 0 && metadata.size === 0) throw new CheckParameterError('rules', '`rules` allows no model: give `defaults`, `metadata` rules, or both.');
+  if (defaults.length === 0 && metadata.size === 0)
+    throw new CheckParameterError('rules', '`rules` allows no model: give `defaults`, `metadata` rules, or both.');
   return { defaults, metadata };
 }
 
@@ -77,11 +79,21 @@ export const modelRules = defineCheck({
     // Rules that match replace the defaults; the defaults apply only when none does.
     const usingDefaults = matchedRules.length === 0;
     const list = usingDefaults ? defaults : [...allowed];
-    if (list.length === 0) throw new Error(usingDefaults ? 'No metadata rule matched the request and `rules.defaults` is empty.' : `The matching rules (${matchedRules.join(', ')}) allow no model.`);
+    if (list.length === 0)
+      throw new Error(
+        usingDefaults
+          ? 'No metadata rule matched the request and `rules.defaults` is empty.'
+          : `The matching rules (${matchedRules.join(', ')}) allow no model.`,
+      );
     const verdict = list.includes(model);
     return {
       verdict,
-      data: { model, allowedModels: list, matchedRules, explanation: `The model "${model}" is ${verdict ? '' : 'not '}allowed by ${usingDefaults ? 'the default models' : `the rules ${matchedRules.join(', ')}`}.` },
+      data: {
+        model,
+        allowedModels: list,
+        matchedRules,
+        explanation: `The model "${model}" is ${verdict ? '' : 'not '}allowed by ${usingDefaults ? 'the default models' : `the rules ${matchedRules.join(', ')}`}.`,
+      },
     };
   },
 });
@@ -96,17 +108,51 @@ export const requiredMetadataKeys = defineCheck({
     const present = keys.filter((key) => Object.hasOwn(input.metadata, key));
     const missing = keys.filter((key) => !present.includes(key));
     const verdict = listVerdict(operator, present.length, keys.length);
-    return { verdict, data: { operator, present, missing, explanation: `${present.length} of ${keys.length} metadata keys present (operator "${operator}").` } };
+    return {
+      verdict,
+      data: { operator, present, missing, explanation: `${present.length} of ${keys.length} metadata keys present (operator "${operator}").` },
+    };
   },
 });
 
 /** Request types as configs written for the peer gateway name them, and this gateway's operation names. */
 const requestTypeNames = [
-  'chat', 'completions', 'embeddings',
-  'chatComplete', 'stream-chatComplete', 'complete', 'stream-complete', 'embed',
-  'rerank', 'moderate', 'stream-messages', 'messages', 'proxy', 'imageGenerate', 'createSpeech', 'createTranscription', 'createTranslation', 'realtime',
-  'uploadFile', 'listFiles', 'retrieveFile', 'deleteFile', 'retrieveFileContent', 'createBatch', 'retrieveBatch', 'cancelBatch', 'listBatches', 'getBatchOutput',
-  'listFinetunes', 'createFinetune', 'retrieveFinetune', 'cancelFinetune', 'createModelResponse', 'getModelResponse', 'deleteModelResponse', 'listResponseInputItems',
+  'chat',
+  'completions',
+  'embeddings',
+  'chatComplete',
+  'stream-chatComplete',
+  'complete',
+  'stream-complete',
+  'embed',
+  'rerank',
+  'moderate',
+  'stream-messages',
+  'messages',
+  'proxy',
+  'imageGenerate',
+  'createSpeech',
+  'createTranscription',
+  'createTranslation',
+  'realtime',
+  'uploadFile',
+  'listFiles',
+  'retrieveFile',
+  'deleteFile',
+  'retrieveFileContent',
+  'createBatch',
+  'retrieveBatch',
+  'cancelBatch',
+  'listBatches',
+  'getBatchOutput',
+  'listFinetunes',
+  'createFinetune',
+  'retrieveFinetune',
+  'cancelFinetune',
+  'createModelResponse',
+  'getModelResponse',
+  'deleteModelResponse',
+  'listResponseInputItems',
 ];
 
 /** The names a request answers to: its operation, and the peer's name for it with and without streaming. */
@@ -127,7 +173,10 @@ function requestTypeList(params: Record<string, unknown>, name: string): string[
   list.forEach((item, index) => {
     if (requestTypeNames.includes(item)) return;
     const close = closestNames(item, requestTypeNames, 3);
-    throw new CheckParameterError(`${name}[${index}]`, `\`${name}\` has an unknown request type ${JSON.stringify(item)}${close.length ? ` — did you mean ${close.map((c) => `"${c}"`).join(' or ')}?` : ''} Use chat, completions, embeddings (or chatComplete, stream-chatComplete, complete, stream-complete, embed).`);
+    throw new CheckParameterError(
+      `${name}[${index}]`,
+      `\`${name}\` has an unknown request type ${JSON.stringify(item)}${close.length ? ` — did you mean ${close.map((c) => `"${c}"`).join(' or ')}?` : ''} Use chat, completions, embeddings (or chatComplete, stream-chatComplete, complete, stream-complete, embed).`,
+    );
   });
   return list;
 }
@@ -135,7 +184,11 @@ function requestTypeList(params: Record<string, unknown>, name: string): string[
 /** Metadata may carry the lists instead (`supported_endpoints`, `blocked_endpoints`), as a list or a comma-separated string. */
 function metadataList(value: unknown): string[] {
   if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
-  if (typeof value === 'string') return value.split(',').map((item) => item.trim()).filter(Boolean);
+  if (typeof value === 'string')
+    return value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
   return [];
 }
 
@@ -148,7 +201,11 @@ export const allowedRequestTypes = defineCheck({
     const allowed = requestTypeList(params, 'allowedTypes');
     const blocked = requestTypeList(params, 'blockedTypes');
     const both = allowed.filter((item) => blocked.includes(item));
-    if (both.length > 0) throw new CheckParameterError('blockedTypes', `${both.map((item) => `"${item}"`).join(', ')} ${both.length === 1 ? 'is' : 'are'} in both \`allowedTypes\` and \`blockedTypes\`; remove it from one.`);
+    if (both.length > 0)
+      throw new CheckParameterError(
+        'blockedTypes',
+        `${both.map((item) => `"${item}"`).join(', ')} ${both.length === 1 ? 'is' : 'are'} in both \`allowedTypes\` and \`blockedTypes\`; remove it from one.`,
+      );
     return { allowed, blocked };
   },
   run(params, input) {
@@ -160,7 +217,14 @@ export const allowedRequestTypes = defineCheck({
     const verdict = !isBlocked && isAllowed;
     return {
       verdict,
-      data: { requestType: names[1], explanation: isBlocked ? `Requests of type ${names[1]} are blocked.` : isAllowed ? `Requests of type ${names[1]} are allowed.` : `Requests of type ${names[1]} are not on the allowed list.` },
+      data: {
+        requestType: names[1],
+        explanation: isBlocked
+          ? `Requests of type ${names[1]} are blocked.`
+          : isAllowed
+            ? `Requests of type ${names[1]} are allowed.`
+            : `Requests of type ${names[1]} are not on the allowed list.`,
+      },
     };
   },
 });
@@ -190,7 +254,10 @@ function refuseOthers(owner: Record<string, unknown>, known: readonly string[], 
   for (const key of Object.keys(owner)) {
     if (known.includes(key)) continue;
     const close = closestNames(key, known, 1)[0];
-    throw new CheckParameterError(`${path}.${key}`, `\`${path}\` takes ${known.map((item) => `\`${item}\``).join(', ')}; \`${key}\` is not one of them${close ? ` — did you mean \`${close}\`?` : '.'}`);
+    throw new CheckParameterError(
+      `${path}.${key}`,
+      `\`${path}\` takes ${known.map((item) => `\`${item}\``).join(', ')}; \`${key}\` is not one of them${close ? ` — did you mean \`${close}\`?` : '.'}`,
+    );
   }
 }
 
@@ -206,13 +273,17 @@ function parseParameterRules(params: Record<string, unknown>): ParameterRules {
     const path = `params.values.${key}`;
     if (!isPlainObject(rule)) fail(path, 'an object with `allowedValues` and/or `blockedValues`', rule);
     refuseOthers(rule, ['allowedValues', 'blockedValues'], path);
-    values.set(key, { allowedValues: primitiveList(rule, 'allowedValues', `${path}.allowedValues`), blockedValues: primitiveList(rule, 'blockedValues', `${path}.blockedValues`) });
+    values.set(key, {
+      allowedValues: primitiveList(rule, 'allowedValues', `${path}.allowedValues`),
+      blockedValues: primitiveList(rule, 'blockedValues', `${path}.blockedValues`),
+    });
   }
   const list = (owner: Record<string, unknown>, name: string, path: string) => {
     try {
       return new Set(stringList(owner, name, { allowCommaString: false }));
     } catch (error) {
-      if (error instanceof CheckParameterError) throw new CheckParameterError(`${path}.${error.parameter}`, error.message.replaceAll(`\`${error.parameter}\``, `\`${path}.${error.parameter}\``));
+      if (error instanceof CheckParameterError)
+        throw new CheckParameterError(`${path}.${error.parameter}`, error.message.replaceAll(`\`${error.parameter}\``, `\`${path}.${error.parameter}\``));
       throw error;
     }
   };
@@ -255,22 +326,35 @@ export const requestParametersCheck = defineCheck({
     const violations: { rule: string; value: unknown; message: string }[] = [];
     for (const { type, name } of declaredTools(input.request)) {
       if (tools.blockedTypes.has(type)) violations.push({ rule: 'tools.blockedTypes', value: type, message: `Tools of type "${type}" are blocked.` });
-      else if (tools.allowedTypes.size > 0 && !tools.allowedTypes.has(type)) violations.push({ rule: 'tools.allowedTypes', value: type, message: `Tools of type "${type}" are not allowed.` });
+      else if (tools.allowedTypes.size > 0 && !tools.allowedTypes.has(type))
+        violations.push({ rule: 'tools.allowedTypes', value: type, message: `Tools of type "${type}" are not allowed.` });
       if (name === undefined) continue;
-      if (tools.blockedFunctionNames.has(name)) violations.push({ rule: 'tools.blockedFunctionNames', value: name, message: `The function "${name}" is blocked.` });
-      else if (tools.allowedFunctionNames.size > 0 && !tools.allowedFunctionNames.has(name)) violations.push({ rule: 'tools.allowedFunctionNames', value: name, message: `The function "${name}" is not allowed.` });
+      if (tools.blockedFunctionNames.has(name))
+        violations.push({ rule: 'tools.blockedFunctionNames', value: name, message: `The function "${name}" is blocked.` });
+      else if (tools.allowedFunctionNames.size > 0 && !tools.allowedFunctionNames.has(name))
+        violations.push({ rule: 'tools.allowedFunctionNames', value: name, message: `The function "${name}" is not allowed.` });
     }
     for (const key of Object.keys(input.request)) {
       if (params.blockedKeys.has(key)) violations.push({ rule: 'params.blockedKeys', value: key, message: `The parameter "${key}" is blocked.` });
-      else if (params.allowedKeys.size > 0 && !params.allowedKeys.has(key)) violations.push({ rule: 'params.allowedKeys', value: key, message: `The parameter "${key}" is not allowed.` });
+      else if (params.allowedKeys.size > 0 && !params.allowedKeys.has(key))
+        violations.push({ rule: 'params.allowedKeys', value: key, message: `The parameter "${key}" is not allowed.` });
     }
     for (const [key, { allowedValues, blockedValues }] of params.values) {
       if (!Object.hasOwn(input.request, key)) continue;
       const value = input.request[key];
-      if (blockedValues?.includes(value as Primitive)) violations.push({ rule: `params.values.${key}.blockedValues`, value, message: `"${key}" may not be ${JSON.stringify(value)}.` });
-      else if (allowedValues && !allowedValues.includes(value as Primitive)) violations.push({ rule: `params.values.${key}.allowedValues`, value, message: `"${key}" may only be ${allowedValues.map((item) => JSON.stringify(item)).join(', ')}.` });
+      if (blockedValues?.includes(value as Primitive))
+        violations.push({ rule: `params.values.${key}.blockedValues`, value, message: `"${key}" may not be ${JSON.stringify(value)}.` });
+      else if (allowedValues && !allowedValues.includes(value as Primitive))
+        violations.push({
+          rule: `params.values.${key}.allowedValues`,
+          value,
+          message: `"${key}" may only be ${allowedValues.map((item) => JSON.stringify(item)).join(', ')}.`,
+        });
     }
     const verdict = violations.length === 0;
-    return { verdict, data: { violations, explanation: verdict ? 'The request follows every parameter rule.' : violations.map((item) => item.message).join(' ') } };
+    return {
+      verdict,
+      data: { violations, explanation: verdict ? 'The request follows every parameter rule.' : violations.map((item) => item.message).join(' ') },
+    };
   },
 });

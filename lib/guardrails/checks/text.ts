@@ -37,7 +37,7 @@ export const regexMatch = defineCheck({
       verdict: true,
       data: match
         ? { rule, matched: true, match: { text: excerpt(match.text), index: match.index }, explanation: `The pattern matched at character ${match.index}.` }
-        : { rule, matched: true, explanation: 'The pattern matched; where was not worked out within the check\'s budget.' },
+        : { rule, matched: true, explanation: "The pattern matched; where was not worked out within the check's budget." },
     };
   },
 });
@@ -54,14 +54,29 @@ function rangeOutcome(what: string, count: number, { min, max }: { min: number; 
   const verdict = count >= min && count <= max;
   return {
     verdict,
-    data: { count, min, max, explanation: `The text has ${count} ${what}, ${verdict ? `from ${min} to ${max}` : count < min ? `fewer than ${min}` : `more than ${max}`}.` },
+    data: {
+      count,
+      min,
+      max,
+      explanation: `The text has ${count} ${what}, ${verdict ? `from ${min} to ${max}` : count < min ? `fewer than ${min}` : `more than ${max}`}.`,
+    },
   };
 }
 
 // Whitespace as String.prototype.trim sees it (ECMAScript WhiteSpace and LineTerminator).
 function isSpace(code: number): boolean {
   if (code < 128) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
-  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 /** Maximal runs of non-whitespace. */
@@ -169,7 +184,8 @@ export const contains = defineCheck({
   parse(params) {
     const words = stringList(params, 'words', { required: true });
     const characters = words.reduce((sum, word) => sum + word.length, 0);
-    if (characters > maxWordCharacters) throw new CheckParameterError('words', `\`words\` holds ${characters} characters in all; at most ${maxWordCharacters} are allowed.`);
+    if (characters > maxWordCharacters)
+      throw new CheckParameterError('words', `\`words\` holds ${characters} characters in all; at most ${maxWordCharacters} are allowed.`);
     return { words, finder: new WordFinder(words), operator: operatorParameter(params, 'any') };
   },
   run({ words, finder, operator }, input) {
@@ -220,7 +236,10 @@ export const endsWith = defineCheck({
     // Trailing whitespace and a final period are forgiven: models add them where a prompt asked for neither.
     const text = input.text.trimEnd();
     const verdict = text.endsWith(suffix) || text.endsWith(`${suffix}.`);
-    return { verdict, data: { suffix, explanation: verdict ? `The text ends with ${JSON.stringify(suffix)}.` : `The text does not end with ${JSON.stringify(suffix)}.` } };
+    return {
+      verdict,
+      data: { suffix, explanation: verdict ? `The text ends with ${JSON.stringify(suffix)}.` : `The text does not end with ${JSON.stringify(suffix)}.` },
+    };
   },
 });
 

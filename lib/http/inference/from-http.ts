@@ -2,7 +2,14 @@ import { GatewayError } from '../../core/errors';
 import { readJsonObject } from '../json-body';
 import type { RouteContext } from '../pipeline';
 import type { JsonObject, Operation } from '../../providers/types';
-import { inferenceRequest, type InferenceCaller, type InferenceFields, type InferenceRequest, type PassthroughRequest, type UnifiedRequest } from '../../inference/inference-request';
+import {
+  inferenceRequest,
+  type InferenceCaller,
+  type InferenceFields,
+  type InferenceRequest,
+  type PassthroughRequest,
+  type UnifiedRequest,
+} from '../../inference/inference-request';
 import { passthroughPath } from '../../inference/passthrough-path';
 import { readConfigHeader } from '../../inference/request-config';
 import { readCacheHeaders, readForwardHeaderNames, readRequestTimeoutHeader } from '../../inference/request-options';
@@ -36,7 +43,10 @@ export function unifiedFromBody(operation: Operation, body: JsonObject, context:
 function passthroughFromHttp(context: RouteContext): PassthroughRequest {
   const { request } = context;
   if (!passthroughMethods.has(request.method)) {
-    throw new GatewayError(405, `Pass-through supports GET, POST, PUT and DELETE; got ${request.method}.`, { code: 'method_not_allowed', headers: { allow: 'GET, POST, PUT, DELETE' } });
+    throw new GatewayError(405, `Pass-through supports GET, POST, PUT and DELETE; got ${request.method}.`, {
+      code: 'method_not_allowed',
+      headers: { allow: 'GET, POST, PUT, DELETE' },
+    });
   }
   const providerPath = passthroughPath(request.pathParameters.proxy ?? '');
   const bytes = request.method === 'GET' || request.body.length === 0 ? undefined : request.body;

@@ -20,10 +20,20 @@ export function streamCommitDelayMs(): number {
  * stream, or ends with an error event and `[DONE]` when every target failed. Resolves undefined
  * when routing finished in time (the caller answers normally).
  */
-export async function commitStreamWhileRouting(routing: Promise<InferenceResult>, context: InferenceContext, delayMs: number): Promise<GatewayResponse | undefined> {
+export async function commitStreamWhileRouting(
+  routing: Promise<InferenceResult>,
+  context: InferenceContext,
+  delayMs: number,
+): Promise<GatewayResponse | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const waited = new Promise<'commit'>((resolve) => (timer = setTimeout(() => resolve('commit'), delayMs)));
-  const first = await Promise.race([routing.then(() => 'routed' as const, () => 'routed' as const), waited]);
+  const first = await Promise.race([
+    routing.then(
+      () => 'routed' as const,
+      () => 'routed' as const,
+    ),
+    waited,
+  ]);
   clearTimeout(timer);
   if (first === 'routed') return undefined;
 
@@ -54,5 +64,9 @@ export async function commitStreamWhileRouting(routing: Promise<InferenceResult>
       body.end(sseData(JSON.stringify(gatewayError.toBody())) + sseDone);
     },
   );
-  return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...cacheStatusHeader(context.cacheStatus) }, body };
+  return {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...cacheStatusHeader(context.cacheStatus) },
+    body,
+  };
 }

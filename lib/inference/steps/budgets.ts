@@ -1,4 +1,13 @@
-import { BudgetExceededError, counterUnits, countSpend, enforceBudgets, refuseSpent, releaseBudgets, type BudgetState, type Estimate } from '../../budgets/enforce';
+import {
+  BudgetExceededError,
+  counterUnits,
+  countSpend,
+  enforceBudgets,
+  refuseSpent,
+  releaseBudgets,
+  type BudgetState,
+  type Estimate,
+} from '../../budgets/enforce';
 import { activeBudgets } from '../../budgets/policies';
 import { costOf, priceOf } from '../../pricing/prices';
 import type { AttemptOutcome } from '../../routing/attempt-outcome';

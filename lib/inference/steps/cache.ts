@@ -50,7 +50,8 @@ export const cacheStep: TargetStep = {
       const stored = await findCachedAnswer(slot);
       if (stored) return serve('HIT', stored);
     }
-    const semantic = settings.mode === 'semantic' && request.operation === 'chat' ? await semanticLookup(request, target, body, shaping, slot.partition) : undefined;
+    const semantic =
+      settings.mode === 'semantic' && request.operation === 'chat' ? await semanticLookup(request, target, body, shaping, slot.partition) : undefined;
     let vector: Promise<number[] | undefined> | undefined;
     if (semantic) {
       vector = embed(inference, semantic);
@@ -85,7 +86,13 @@ interface SemanticLookup {
  * What a semantic lookup needs, or undefined when the request has none: the workspace has no
  * embedding settings (semantic mode then behaves as simple), or the request no text to embed.
  */
-async function semanticLookup(request: UnifiedRequest, target: ResolvedTarget, body: JsonObject, shaping: AnswerShaping, partition: string): Promise<SemanticLookup | undefined> {
+async function semanticLookup(
+  request: UnifiedRequest,
+  target: ResolvedTarget,
+  body: JsonObject,
+  shaping: AnswerShaping,
+  partition: string,
+): Promise<SemanticLookup | undefined> {
   const settings = await semanticSettingsOf(request.caller.workspaceId);
   if (!settings) return undefined;
   const query = semanticQuery(target, body, shaping, partition, { provider: settings.embedding_provider, model: settings.embedding_model });
@@ -114,7 +121,8 @@ function embed(inference: InferenceContext, semantic: SemanticLookup): Promise<n
 /** The stored answer as this request wants it: the JSON body, or replayed as a stream. */
 function answerFromCache(request: UnifiedRequest, stored: Buffer, provider: string): AttemptOutcome {
   const headers = { 'x-gateway-provider': provider };
-  if (!request.stream || request.operation === 'embeddings') return { ok: true, status: 200, headers: { ...headers, 'content-type': 'application/json' }, body: stored };
+  if (!request.stream || request.operation === 'embeddings')
+    return { ok: true, status: 200, headers: { ...headers, 'content-type': 'application/json' }, body: stored };
   const includeUsage = (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
   return {
     ok: true,

@@ -108,18 +108,30 @@ export const targetHooksStep: TargetStep = {
     const ran = await judge(answer);
     checked(ran.passed);
     const includeUsage = (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-    return outputVerdict(inference, outcome, ran, () => (ran.transformed ? replayAsSseText(ran.response!, request.operation as 'chat' | 'completions', { includeUsage }) : Buffer.concat(chunks)));
+    return outputVerdict(inference, outcome, ran, () =>
+      ran.transformed ? replayAsSseText(ran.response!, request.operation as 'chat' | 'completions', { includeUsage }) : Buffer.concat(chunks),
+    );
   },
 };
 
 /** The attempt's outcome as its output hooks judged it: withheld (446), flagged (246) or passed, with the body they left. */
-function outputVerdict(inference: InferenceContext, outcome: Extract<AttemptOutcome, { ok: true }>, ran: HooksOutcome, body: () => string | Buffer): AttemptOutcome {
+function outputVerdict(
+  inference: InferenceContext,
+  outcome: Extract<AttemptOutcome, { ok: true }>,
+  ran: HooksOutcome,
+  body: () => string | Buffer,
+): AttemptOutcome {
   if (ran.denied) return { ok: false, status: 446, headers: outcome.headers, error: new HooksFailedError('output', results(inference)), network: false };
   return { ...outcome, status: ran.passed ? outcome.status : 246, body: body() };
 }
 
 /** Runs one side's hooks of `settings` on the exchange, and ends the request when an input hook denies. */
-async function runSide(inference: InferenceContext, settings: InheritedSettings, side: HookSide, exchange: { request: JsonObject; response?: JsonObject }): Promise<HooksOutcome> {
+async function runSide(
+  inference: InferenceContext,
+  settings: InheritedSettings,
+  side: HookSide,
+  exchange: { request: JsonObject; response?: JsonObject },
+): Promise<HooksOutcome> {
   const ran = await runSpecs(inference, await specsOf(inference, settings, side), side, exchange);
   if (side === 'input') {
     if (ran.denied) throw new HooksFailedError('input', results(inference));
@@ -133,7 +145,12 @@ async function runSide(inference: InferenceContext, settings: InheritedSettings,
  * answer (their results reach the log only, never the answer or its status). An attempt's output
  * results replace an earlier attempt's in the answer; the log keeps them all.
  */
-async function runSpecs(inference: InferenceContext, hooks: HookSpec[], side: HookSide, exchange: { request: JsonObject; response?: JsonObject }): Promise<HooksOutcome> {
+async function runSpecs(
+  inference: InferenceContext,
+  hooks: HookSpec[],
+  side: HookSide,
+  exchange: { request: JsonObject; response?: JsonObject },
+): Promise<HooksOutcome> {
   const request = inference.request as UnifiedRequest;
   const base = { operation: request.operation, metadata: request.metadata, headers: request.headers };
   const list = side === 'input' ? 'before_request_hooks' : 'after_request_hooks';

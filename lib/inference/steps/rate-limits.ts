@@ -50,7 +50,12 @@ export const targetRateLimitStep: TargetStep = {
     // The attempt before this one failed: what it reserved is no longer needed.
     if (state.targetTokens.length > 0) attempt.inference.waitUntil(releaseTokens(state.targetTokens.splice(0)).catch(reportCountError));
     try {
-      state.targetTokens = await enforce(state.targetPolicies, targetValues(attempt), state, estimatedTokens(attempt.inference, attempt.leaf.settings.override_params));
+      state.targetTokens = await enforce(
+        state.targetPolicies,
+        targetValues(attempt),
+        state,
+        estimatedTokens(attempt.inference, attempt.leaf.settings.override_params),
+      );
     } catch (error) {
       if (!(error instanceof RateLimitedError)) throw error;
       attempt.inference.recorder.rateLimited(error.policyId);
@@ -68,7 +73,9 @@ export const targetRateLimitStep: TargetStep = {
  * to `waitUntil` then: no deferred work waits on the finish, so no caller's order can hang it.
  */
 function settleWhenFinished(context: InferenceContext, state: RateLimitState): void {
-  context.recorder.onFinish((record) => context.waitUntil(countTokens([...state.requestTokens, ...state.targetTokens], record.usage?.total_tokens ?? 0).catch(reportCountError)));
+  context.recorder.onFinish((record) =>
+    context.waitUntil(countTokens([...state.requestTokens, ...state.targetTokens], record.usage?.total_tokens ?? 0).catch(reportCountError)),
+  );
 }
 
 function reportCountError(error: unknown): void {

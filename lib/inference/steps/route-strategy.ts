@@ -18,7 +18,8 @@ export const routeStrategy: RequestStep = {
       query: { metadata: request.metadata, params: request.kind === 'unified' ? request.body : {}, url: { pathname: request.path } },
       waitUntil: context.waitUntil,
       // Every field the target steps set, present from the start: one shape for every attempt.
-      attempt: (leaf) => runSteps(steps, { inference: context, leaf, target: undefined, timeout: undefined, body: undefined, shaping: undefined, answerChecked: undefined }),
+      attempt: (leaf) =>
+        runSteps(steps, { inference: context, leaf, target: undefined, timeout: undefined, body: undefined, shaping: undefined, answerChecked: undefined }),
     });
     context.recorder.cached(context.cacheStatus);
     return { outcome: routing.outcome, path: routing.path, retries: routing.retries, cacheStatus: context.cacheStatus, usage: context.usage };

@@ -194,12 +194,7 @@ function durableStore(FilesystemStore: FilesystemStoreClass): FilesystemStoreCla
       }
     }
 
-    async putPart(
-      bucket: string,
-      uploadId: string,
-      partNumber: number | string,
-      content: Readable | Buffer,
-    ): Promise<{ size: number; md5: string }> {
+    async putPart(bucket: string, uploadId: string, partNumber: number | string, content: Readable | Buffer): Promise<{ size: number; md5: string }> {
       const partPath = path.join(this.getResourcePath(bucket, undefined, 'uploads'), uploadId, String(partNumber));
       await mkdir(path.dirname(partPath), { recursive: true });
       const temp = tempPathFor(partPath);

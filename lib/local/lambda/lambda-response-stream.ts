@@ -20,7 +20,10 @@ export class LambdaResponseStream extends Writable {
    */
   headError: Error | undefined;
 
-  constructor(private readonly res: ServerResponse, idleMs: number) {
+  constructor(
+    private readonly res: ServerResponse,
+    idleMs: number,
+  ) {
     super();
     this.idleTimer = setTimeout(() => this.destroy(new Error('Stream idle timeout')), idleMs);
     this.idleTimer.unref();

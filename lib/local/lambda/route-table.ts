@@ -61,7 +61,12 @@ function newNode(path: string): ResourceNode {
   return { path, methods: new Map(), literals: new Map() };
 }
 
-function find(node: ResourceNode, segments: string[], index: number, params: Record<string, string>): { node: ResourceNode; params: Record<string, string> } | undefined {
+function find(
+  node: ResourceNode,
+  segments: string[],
+  index: number,
+  params: Record<string, string>,
+): { node: ResourceNode; params: Record<string, string> } | undefined {
   if (index === segments.length) return node === undefined ? undefined : { node, params };
   const segment = segments[index];
   const literal = node.literals.get(segment);

@@ -84,19 +84,34 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     const url = requestUrl(req.url ?? '/');
     if (!url) {
       req.resume();
-      return sendError(res, 400, `The request target ${JSON.stringify((req.url ?? '').slice(0, 100))} is not a path; send a path such as /v1/chat/completions.`, 'invalid_path');
+      return sendError(
+        res,
+        400,
+        `The request target ${JSON.stringify((req.url ?? '').slice(0, 100))} is not a path; send a path such as /v1/chat/completions.`,
+        'invalid_path',
+      );
     }
     // WHATWG URLs resolve `..` and `%2e%2e` segments; API Gateway hands the path over as sent, so
     // the route (pass-through, which refuses dot segments) sees what the client wrote.
     const path = rawPathOf(req.url ?? '/', url);
     if (hasMalformedEscape(path)) {
       req.resume();
-      return sendError(res, 400, 'The request path holds a malformed percent-escape: a % must start an escape of UTF-8 bytes such as %2F; send a literal % as %25.', 'invalid_path');
+      return sendError(
+        res,
+        400,
+        'The request path holds a malformed percent-escape: a % must start an escape of UTF-8 bytes such as %2F; send a literal % as %25.',
+        'invalid_path',
+      );
     }
     const match = table.match(req.method ?? 'GET', path);
     if (!match?.route) {
       req.resume();
-      return sendError(res, 404, `Unknown route ${req.method} ${path}. Inference routes live under /v1 (for example POST /v1/chat/completions).`, 'route_not_found');
+      return sendError(
+        res,
+        404,
+        `Unknown route ${req.method} ${path}. Inference routes live under /v1 (for example POST /v1/chat/completions).`,
+        'route_not_found',
+      );
     }
     if (headerBytes(req) > maxHeaderBytes) {
       req.resume();
@@ -237,13 +252,19 @@ function clientErrorAnswer(error: NodeJS.ErrnoException): GatewayError | undefin
         { code: 'invalid_path' },
       );
     case 'HPE_INVALID_HEADER_TOKEN':
-      return new GatewayError(400, `A request header is malformed (${reason}): a name must be a token such as x-request-id, and a value may not hold control characters.`, {
-        code: 'invalid_request_header',
-      });
+      return new GatewayError(
+        400,
+        `A request header is malformed (${reason}): a name must be a token such as x-request-id, and a value may not hold control characters.`,
+        {
+          code: 'invalid_request_header',
+        },
+      );
     case 'HPE_HEADER_OVERFLOW':
       return new GatewayError(431, headersTooLarge, { code: 'headers_too_large' });
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return new GatewayError(413, 'The chunk extensions of the request body are too large; send the body without chunk extensions.', { code: 'request_too_large' });
+      return new GatewayError(413, 'The chunk extensions of the request body are too large; send the body without chunk extensions.', {
+        code: 'request_too_large',
+      });
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new GatewayError(408, 'The request headers did not arrive in time; the connection is closed.', { code: 'request_timeout' });
     default:

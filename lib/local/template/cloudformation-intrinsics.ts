@@ -84,7 +84,9 @@ export function resolveIntrinsics(
         }
         case 'Fn::Join': {
           const [delimiter, items] = list(arg, 'Fn::Join');
-          return list(items, 'Fn::Join').map((item) => str(item, 'Fn::Join')).join(str(delimiter, 'Fn::Join'));
+          return list(items, 'Fn::Join')
+            .map((item) => str(item, 'Fn::Join'))
+            .join(str(delimiter, 'Fn::Join'));
         }
         case 'Fn::Select': {
           const [index, items] = list(arg, 'Fn::Select');

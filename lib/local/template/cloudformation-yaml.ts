@@ -4,15 +4,7 @@
  * `!Cidr`, `!Condition`) become their long-form objects (`{ Ref: 'X' }`, `{ 'Fn::GetAtt': ['X', 'Arn'] }`,
  * ...). Anchors, aliases and `<<` merge keys work as in the framework.
  */
-import {
-  Pair,
-  Scalar,
-  YAMLMap,
-  parseDocument,
-  type CollectionTag,
-  type ScalarTag,
-  type YAMLSeq,
-} from 'yaml';
+import { Pair, Scalar, YAMLMap, parseDocument, type CollectionTag, type ScalarTag, type YAMLSeq } from 'yaml';
 import { isPlainObject } from '../../core/plain-object';
 
 /** Short-form tag → long-form key. `!Ref` and `!Condition` are scalar-only; `!GetAtt` is special. */
@@ -82,4 +74,3 @@ export function parseServerlessYaml(text: string, fileName = 'serverless.yml'): 
   if (!isPlainObject(value)) throw new Error(`${fileName}: expected a mapping at the top level`);
   return value;
 }
-

@@ -28,12 +28,7 @@ import {
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  GetQueueUrlCommand,
-  SetQueueAttributesCommand,
-} from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, GetQueueUrlCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { dynamoClient, endpointEnv, s3Client, sqsClient } from '../../store/clients';
 import { resolveIntrinsics, type ServerlessConfig } from './serverless-config';
 
@@ -94,9 +89,7 @@ export async function provisionResources(resources: Resources, options: Provisio
     const resource = resources[logicalId];
     if (!resource) throw new Error(`serverless.yml declares no resource named ${logicalId}.`);
     if (!PROVISIONERS[resource.Type]) {
-      throw new Error(
-        `${logicalId} is an ${resource.Type}, which exists only on AWS: the local runtime does not create it, so it has no local value.`,
-      );
+      throw new Error(`${logicalId} is an ${resource.Type}, which exists only on AWS: the local runtime does not create it, so it has no local value.`);
     }
     throw new Error(`${logicalId} is referenced before it was created.`);
   };
@@ -125,9 +118,7 @@ export async function provisionResources(resources: Resources, options: Provisio
     const provisioner = PROVISIONERS[resource.Type];
     if (!provisioner) continue;
     if (!process.env[provisioner.endpoint]) {
-      throw new Error(
-        `${provisioner.endpoint} is not set: provisioning only creates resources in local emulators, never in an AWS account.`,
-      );
+      throw new Error(`${provisioner.endpoint} is not set: provisioning only creates resources in local emulators, never in an AWS account.`);
     }
     const dependencies = new Set([...references(resource.Properties ?? {})].filter((id) => id !== logicalId && PROVISIONERS[resources[id]?.Type ?? '']));
     pending.set(logicalId, dependencies);
@@ -276,11 +267,16 @@ function assertSameShape(table: TableDescription, wanted: CreateTableCommandInpu
   if (keys(table.KeySchema) !== keys(wanted.KeySchema)) {
     problems.push(`key schema is ${keys(table.KeySchema)}, serverless.yml says ${keys(wanted.KeySchema)}`);
   }
-  const compare = (kind: string, existing: { IndexName?: string; KeySchema?: KeySchemaElement[] }[] = [], declared: { IndexName?: string; KeySchema?: KeySchemaElement[] }[] = []) => {
+  const compare = (
+    kind: string,
+    existing: { IndexName?: string; KeySchema?: KeySchemaElement[] }[] = [],
+    declared: { IndexName?: string; KeySchema?: KeySchemaElement[] }[] = [],
+  ) => {
     for (const index of declared) {
       const match = existing.find((e) => e.IndexName === index.IndexName);
       if (!match) problems.push(`${kind} ${index.IndexName} is missing`);
-      else if (keys(match.KeySchema) !== keys(index.KeySchema)) problems.push(`${kind} ${index.IndexName} has keys ${keys(match.KeySchema)}, serverless.yml says ${keys(index.KeySchema)}`);
+      else if (keys(match.KeySchema) !== keys(index.KeySchema))
+        problems.push(`${kind} ${index.IndexName} has keys ${keys(match.KeySchema)}, serverless.yml says ${keys(index.KeySchema)}`);
     }
   };
   compare('global secondary index', table.GlobalSecondaryIndexes, wanted.GlobalSecondaryIndexes);
@@ -299,9 +295,7 @@ async function enableTimeToLive(tableName: string, attributeName: string): Promi
     const { TimeToLiveDescription: current } = await dynamo.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
     const status = current?.TimeToLiveStatus;
     if ((status === 'ENABLED' || status === 'ENABLING') && current?.AttributeName === attributeName) return;
-    await dynamo.send(
-      new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: attributeName, Enabled: true } }),
-    );
+    await dynamo.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: attributeName, Enabled: true } }));
   } catch (err) {
     // dynalite has no TTL (UpdateTimeToLive is an unknown operation): expired items stay until
     // deleted, which DynamoDB allows too (its TTL deletes lazily), so readers check expiry anyway.
@@ -346,9 +340,7 @@ async function provisionQueue(logicalId: string, props: Record<string, unknown>,
     ({ QueueUrl: queueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: queueName })));
     const current: Record<string, string | undefined> =
       (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['All'] }))).Attributes ?? {};
-    const changed = Object.fromEntries(
-      Object.entries(attributes).filter(([name, value]) => name !== 'FifoQueue' && current[name] !== value),
-    );
+    const changed = Object.fromEntries(Object.entries(attributes).filter(([name, value]) => name !== 'FifoQueue' && current[name] !== value));
     if (Object.keys(changed).length > 0) {
       await sqs.send(new SetQueueAttributesCommand({ QueueUrl: queueUrl, Attributes: changed }));
     }
@@ -356,9 +348,7 @@ async function provisionQueue(logicalId: string, props: Record<string, unknown>,
   if (!queueUrl) throw new Error(`the emulator returned no URL for queue ${queueName}`);
 
   // The emulator's own ARN: the one it matches a dead-letter target against.
-  const { Attributes: { QueueArn } = {} } = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-  );
+  const { Attributes: { QueueArn } = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
   if (!QueueArn) throw new Error(`the emulator returned no ARN for queue ${queueName}`);
   return { ref: queueUrl, attributes: { Arn: QueueArn, QueueUrl: queueUrl, QueueName: queueName } };
 }

@@ -115,12 +115,7 @@ export function loadServerlessConfig(options: { file?: string; stage: string; re
   };
 }
 
-function httpRoutes(
-  functionName: string,
-  definition: Record<string, unknown>,
-  defaultIntegrationTimeout: number,
-  fileName: string,
-): ServerlessRoute[] {
+function httpRoutes(functionName: string, definition: Record<string, unknown>, defaultIntegrationTimeout: number, fileName: string): ServerlessRoute[] {
   const events = Array.isArray(definition.events) ? definition.events : [];
   const routes: ServerlessRoute[] = [];
   for (const event of events) {

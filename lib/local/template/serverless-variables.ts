@@ -24,10 +24,7 @@ export interface VariableOptions {
   env: NodeJS.ProcessEnv;
 }
 
-type Source =
-  | { kind: 'literal'; value: unknown }
-  | { kind: 'variable'; type: string; address: string; text: string }
-  | { kind: 'nested'; expression: string };
+type Source = { kind: 'literal'; value: unknown } | { kind: 'variable'; type: string; address: string; text: string } | { kind: 'nested'; expression: string };
 
 /** Resolves the `${...}` variables of one parsed file (`raw`). */
 export class VariableResolver {
@@ -97,9 +94,7 @@ export class VariableResolver {
         if (part.kind === 'text') return part.text;
         const value = this.evaluate(part.expression, where);
         if (value === null || typeof value === 'object') {
-          throw new Error(
-            `${this.fileName}: variable \${${part.expression}} at "${where}" resolves to a non-scalar value and cannot be embedded in a string`,
-          );
+          throw new Error(`${this.fileName}: variable \${${part.expression}} at "${where}" resolves to a non-scalar value and cannot be embedded in a string`);
         }
         return String(value);
       })

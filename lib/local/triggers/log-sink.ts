@@ -118,7 +118,8 @@ class WorkerLogSink implements LogSink {
     this.stopping = true;
     clearTimeout(this.restartTimer);
     delete (globalThis as { __gatewayLocalLogSink?: unknown }).__gatewayLocalLogSink;
-    if (gaveUp) console.error(`Stopped with ${this.pendingLines()} request log lines the log worker had not stored after ${stopWaitMs / 1000} s; they are lost.`);
+    if (gaveUp)
+      console.error(`Stopped with ${this.pendingLines()} request log lines the log worker had not stored after ${stopWaitMs / 1000} s; they are lost.`);
     const child = this.child;
     if (!child) return;
     const exited = new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
@@ -204,7 +205,8 @@ class WorkerLogSink implements LogSink {
     const delay = Math.min(restartMaxMs, restartBaseMs * 2 ** (this.deathsSinceStored - 1));
     const pending = this.pendingLines();
     console.error(
-      `The log worker exited (${how}); starting another in ${delay} ms.` + (pending > 0 ? ` ${pending} request log lines not yet stored will be sent to it.` : ''),
+      `The log worker exited (${how}); starting another in ${delay} ms.` +
+        (pending > 0 ? ` ${pending} request log lines not yet stored will be sent to it.` : ''),
     );
     this.restartTimer = setTimeout(() => this.launch(), delay);
   }
@@ -217,7 +219,10 @@ class WorkerLogSink implements LogSink {
   }
 
   private refuse(): void {
-    if (this.refused++ === 0) console.error(`The request log backlog is full (${this.maxBacklogChars} characters not yet stored); request log lines are dropped until the log worker stores it.`);
+    if (this.refused++ === 0)
+      console.error(
+        `The request log backlog is full (${this.maxBacklogChars} characters not yet stored); request log lines are dropped until the log worker stores it.`,
+      );
   }
 
   private pendingLines(): number {

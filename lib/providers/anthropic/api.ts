@@ -81,7 +81,11 @@ export type ToolChoice =
   | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
   | { type: 'none' };
 
-export type ThinkingConfig = { type: 'enabled'; budget_tokens: number } | { type: 'disabled' } | { type: 'adaptive' } | { type: string; budget_tokens?: number };
+export type ThinkingConfig =
+  | { type: 'enabled'; budget_tokens: number }
+  | { type: 'disabled' }
+  | { type: 'adaptive' }
+  | { type: string; budget_tokens?: number };
 
 /**
  * A Messages request body without `model`: Anthropic's own API wants `model` in the body, Claude on

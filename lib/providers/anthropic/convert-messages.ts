@@ -44,7 +44,11 @@ export function convertMessages(messages: ChatMessage[]): ConvertedMessages {
         return;
       case 'tool':
         if (typeof message.tool_call_id !== 'string' || !message.tool_call_id) {
-          throw badRequest(`${where}.tool_call_id is required: the id of the tool call this message answers.`, `${where}.tool_call_id`, 'missing_required_parameter');
+          throw badRequest(
+            `${where}.tool_call_id is required: the id of the tool call this message answers.`,
+            `${where}.tool_call_id`,
+            'missing_required_parameter',
+          );
         }
         push(converted, 'user', [{ type: 'tool_result', tool_use_id: message.tool_call_id, content: textOf(message.content) }]);
         return;
@@ -91,7 +95,8 @@ function textBlocks(content: string | TextPart[] | null | undefined, where: stri
   const blocks: TextBlock[] = [];
   content.forEach((part, index) => {
     // Assistant messages may carry a refusal part: it is the assistant's text all the same.
-    const text = part.type === 'text' ? part.text : (part as { type: string; refusal?: string }).type === 'refusal' ? (part as { refusal?: string }).refusal : undefined;
+    const text =
+      part.type === 'text' ? part.text : (part as { type: string; refusal?: string }).type === 'refusal' ? (part as { refusal?: string }).refusal : undefined;
     if (typeof text !== 'string') {
       throw badRequest(`${where}.content[${index}] must be a text part here; got type "${part.type}".`, `${where}.content[${index}]`, 'invalid_content');
     }
@@ -156,13 +161,22 @@ function fileBlock(part: FilePart, where: string): ImageBlock | DocumentBlock {
   const title = typeof file.filename === 'string' && file.filename ? { title: file.filename } : {};
   if (typeof file.file_data === 'string') {
     const data = parseDataUrl(file.file_data);
-    if (!data) throw badRequest(`${where}.file.file_data must be a base64 data URL such as data:application/pdf;base64,….`, `${where}.file.file_data`, 'invalid_file_data');
+    if (!data)
+      throw badRequest(
+        `${where}.file.file_data must be a base64 data URL such as data:application/pdf;base64,….`,
+        `${where}.file.file_data`,
+        'invalid_file_data',
+      );
     if (data.mediaType === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: data.data }, ...title };
     if (data.mediaType === 'text/plain') {
       return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(data.data, 'base64').toString('utf8') }, ...title };
     }
     if (data.mediaType.startsWith('image/')) return inlineImage(data.mediaType, data.data, `${where}.file.file_data`);
-    throw badRequest(`${where}.file.file_data: anthropic reads PDF, plain-text and image files; got ${data.mediaType}.`, `${where}.file.file_data`, 'unsupported_content');
+    throw badRequest(
+      `${where}.file.file_data: anthropic reads PDF, plain-text and image files; got ${data.mediaType}.`,
+      `${where}.file.file_data`,
+      'unsupported_content',
+    );
   }
   if (typeof file.file_id === 'string' && file.file_id) return { type: 'document', source: { type: 'file', file_id: file.file_id }, ...title };
   throw badRequest(`${where}.file needs file_data (a base64 data URL) or file_id.`, `${where}.file`, 'invalid_content');
@@ -192,7 +206,11 @@ function assistantContent(message: AssistantMessage, where: string): RequestBloc
         hasText = true;
         if (block.text) blocks.push({ type: 'text', text: block.text });
       } else {
-        throw badRequest(`${at} must be a thinking ({type, thinking, signature}), redacted_thinking ({type, data}) or text ({type, text}) block.`, at, 'invalid_content');
+        throw badRequest(
+          `${at} must be a thinking ({type, thinking, signature}), redacted_thinking ({type, data}) or text ({type, text}) block.`,
+          at,
+          'invalid_content',
+        );
       }
     });
   }
@@ -202,7 +220,12 @@ function assistantContent(message: AssistantMessage, where: string): RequestBloc
     if (typeof call?.id !== 'string' || typeof call.function?.name !== 'string') {
       throw badRequest(`${at} needs an id and function.name.`, at, 'invalid_tool_call');
     }
-    blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments ?? '', `${at}.function.arguments`) });
+    blocks.push({
+      type: 'tool_use',
+      id: call.id,
+      name: call.function.name,
+      input: parseToolArguments(call.function.arguments ?? '', `${at}.function.arguments`),
+    });
   });
   return blocks;
 }

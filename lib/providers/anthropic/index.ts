@@ -2,7 +2,12 @@ import type { ProviderDefinition } from '../types';
 import { anthropicAdapter } from './adapter';
 
 /** Anthropic's Messages API (`x-api-key` auth). */
-export const anthropicProvider: ProviderDefinition = { name: 'anthropic', baseUrl: 'https://api.anthropic.com/v1', operations: ['chat'], adapter: anthropicAdapter };
+export const anthropicProvider: ProviderDefinition = {
+  name: 'anthropic',
+  baseUrl: 'https://api.anthropic.com/v1',
+  operations: ['chat'],
+  adapter: anthropicAdapter,
+};
 
 // The Messages mapping, for other hosts of Claude (Google Vertex AI's rawPredict/streamRawPredict).
 export type { MessagesBody, MessageResponse, StreamEvent } from './api';

@@ -44,7 +44,11 @@ export function prepareTools(request: ChatRequest): PreparedTools {
 
 function toolDefinition(tool: FunctionTool, index: number): ToolDefinition {
   if (tool?.type !== 'function' || typeof tool.function?.name !== 'string' || !tool.function.name) {
-    throw badRequest(`tools[${index}] must be {"type":"function","function":{"name",…}}; anthropic takes function tools only.`, `tools[${index}]`, 'invalid_tools');
+    throw badRequest(
+      `tools[${index}] must be {"type":"function","function":{"name",…}}; anthropic takes function tools only.`,
+      `tools[${index}]`,
+      'invalid_tools',
+    );
   }
   const definition: ToolDefinition = { name: tool.function.name, input_schema: tool.function.parameters ?? { type: 'object', properties: {} } };
   if (tool.function.description) definition.description = tool.function.description;
@@ -71,7 +75,11 @@ function isThinking(request: ChatRequest): boolean {
 function jsonResponseTool(format: ResponseFormat | undefined, hasTools: boolean, thinking: boolean): PreparedTools | undefined {
   if (format == null || format.type === 'text') return undefined;
   if (format.type !== 'json_object' && format.type !== 'json_schema') {
-    throw badRequest(`response_format.type must be text, json_object or json_schema; got "${(format as { type?: string }).type}".`, 'response_format', 'invalid_response_format');
+    throw badRequest(
+      `response_format.type must be text, json_object or json_schema; got "${(format as { type?: string }).type}".`,
+      'response_format',
+      'invalid_response_format',
+    );
   }
   if (hasTools || thinking) {
     throw badRequest(
@@ -83,8 +91,13 @@ function jsonResponseTool(format: ResponseFormat | undefined, hasTools: boolean,
   let tool: ToolDefinition;
   if (format.type === 'json_schema') {
     const spec = format.json_schema;
-    if (typeof spec?.name !== 'string' || !spec.name) throw badRequest('response_format.json_schema.name is required.', 'response_format.json_schema.name', 'invalid_response_format');
-    tool = { name: spec.name, description: spec.description ?? `Give your answer as the input of this tool, following the ${spec.name} schema.`, input_schema: spec.schema ?? { type: 'object' } };
+    if (typeof spec?.name !== 'string' || !spec.name)
+      throw badRequest('response_format.json_schema.name is required.', 'response_format.json_schema.name', 'invalid_response_format');
+    tool = {
+      name: spec.name,
+      description: spec.description ?? `Give your answer as the input of this tool, following the ${spec.name} schema.`,
+      input_schema: spec.schema ?? { type: 'object' },
+    };
   } else {
     tool = { name: 'json_object', description: 'Give your answer as a JSON object: the input of this tool.', input_schema: { type: 'object' } };
   }

@@ -40,8 +40,16 @@ const rejected: Array<[field: string, when: (request: ChatRequest) => boolean, w
   ['n', (request) => request.n != null && request.n !== 1, 'anthropic returns one choice per request; send n: 1 or several requests'],
   ['logprobs', (request) => request.logprobs === true || request.top_logprobs != null, 'anthropic does not return log probabilities'],
   ['logit_bias', (request) => request.logit_bias != null && Object.keys(request.logit_bias as object).length > 0, 'anthropic has no token biasing'],
-  ['audio', (request) => request.audio != null || (Array.isArray(request.modalities) && request.modalities.includes('audio')), 'anthropic does not produce audio'],
-  ['functions', (request) => request.functions != null || request.function_call != null, 'use tools and tool_choice instead of the deprecated functions and function_call'],
+  [
+    'audio',
+    (request) => request.audio != null || (Array.isArray(request.modalities) && request.modalities.includes('audio')),
+    'anthropic does not produce audio',
+  ],
+  [
+    'functions',
+    (request) => request.functions != null || request.function_call != null,
+    'use tools and tool_choice instead of the deprecated functions and function_call',
+  ],
   ['prediction', (request) => request.prediction != null, 'anthropic has no predicted outputs'],
 ];
 

@@ -69,11 +69,17 @@ export function readMessageResponse(bytes: Buffer, mapping: AnthropicMapping): {
   try {
     parsed = JSON.parse(bytes.toString('utf8'));
   } catch {
-    throw new GatewayError(502, `${mapping.provider} answered 200 with a body that is not JSON.`, { code: 'provider_response_unreadable', provider: mapping.provider });
+    throw new GatewayError(502, `${mapping.provider} answered 200 with a body that is not JSON.`, {
+      code: 'provider_response_unreadable',
+      provider: mapping.provider,
+    });
   }
   if (parsed?.type === 'error' || !Array.isArray(parsed?.content)) {
     const detail = parsed?.type === 'error' && parsed.error?.message ? `: ${parsed.error.message}` : '';
-    throw new GatewayError(502, `${mapping.provider} answered 200 without a message${detail}.`, { code: 'provider_response_unreadable', provider: mapping.provider });
+    throw new GatewayError(502, `${mapping.provider} answered 200 without a message${detail}.`, {
+      code: 'provider_response_unreadable',
+      provider: mapping.provider,
+    });
   }
   const { completion, usage } = fromMessageResponse(parsed, mapping);
   return { body: JSON.stringify(completion), usage };

@@ -69,7 +69,8 @@ export function anthropicEventMapper(mapping: AnthropicMapping): (event: StreamE
       case 'redacted_thinking': {
         const blockIndex = contentBlockCount++;
         if (mapping.strictApiCompliance) return { kind: 'ignored' };
-        if (block.type === 'redacted_thinking') emitter.contentBlock({ index: blockIndex, type: 'redacted_thinking', data: (block as RedactedThinkingBlock).data });
+        if (block.type === 'redacted_thinking')
+          emitter.contentBlock({ index: blockIndex, type: 'redacted_thinking', data: (block as RedactedThinkingBlock).data });
         else if ((block as ThinkingBlock).thinking) emitter.contentBlock({ index: blockIndex, type: 'thinking', thinking: (block as ThinkingBlock).thinking });
         return { kind: 'thinking', blockIndex };
       }
@@ -139,7 +140,10 @@ export function anthropicEventMapper(mapping: AnthropicMapping): (event: StreamE
         return;
       case 'stream_end':
         if (!stopped && !finished) {
-          throw new GatewayError(502, `The ${mapping.provider} stream ended before the message was complete.`, { code: 'provider_stream_error', provider: mapping.provider });
+          throw new GatewayError(502, `The ${mapping.provider} stream ended before the message was complete.`, {
+            code: 'provider_stream_error',
+            provider: mapping.provider,
+          });
         }
         return;
       default:

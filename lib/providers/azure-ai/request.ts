@@ -41,7 +41,11 @@ export function azureAIBaseUrl(settings: ProviderSettings): string {
       return `https://${endpoint}.${required(settings.cloudC_region, 'cloudC_region', 'for a managed endpoint')}.inference.ml.azure.com`;
     }
     case 'serverless': {
-      const endpoint = required(settings.cloudC_endpoint_name ?? settings.cloudC_deployment_name, 'cloudC_endpoint_name', '(or cloudC_deployment_name) for a serverless endpoint');
+      const endpoint = required(
+        settings.cloudC_endpoint_name ?? settings.cloudC_deployment_name,
+        'cloudC_endpoint_name',
+        '(or cloudC_deployment_name) for a serverless endpoint',
+      );
       return `https://${endpoint}.${required(settings.cloudC_region, 'cloudC_region', 'for a serverless endpoint')}.models.ai.azure.com`;
     }
     default:

@@ -14,7 +14,11 @@ const v1Versions = new Set(['v1', 'preview', 'latest']);
 /** A DNS label the gateway puts into an Azure host name (a resource, endpoint or region name). */
 export function hostLabel(provider: string, field: string, value: string): string {
   if (!/^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/.test(value)) {
-    throw badRequest(`${provider}: ${field} must be letters, digits and hyphens (it becomes part of the host name); got "${value.slice(0, 100)}".`, field, 'invalid_provider_settings');
+    throw badRequest(
+      `${provider}: ${field} must be letters, digits and hyphens (it becomes part of the host name); got "${value.slice(0, 100)}".`,
+      field,
+      'invalid_provider_settings',
+    );
   }
   return value.toLowerCase();
 }
@@ -54,7 +58,11 @@ export function chooseDeployment(settings: ProviderSettings, model: unknown): Az
     const chosen = settings.deployments.find((item) => item.alias === model) ?? settings.deployments.find((item) => item.is_default);
     if (!chosen) {
       const aliases = settings.deployments.map((item) => item.alias).join(', ');
-      throw badRequest(`No azure-openai deployment has the alias "${String(model)}" and none is marked is_default. Aliases: ${aliases}.`, 'model', 'unknown_deployment');
+      throw badRequest(
+        `No azure-openai deployment has the alias "${String(model)}" and none is marked is_default. Aliases: ${aliases}.`,
+        'model',
+        'unknown_deployment',
+      );
     }
     return { deployment: chosen.deployment_id, apiVersion: chosen.api_version || fallbackVersion };
   }
@@ -83,7 +91,8 @@ export function azureOpenAIRoute(baseUrl: string, operation: Operation, choice: 
     if (choice.apiVersion === 'preview') url.searchParams.set('api-version', 'preview');
     return { url, model: choice.deployment || undefined, streamOptions: true };
   }
-  if (!choice.deployment) throw badRequest('azure-openai needs a deployment: cloudC_deployment_id, deployments, or the model name.', 'model', 'missing_provider_settings');
+  if (!choice.deployment)
+    throw badRequest('azure-openai needs a deployment: cloudC_deployment_id, deployments, or the model name.', 'model', 'missing_provider_settings');
   const url = new URL(`${baseUrl}/deployments/${pathSegment(choice.deployment, 'model')}${operationPaths[operation]}`);
   url.searchParams.set('api-version', choice.apiVersion);
   return { url, streamOptions: choice.apiVersion.slice(0, 10) >= '2024-09-01' };

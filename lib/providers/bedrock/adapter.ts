@@ -19,7 +19,9 @@ const eventStreamType = 'application/vnd.amazon.eventstream';
  * `arn:aws:bedrock:…:application-inference-profile/abc` stays one segment.
  */
 export function modelPath(model: string, action: 'converse' | 'converse-stream' | 'invoke'): string {
-  const segment = pathSegment(model, 'model', (value) => encodeURIComponent(value).replace(/[!'()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`));
+  const segment = pathSegment(model, 'model', (value) =>
+    encodeURIComponent(value).replace(/[!'()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`),
+  );
   return `/model/${segment}/${action}`;
 }
 
@@ -64,7 +66,12 @@ async function prepareEmbeddings(call: ProviderCall, model: string): Promise<Pre
  * A JSON POST to the target's base URL + `path`, with the auth headers (signed over these very
  * bytes), and how to read Bedrock's errors.
  */
-async function signedPost(call: ProviderCall, path: string, payload: object, accept: string): Promise<Pick<PreparedCall, 'url' | 'headers' | 'body' | 'readError'>> {
+async function signedPost(
+  call: ProviderCall,
+  path: string,
+  payload: object,
+  accept: string,
+): Promise<Pick<PreparedCall, 'url' | 'headers' | 'body' | 'readError'>> {
   const url = new URL(call.target.baseUrl + path);
   const body = JSON.stringify(payload);
   const headers: Record<string, string> = { ...call.forwardHeaders, 'content-type': 'application/json', accept };

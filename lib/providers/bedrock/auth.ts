@@ -35,7 +35,6 @@ export function bedrockBaseUrl(settings: ProviderSettings): string {
   return `https://bedrock-runtime.${regionOf(settings)}.amazonaws.com`;
 }
 
-
 /**
  * SigV4 headers (`authorization`, `x-amz-date`, and `x-amz-security-token` for temporary
  * credentials) for a request. Signed: `host`, `content-type` and the `x-amz-*`/`x-amzn-*` headers,
@@ -44,7 +43,11 @@ export function bedrockBaseUrl(settings: ProviderSettings): string {
  * segment) is URI-encoded once more in the canonical request (`%253A`), which is what Bedrock checks.
  * @see https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html
  */
-export async function sigV4Headers(request: RawRequest, credentials: AwsCredentials, scope: { region: string; service?: string; date?: Date }): Promise<Record<string, string>> {
+export async function sigV4Headers(
+  request: RawRequest,
+  credentials: AwsCredentials,
+  scope: { region: string; service?: string; date?: Date },
+): Promise<Record<string, string>> {
   const { url } = request;
   const headers: Record<string, string> = { host: url.host };
   for (const name in request.headers) {
@@ -58,7 +61,16 @@ export async function sigV4Headers(request: RawRequest, credentials: AwsCredenti
   }
   const signer = new SignatureV4({ credentials, region: scope.region, service: scope.service ?? signingService, sha256: Sha256, applyChecksum: false });
   const signed = await signer.sign(
-    { method: request.method, protocol: url.protocol, hostname: url.hostname, port: url.port ? Number(url.port) : undefined, path: url.pathname, query, headers, body: request.body },
+    {
+      method: request.method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: url.port ? Number(url.port) : undefined,
+      path: url.pathname,
+      query,
+      headers,
+      body: request.body,
+    },
     { signingDate: scope.date },
   );
   const result: Record<string, string> = { authorization: signed.headers.authorization, 'x-amz-date': signed.headers['x-amz-date'] };

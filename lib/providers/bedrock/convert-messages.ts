@@ -48,7 +48,11 @@ export async function convertMessages(input: ChatMessage[], strict: boolean): Pr
         break;
       case 'tool': {
         if (typeof message.tool_call_id !== 'string' || !message.tool_call_id) {
-          throw badRequest(`${where}.tool_call_id is required: the id of the tool call this message answers.`, `${where}.tool_call_id`, 'missing_required_parameter');
+          throw badRequest(
+            `${where}.tool_call_id is required: the id of the tool call this message answers.`,
+            `${where}.tool_call_id`,
+            'missing_required_parameter',
+          );
         }
         const text = textOf(message.content);
         result.hasToolBlocks = true;
@@ -69,7 +73,8 @@ export async function convertMessages(input: ChatMessage[], strict: boolean): Pr
 function append(messages: Message[], role: Message['role'], content: ContentBlock[], where: string): void {
   if (content.length === 0) {
     // An assistant turn with nothing to say is left out; a user turn without content is a mistake.
-    if (role === 'user') throw badRequest(`${where} has no content: Bedrock needs text, an image or a file in every user message.`, `${where}.content`, 'empty_message');
+    if (role === 'user')
+      throw badRequest(`${where} has no content: Bedrock needs text, an image or a file in every user message.`, `${where}.content`, 'empty_message');
     return;
   }
   const last = messages.at(-1);
@@ -99,7 +104,8 @@ async function userBlocks(content: string | ContentPart[], where: string, docume
         if (part.text) blocks.push({ text: part.text });
         break;
       case 'image_url':
-        if (typeof part.image_url?.url !== 'string') throw badRequest(`${partWhere}.image_url.url is required.`, `${partWhere}.image_url.url`, 'missing_required_parameter');
+        if (typeof part.image_url?.url !== 'string')
+          throw badRequest(`${partWhere}.image_url.url is required.`, `${partWhere}.image_url.url`, 'missing_required_parameter');
         blocks.push(await imageBlock(part.image_url.url, `${partWhere}.image_url.url`));
         break;
       case 'file':

@@ -26,7 +26,11 @@ export function buildEmbeddingRequest(body: JsonObject): { family: EmbeddingFami
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : undefined;
   if (/(^|[.:/])amazon\.titan-embed-(text|g1-text)/.test(model)) {
     if (inputs.length > 1) {
-      throw badRequest(`Titan embedding models take one text per request; got ${inputs.length}. Send one input per request, or use a Cohere Embed model for lists.`, 'input', 'unsupported_parameter');
+      throw badRequest(
+        `Titan embedding models take one text per request; got ${inputs.length}. Send one input per request, or use a Cohere Embed model for lists.`,
+        'input',
+        'unsupported_parameter',
+      );
     }
     const request: TitanEmbeddingRequest = { inputText: inputs[0] };
     if (dimensions !== undefined) request.dimensions = dimensions;
@@ -65,7 +69,10 @@ export function readEmbeddingResponse(bytes: Buffer, context: { family: Embeddin
     promptTokens = Number(parsed.meta?.billed_units?.input_tokens ?? 0);
   }
   if (!vectors || vectors.length !== context.inputCount) {
-    throw new GatewayError(502, 'Bedrock answered with a body that is not an embedding response.', { code: 'provider_response_unreadable', provider: providerName });
+    throw new GatewayError(502, 'Bedrock answered with a body that is not an embedding response.', {
+      code: 'provider_response_unreadable',
+      provider: providerName,
+    });
   }
   const usage = { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens };
   const data = vectors.map((vector, index) => ({ object: 'embedding', index, embedding: context.base64 ? packFloat32(vector) : vector }));

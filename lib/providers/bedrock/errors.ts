@@ -75,4 +75,3 @@ export function streamException(exceptionType: string | undefined, payload: Buff
   if (status === 424) status = 502;
   return new GatewayError(status, message ?? `Bedrock ended the stream with ${name}.`, { code: name, provider: providerName });
 }
-

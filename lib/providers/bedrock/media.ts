@@ -44,7 +44,8 @@ export async function imageBlock(url: string, where: string): Promise<ContentBlo
   }
   if (url.startsWith('s3://')) {
     const format = imageExtensions[url.split('.').pop()!.toLowerCase()];
-    if (!format) throw badRequest(`${where}: an s3:// image must end in .png, .jpg, .jpeg, .gif or .webp so its format is known.`, where, 'unsupported_image_format');
+    if (!format)
+      throw badRequest(`${where}: an s3:// image must end in .png, .jpg, .jpeg, .gif or .webp so its format is known.`, where, 'unsupported_image_format');
     return { image: { format, source: { s3Location: { uri: url } } } };
   }
   if (/^https?:\/\//i.test(url)) {
@@ -60,10 +61,20 @@ export async function imageBlock(url: string, where: string): Promise<ContentBlo
 async function fetchImage(url: string, where: string): Promise<Buffer> {
   const target = new URL(url);
   const failed = (reason: string) =>
-    badRequest(`${where}: could not fetch the image at ${target.host} (${reason}). Bedrock needs the image bytes; send it as a data: URL instead.`, where, 'image_fetch_failed');
+    badRequest(
+      `${where}: could not fetch the image at ${target.host} (${reason}). Bedrock needs the image bytes; send it as a data: URL instead.`,
+      where,
+      'image_fetch_failed',
+    );
   let response;
   try {
-    response = await sendOutbound({ url: target, method: 'GET', headers: { accept: 'image/png, image/jpeg, image/gif, image/webp' }, signal: AbortSignal.timeout(fetchTimeoutMs), target: 'the image host' });
+    response = await sendOutbound({
+      url: target,
+      method: 'GET',
+      headers: { accept: 'image/png, image/jpeg, image/gif, image/webp' },
+      signal: AbortSignal.timeout(fetchTimeoutMs),
+      target: 'the image host',
+    });
   } catch (error) {
     throw failed(error instanceof GatewayError && error.status === 400 ? error.message : (error as Error).message || 'connection failed');
   }
@@ -74,7 +85,11 @@ async function fetchImage(url: string, where: string): Promise<Buffer> {
   try {
     return await readBody(response.body, maxImageBytes, 'The image');
   } catch (error) {
-    throw failed(error instanceof GatewayError && error.code === 'provider_response_too_large' ? `larger than Bedrock's ${maxImageBytes} byte limit` : (error as Error).message);
+    throw failed(
+      error instanceof GatewayError && error.code === 'provider_response_too_large'
+        ? `larger than Bedrock's ${maxImageBytes} byte limit`
+        : (error as Error).message,
+    );
   }
 }
 
@@ -103,10 +118,18 @@ export function documentBlock(file: FilePart['file'] | undefined, where: string,
   const data = parseDataUrl(file.file_data);
   const format = data && documentFormats[data.mediaType.toLowerCase()];
   if (!data || !format) {
-    throw badRequest(`${where}.file.file_data must be a base64 data: URL of a PDF, CSV, DOC, DOCX, XLS, XLSX, HTML, TXT or Markdown file.`, `${where}.file.file_data`, 'unsupported_file_format');
+    throw badRequest(
+      `${where}.file.file_data must be a base64 data: URL of a PDF, CSV, DOC, DOCX, XLS, XLSX, HTML, TXT or Markdown file.`,
+      `${where}.file.file_data`,
+      'unsupported_file_format',
+    );
   }
   const base = (file.filename ?? 'document').replace(/\.[A-Za-z0-9]{1,5}$/, '');
-  let name = base.replace(/[^A-Za-z0-9\s\-()[\]]+/g, '-').replace(/\s+/g, ' ').trim() || 'document';
+  let name =
+    base
+      .replace(/[^A-Za-z0-9\s\-()[\]]+/g, '-')
+      .replace(/\s+/g, ' ')
+      .trim() || 'document';
   for (let n = 2; names.has(name); n++) name = `${name.replace(/ \(\d+\)$/, '')} (${n})`;
   names.add(name);
   return { document: { format, name, source: { bytes: data.data } } };

@@ -43,10 +43,12 @@ export function prepareTools(body: ChatRequest, history: { hasToolBlocks: boolea
       );
     }
     const schema = format.type === 'json_schema' ? format.json_schema?.schema : undefined;
-    const wanted = format.type === 'json_schema' && typeof format.json_schema?.name === 'string' ? format.json_schema.name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) : '';
+    const wanted =
+      format.type === 'json_schema' && typeof format.json_schema?.name === 'string' ? format.json_schema.name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) : '';
     const name = wanted || 'json_response';
     const description =
-      (format.type === 'json_schema' && format.json_schema?.description) || 'Give the final answer by calling this tool with it as the input, as a JSON object.';
+      (format.type === 'json_schema' && format.json_schema?.description) ||
+      'Give the final answer by calling this tool with it as the input, as a JSON object.';
     const toolSpecs = [...historySpecs(history, specs), { toolSpec: { name, description, inputSchema: { json: schema ?? { type: 'object' } } } }];
     return { toolConfig: { tools: toolSpecs, toolChoice: { tool: { name } } }, responseTool: name };
   }
@@ -79,7 +81,11 @@ function toolSpec(tool: FunctionTool, index: number): { toolSpec: ToolSpec } {
     throw badRequest(`${where} must be {"type":"function","function":{"name":…}}; Bedrock supports only function tools.`, where, 'unsupported_tool_type');
   }
   if (!toolNamePattern.test(tool.function.name)) {
-    throw badRequest(`${where}.function.name must be 1-64 letters, digits, underscores or hyphens for Bedrock; got "${tool.function.name.slice(0, 80)}".`, `${where}.function.name`, 'invalid_tool_name');
+    throw badRequest(
+      `${where}.function.name must be 1-64 letters, digits, underscores or hyphens for Bedrock; got "${tool.function.name.slice(0, 80)}".`,
+      `${where}.function.name`,
+      'invalid_tool_name',
+    );
   }
   const spec: ToolSpec = { name: tool.function.name, inputSchema: { json: tool.function.parameters ?? emptyObjectSchema } };
   if (tool.function.description) spec.description = tool.function.description;
@@ -89,5 +95,7 @@ function toolSpec(tool: FunctionTool, index: number): { toolSpec: ToolSpec } {
 /** The client's specs, or (when it sent none) minimal ones for the tools the history used. */
 function historySpecs(history: { toolNames: Set<string> }, specs: Array<{ toolSpec: ToolSpec }>): Array<{ toolSpec: ToolSpec }> {
   if (specs.length > 0) return specs;
-  return [...history.toolNames].map((name) => ({ toolSpec: { name, description: 'A tool used earlier in this conversation.', inputSchema: { json: emptyObjectSchema } } }));
+  return [...history.toolNames].map((name) => ({
+    toolSpec: { name, description: 'A tool used earlier in this conversation.', inputSchema: { json: emptyObjectSchema } },
+  }));
 }

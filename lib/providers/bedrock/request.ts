@@ -36,11 +36,19 @@ const nativeFields = ['guardrailConfig', 'performanceConfig', 'requestMetadata',
  */
 export async function buildConverseRequest(body: ChatRequest, strict: boolean): Promise<ConverseCall> {
   if (typeof body.n === 'number' && body.n > 1) {
-    throw badRequest('n > 1 is not supported for Bedrock: Converse returns one answer per request. Send several requests instead.', 'n', 'unsupported_parameter');
+    throw badRequest(
+      'n > 1 is not supported for Bedrock: Converse returns one answer per request. Send several requests instead.',
+      'n',
+      'unsupported_parameter',
+    );
   }
   const converted = await convertMessages(body.messages, strict);
   if (converted.messages.length === 0) {
-    throw badRequest('messages needs at least one user message for Bedrock (system messages alone are not a conversation).', 'messages', 'missing_required_parameter');
+    throw badRequest(
+      'messages needs at least one user message for Bedrock (system messages alone are not a conversation).',
+      'messages',
+      'missing_required_parameter',
+    );
   }
   const request: ConverseRequest = { messages: converted.messages };
   if (converted.system.length > 0) request.system = converted.system;

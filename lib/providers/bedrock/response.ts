@@ -27,7 +27,10 @@ export function readConverseResponse(bytes: Buffer, context: ResponseContext): {
     throw new GatewayError(502, 'Bedrock answered with a body that is not JSON.', { code: 'provider_response_unreadable', provider: providerName });
   }
   if (!parsed || typeof parsed !== 'object') {
-    throw new GatewayError(502, 'Bedrock answered with a body that is not a Converse response.', { code: 'provider_response_unreadable', provider: providerName });
+    throw new GatewayError(502, 'Bedrock answered with a body that is not a Converse response.', {
+      code: 'provider_response_unreadable',
+      provider: providerName,
+    });
   }
   let text = '';
   let answeredWithResponseTool = false;
@@ -48,7 +51,8 @@ export function readConverseResponse(bytes: Buffer, context: ResponseContext): {
       }
     } else if ('reasoningContent' in block && block.reasoningContent) {
       const { reasoningText, redactedContent } = block.reasoningContent;
-      if (reasoningText) blocks.push({ type: 'thinking', thinking: reasoningText.text, ...(reasoningText.signature ? { signature: reasoningText.signature } : {}) });
+      if (reasoningText)
+        blocks.push({ type: 'thinking', thinking: reasoningText.text, ...(reasoningText.signature ? { signature: reasoningText.signature } : {}) });
       else if (redactedContent) blocks.push({ type: 'redacted_thinking', data: redactedContent });
     }
   }

@@ -35,7 +35,8 @@ export function converseStreamTransform(options: ConverseStreamOptions): Transfo
     if (item.kind === 'corrupt') throw streamError(`The Bedrock event stream is corrupt: ${item.message}.`);
     if (item.kind === 'end') {
       // After messageStop the answer is whole; a metadata frame cut off then costs only the usage.
-      if (!stopped) throw streamError(`The Bedrock stream ended before messageStop${item.pendingBytes ? `, inside a frame (${item.pendingBytes} bytes left over)` : ''}.`);
+      if (!stopped)
+        throw streamError(`The Bedrock stream ended before messageStop${item.pendingBytes ? `, inside a frame (${item.pendingBytes} bytes left over)` : ''}.`);
       return;
     }
     const messageType = headerText(item.headers, ':message-type');
@@ -100,7 +101,14 @@ export function converseStreamTransform(options: ConverseStreamOptions): Transfo
     }
   };
 
-  return chatStreamTransform({ provider: providerName, model: options.model, includeUsage: options.includeUsage, decoder: eventStreamDecoder(), onEvent, onUsage: options.onUsage });
+  return chatStreamTransform({
+    provider: providerName,
+    model: options.model,
+    includeUsage: options.includeUsage,
+    decoder: eventStreamDecoder(),
+    onEvent,
+    onUsage: options.onUsage,
+  });
 }
 
 function payloadOf<T>(item: Extract<EventStreamItem, { kind: 'message' }>): T {

@@ -20,7 +20,12 @@ export const cohereAdapter: ProviderAdapter = {
   prepare(call: ProviderCall): PreparedCall {
     assertOperationSupported(call);
     const common = {
-      headers: { ...call.forwardHeaders, 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...authHeaders(call.target) },
+      headers: {
+        ...call.forwardHeaders,
+        'content-type': 'application/json',
+        accept: call.stream ? 'text/event-stream' : 'application/json',
+        ...authHeaders(call.target),
+      },
       readError: (status: number, bytes: Buffer) => providerError(name, status, bytes),
     };
     if (call.operation === 'embeddings') {

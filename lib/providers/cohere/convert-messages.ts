@@ -67,7 +67,7 @@ function assistantMessage(message: Extract<ChatMessage, { role: 'assistant' }>, 
   if (message.tool_calls?.length) {
     converted.tool_calls = message.tool_calls.map((call, index) => toolCall(call, `${where}.tool_calls[${index}]`));
     const plan = (message.content_blocks ?? [])
-      .map((block) => (block as { type?: string; thinking?: unknown }).type === 'thinking' ? (block as { thinking?: unknown }).thinking : undefined)
+      .map((block) => ((block as { type?: string; thinking?: unknown }).type === 'thinking' ? (block as { thinking?: unknown }).thinking : undefined))
       .filter((thinking): thinking is string => typeof thinking === 'string')
       .join('');
     if (plan) converted.tool_plan = plan;

@@ -21,7 +21,9 @@ export function mapFinishReason(reason: string | null | undefined): FinishReason
 
 /** The error a failed generation becomes: 504 for `TIMEOUT`, 502 for `ERROR`; undefined otherwise. */
 export function finishError(reason: string | null | undefined, message: string | undefined): GatewayError | undefined {
-  if (reason === 'TIMEOUT') return new GatewayError(504, message || 'cohere timed out while generating; the answer is incomplete.', { code: 'provider_timeout', provider: 'cohere' });
-  if (reason === 'ERROR') return new GatewayError(502, message || 'cohere failed while generating; the answer is incomplete.', { code: 'provider_error', provider: 'cohere' });
+  if (reason === 'TIMEOUT')
+    return new GatewayError(504, message || 'cohere timed out while generating; the answer is incomplete.', { code: 'provider_timeout', provider: 'cohere' });
+  if (reason === 'ERROR')
+    return new GatewayError(502, message || 'cohere failed while generating; the answer is incomplete.', { code: 'provider_error', provider: 'cohere' });
   return undefined;
 }

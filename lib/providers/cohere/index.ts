@@ -2,4 +2,9 @@ import type { ProviderDefinition } from '../types';
 import { cohereAdapter } from './adapter';
 
 /** Cohere's v2 API (Bearer auth): chat, streaming, tools, vision and embeddings. */
-export const cohereProvider: ProviderDefinition = { name: 'cohere', baseUrl: 'https://api.cohere.com/v2', operations: ['chat', 'embeddings'], adapter: cohereAdapter };
+export const cohereProvider: ProviderDefinition = {
+  name: 'cohere',
+  baseUrl: 'https://api.cohere.com/v2',
+  operations: ['chat', 'embeddings'],
+  adapter: cohereAdapter,
+};

@@ -19,7 +19,8 @@ function rejectUnsupported(request: ChatRequest): void {
   if (request.logprobs === true || request.top_logprobs != null) reject('logprobs', 'the gateway does not translate cohere log probabilities');
   if (request.logit_bias != null && Object.keys(request.logit_bias as object).length > 0) reject('logit_bias', 'cohere has no token biasing');
   if (request.audio != null || (Array.isArray(request.modalities) && request.modalities.includes('audio'))) reject('audio', 'cohere does not produce audio');
-  if (request.functions != null || request.function_call != null) reject('functions', 'use tools and tool_choice instead of the deprecated functions and function_call');
+  if (request.functions != null || request.function_call != null)
+    reject('functions', 'use tools and tool_choice instead of the deprecated functions and function_call');
   if (request.prediction != null) reject('prediction', 'cohere has no predicted outputs');
 }
 
@@ -83,7 +84,8 @@ export function toChatBody(request: ChatRequest, options: { strictApiCompliance:
  */
 export function prepareTools(request: ChatRequest): Pick<CohereChatBody, 'tools' | 'tool_choice' | 'strict_tools'> {
   if (request.tools == null) {
-    if (request.tool_choice != null && request.tool_choice !== 'none' && request.tool_choice !== 'auto') throw badRequest('tool_choice needs tools.', 'tool_choice', 'invalid_tool_choice');
+    if (request.tool_choice != null && request.tool_choice !== 'none' && request.tool_choice !== 'auto')
+      throw badRequest('tool_choice needs tools.', 'tool_choice', 'invalid_tool_choice');
     return {};
   }
   if (!Array.isArray(request.tools)) throw badRequest('tools must be an array of function tools.', 'tools', 'invalid_tools');

@@ -19,7 +19,11 @@ export function parseCohereJson<T>(bytes: Buffer): T {
 /** A Cohere tool call in OpenAI's shape (`arguments` is a JSON string in both). */
 export function toOpenAIToolCall(call: CohereToolCall): ToolCall {
   const args = call.function?.arguments;
-  return { id: call.id, type: 'function', function: { name: call.function?.name ?? '', arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) } };
+  return {
+    id: call.id,
+    type: 'function',
+    function: { name: call.function?.name ?? '', arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) },
+  };
 }
 
 /**

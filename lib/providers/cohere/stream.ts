@@ -74,5 +74,12 @@ export function cohereStreamTransform(options: CohereStreamOptions): Transform {
         return;
     }
   };
-  return chatStreamTransform({ provider: 'cohere', model: options.model, includeUsage: options.includeUsage, decoder: sseEventDecoder(), onEvent, onUsage: options.onUsage });
+  return chatStreamTransform({
+    provider: 'cohere',
+    model: options.model,
+    includeUsage: options.includeUsage,
+    decoder: sseEventDecoder(),
+    onEvent,
+    onUsage: options.onUsage,
+  });
 }

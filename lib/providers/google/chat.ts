@@ -41,7 +41,12 @@ export function prepareGeminiChat(call: ProviderCall, endpoint: GeminiEndpoint):
   const url = call.stream ? `${endpoint.methodUrl('streamGenerateContent')}?alt=sse` : endpoint.methodUrl('generateContent');
   return {
     url: new URL(url),
-    headers: { ...call.forwardHeaders, 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json', ...endpoint.headers },
+    headers: {
+      ...call.forwardHeaders,
+      'content-type': 'application/json',
+      accept: call.stream ? 'text/event-stream' : 'application/json',
+      ...endpoint.headers,
+    },
     body: JSON.stringify(body),
     readError: (status, bytes) => googleError(provider, status, bytes),
     readResponse(bytes) {
@@ -52,6 +57,12 @@ export function prepareGeminiChat(call: ProviderCall, endpoint: GeminiEndpoint):
       return { body: JSON.stringify(completion), usage };
     },
     streamTransform: (onUsage) =>
-      geminiStreamTransform({ provider, model: request.model, includeUsage: request.stream_options?.include_usage === true, strictApiCompliance: call.strictApiCompliance, onUsage }),
+      geminiStreamTransform({
+        provider,
+        model: request.model,
+        includeUsage: request.stream_options?.include_usage === true,
+        strictApiCompliance: call.strictApiCompliance,
+        onUsage,
+      }),
   };
 }

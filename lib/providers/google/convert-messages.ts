@@ -45,7 +45,11 @@ export function convertMessages(messages: ChatMessage[]): GeminiPrompt {
       case 'tool': {
         const name = toolNames.get(message.tool_call_id);
         if (!name) {
-          throw badRequest(`${where}.tool_call_id "${message.tool_call_id}" answers no tool call of an earlier assistant message; Gemini needs the function's name.`, `${where}.tool_call_id`, 'unknown_tool_call_id');
+          throw badRequest(
+            `${where}.tool_call_id "${message.tool_call_id}" answers no tool call of an earlier assistant message; Gemini needs the function's name.`,
+            `${where}.tool_call_id`,
+            'unknown_tool_call_id',
+          );
         }
         add('user', [{ functionResponse: { name, response: toolResponse(textOf(message.content)) } }]);
         break;
@@ -54,7 +58,11 @@ export function convertMessages(messages: ChatMessage[]): GeminiPrompt {
         add('user', [{ functionResponse: { name: message.name, response: toolResponse(message.content ?? '') } }]);
         break;
       default:
-        throw badRequest(`${where}.role "${(message as { role: string }).role}" is not one of system, developer, user, assistant, tool.`, `${where}.role`, 'invalid_message');
+        throw badRequest(
+          `${where}.role "${(message as { role: string }).role}" is not one of system, developer, user, assistant, tool.`,
+          `${where}.role`,
+          'invalid_message',
+        );
     }
   });
 
@@ -79,7 +87,11 @@ function userParts(content: string | ContentPart[], where: string): GeminiPart[]
       case 'input_audio':
         return audioPart(part, partWhere);
       default:
-        throw badRequest(`${partWhere}.type "${(part as { type?: string })?.type}" is not supported for Gemini (text, image_url, file, input_audio).`, `${partWhere}.type`, 'invalid_content_part');
+        throw badRequest(
+          `${partWhere}.type "${(part as { type?: string })?.type}" is not supported for Gemini (text, image_url, file, input_audio).`,
+          `${partWhere}.type`,
+          'invalid_content_part',
+        );
     }
   });
 }

@@ -5,7 +5,10 @@ import type { BatchEmbedContentsRequest, BatchEmbedContentsResponse } from './ap
 import { googleError } from './errors';
 
 /** An embeddings call to a Google endpoint (Gemini's batchEmbedContents, Vertex AI's predict). */
-export function prepareEmbeddings(call: ProviderCall, fields: { url: string; body: unknown; headers: Record<string, string>; readResponse: PreparedCall['readResponse'] }): PreparedCall {
+export function prepareEmbeddings(
+  call: ProviderCall,
+  fields: { url: string; body: unknown; headers: Record<string, string>; readResponse: PreparedCall['readResponse'] },
+): PreparedCall {
   const provider = call.target.provider.name;
   return {
     url: new URL(fields.url),
@@ -70,7 +73,10 @@ export function toBatchEmbedRequest(modelName: string, body: JsonObject): BatchE
 }
 
 /** Gemini reports no token counts for embeddings: the answer's usage is zero and none is logged. */
-export function fromBatchEmbedResponse(response: BatchEmbedContentsResponse, options: { model: string; format: 'float' | 'base64' }): { body: string; usage?: TokenUsage } {
+export function fromBatchEmbedResponse(
+  response: BatchEmbedContentsResponse,
+  options: { model: string; format: 'float' | 'base64' },
+): { body: string; usage?: TokenUsage } {
   const vectors = (response.embeddings ?? []).map((embedding) => embedding.values ?? []);
   return { body: JSON.stringify(toEmbeddingList(vectors, options)) };
 }

@@ -17,12 +17,17 @@ export function googleError(provider: string, status: number, body: Buffer): Gat
     return providerError(provider, status, body);
   }
   const error = (Array.isArray(parsed) ? parsed[0] : parsed) as Partial<GoogleErrorBody> | undefined;
-  return error?.error && typeof error.error.message === 'string' ? fromGoogleError(provider, status, error as GoogleErrorBody) : providerError(provider, status, body);
+  return error?.error && typeof error.error.message === 'string'
+    ? fromGoogleError(provider, status, error as GoogleErrorBody)
+    : providerError(provider, status, body);
 }
 
 /** An error object that arrived as a stream chunk: its own `code` is the status. */
 export function fromGoogleError(provider: string, status: number, body: GoogleErrorBody): GatewayError {
   const { code, message, status: rpcStatus } = body.error;
   const httpStatus = status >= 400 ? status : typeof code === 'number' && code >= 400 && code <= 599 ? code : 502;
-  return new GatewayError(httpStatus, message ?? `${provider} answered with status ${httpStatus}.`, { code: rpcStatus ?? (code !== undefined ? String(code) : null), provider });
+  return new GatewayError(httpStatus, message ?? `${provider} answered with status ${httpStatus}.`, {
+    code: rpcStatus ?? (code !== undefined ? String(code) : null),
+    provider,
+  });
 }

@@ -2,4 +2,9 @@ import type { ProviderDefinition } from '../types';
 import { googleAdapter } from './adapter';
 
 /** Google's Gemini API (`x-goog-api-key` auth). */
-export const googleProvider: ProviderDefinition = { name: 'google', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', operations: ['chat', 'embeddings'], adapter: googleAdapter };
+export const googleProvider: ProviderDefinition = {
+  name: 'google',
+  baseUrl: 'https://generativelanguage.googleapis.com/v1beta',
+  operations: ['chat', 'embeddings'],
+  adapter: googleAdapter,
+};

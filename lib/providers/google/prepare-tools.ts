@@ -25,7 +25,11 @@ export function prepareTools(request: ChatRequest): GeminiTools {
   if (tools.length === 0) return {};
   const functionDeclarations = tools.map((tool, index) => {
     if (tool?.type !== 'function' || typeof tool.function?.name !== 'string') {
-      throw badRequest(`tools[${index}] must be {"type":"function","function":{"name",...}}; Gemini takes only function tools through this API.`, `tools[${index}]`, 'invalid_tools');
+      throw badRequest(
+        `tools[${index}] must be {"type":"function","function":{"name",...}}; Gemini takes only function tools through this API.`,
+        `tools[${index}]`,
+        'invalid_tools',
+      );
     }
     const { name, description, parameters } = tool.function;
     return { name, ...(description ? { description } : {}), ...(parameters ? { parametersJsonSchema: parameters } : {}) };

@@ -72,7 +72,11 @@ function responseFormatOf(request: ChatRequest): GeminiGenerationConfig {
     const schema = format.json_schema?.schema;
     return schema ? { responseMimeType: 'application/json', responseJsonSchema: schema } : { responseMimeType: 'application/json' };
   }
-  throw badRequest(`response_format.type "${(format as { type: string }).type}" is not one of text, json_object, json_schema.`, 'response_format', 'invalid_response_format');
+  throw badRequest(
+    `response_format.type "${(format as { type: string }).type}" is not one of text, json_object, json_schema.`,
+    'response_format',
+    'invalid_response_format',
+  );
 }
 
 const refused: Array<[field: string, when: (request: ChatRequest) => boolean, why: string]> = [
@@ -94,6 +98,7 @@ function thinkingConfigOf(request: ChatRequest): GeminiThinkingConfig | undefine
   const effort = request.reasoning_effort;
   if (effort === undefined || effort === null) return undefined;
   const budget = typeof effort === 'string' ? budgetByEffort[effort] : undefined;
-  if (budget === undefined) throw badRequest(`reasoning_effort must be one of ${Object.keys(budgetByEffort).join(', ')}.`, 'reasoning_effort', 'invalid_reasoning_effort');
+  if (budget === undefined)
+    throw badRequest(`reasoning_effort must be one of ${Object.keys(budgetByEffort).join(', ')}.`, 'reasoning_effort', 'invalid_reasoning_effort');
   return { thinkingBudget: budget };
 }

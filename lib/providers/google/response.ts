@@ -37,7 +37,12 @@ export function toChatCompletion(response: GenerateContentResponse, options: Rea
   if (candidates.length) {
     completion.choices = candidates.map((candidate, position) => {
       const message = messageOf(candidate, options.strictApiCompliance);
-      return { index: candidate.index ?? position, message, finish_reason: mapFinishReason(candidate.finishReason, Boolean(message.tool_calls)), logprobs: null };
+      return {
+        index: candidate.index ?? position,
+        message,
+        finish_reason: mapFinishReason(candidate.finishReason, Boolean(message.tool_calls)),
+        logprobs: null,
+      };
     });
   }
   return { completion, usage };
@@ -49,7 +54,11 @@ function messageOf(candidate: GeminiCandidate, strictApiCompliance: boolean): As
   const blocks: NonNullable<AssistantMessage['content_blocks']> = [];
   for (const part of candidate.content?.parts ?? []) {
     if (part.functionCall) {
-      toolCalls.push({ id: newToolCallId(part.thoughtSignature), type: 'function', function: { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) } });
+      toolCalls.push({
+        id: newToolCallId(part.thoughtSignature),
+        type: 'function',
+        function: { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) },
+      });
     } else if (typeof part.text === 'string') {
       if (part.thought) blocks.push({ type: 'thinking', thinking: part.text });
       else {

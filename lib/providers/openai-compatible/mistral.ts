@@ -45,7 +45,11 @@ function withMistralToolIds(messages: unknown): unknown {
       changed = true;
       return { ...message, tool_call_id: mistralToolId(message.tool_call_id) };
     }
-    if (message?.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.some((call) => typeof call?.id === 'string' && !mistralToolCallId.test(call.id))) {
+    if (
+      message?.role === 'assistant' &&
+      Array.isArray(message.tool_calls) &&
+      message.tool_calls.some((call) => typeof call?.id === 'string' && !mistralToolCallId.test(call.id))
+    ) {
       changed = true;
       return { ...message, tool_calls: message.tool_calls.map((call) => (typeof call?.id === 'string' ? { ...call, id: mistralToolId(call.id) } : call)) };
     }

@@ -106,7 +106,10 @@ export function openAIStreamTransform(options: OpenAIStreamOptions): Transform {
 const finishReasonSet = /"finish_reason"\s*:\s*"/;
 
 function unfinishedStream(provider: string): GatewayError {
-  return new GatewayError(502, `${provider} closed its stream before the answer finished (no finish reason, no [DONE]); the answer is incomplete.`, { code: 'provider_stream_error', provider });
+  return new GatewayError(502, `${provider} closed its stream before the answer finished (no finish reason, no [DONE]); the answer is incomplete.`, {
+    code: 'provider_stream_error',
+    provider,
+  });
 }
 
 function endsWithBlankLine(chunk: Buffer): boolean {
@@ -136,5 +139,8 @@ export function failedFinish(body: Chunk, reasons: readonly string[]): string | 
 }
 
 export function finishFailure(provider: string, reason: string): GatewayError {
-  return new GatewayError(502, `${provider} stopped generating with finish reason "${reason}"; the answer is incomplete.`, { code: 'provider_error', provider });
+  return new GatewayError(502, `${provider} stopped generating with finish reason "${reason}"; the answer is incomplete.`, {
+    code: 'provider_error',
+    provider,
+  });
 }

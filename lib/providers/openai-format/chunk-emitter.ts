@@ -116,7 +116,14 @@ export class ChatChunkEmitter {
 }
 
 /** A complete `chat.completion` with one choice. */
-export function chatCompletion(fields: { id?: string; model: string; message: ChatCompletion['choices'][number]['message']; finishReason: FinishReason | null; usage?: Usage; created?: number }): ChatCompletion {
+export function chatCompletion(fields: {
+  id?: string;
+  model: string;
+  message: ChatCompletion['choices'][number]['message'];
+  finishReason: FinishReason | null;
+  usage?: Usage;
+  created?: number;
+}): ChatCompletion {
   const completion: ChatCompletion = {
     id: fields.id ?? newCompletionId(),
     object: 'chat.completion',

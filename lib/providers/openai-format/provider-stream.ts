@@ -64,7 +64,10 @@ export function chatStreamTransform<Event>(options: ChatStreamOptions<Event>): T
       emitter.error(
         error instanceof GatewayError
           ? error
-          : new GatewayError(502, `Could not read the ${options.provider} stream: ${(error as Error).message}`, { code: 'provider_stream_error', provider: options.provider }),
+          : new GatewayError(502, `Could not read the ${options.provider} stream: ${(error as Error).message}`, {
+              code: 'provider_stream_error',
+              provider: options.provider,
+            }),
       );
     }
   };

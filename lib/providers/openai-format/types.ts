@@ -90,7 +90,9 @@ export interface AssistantMessage {
   refusal?: string | null;
   tool_calls?: ToolCall[];
   /** Thinking and text blocks, when strict API compliance is off. */
-  content_blocks?: Array<{ type: 'text'; text: string } | { type: 'thinking'; thinking: string; signature?: string } | { type: 'redacted_thinking'; data: string }>;
+  content_blocks?: Array<
+    { type: 'text'; text: string } | { type: 'thinking'; thinking: string; signature?: string } | { type: 'redacted_thinking'; data: string }
+  >;
 }
 
 export interface ChatCompletion {

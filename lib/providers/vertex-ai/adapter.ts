@@ -22,7 +22,8 @@ export const vertexAdapter: ProviderAdapter = {
     const modelUrl = `${call.target.baseUrl}/publishers/${publisher}/models/${modelSegment(model)}`;
     let prepared: PreparedCall;
     if (publisher === 'anthropic') {
-      if (call.operation !== 'chat') throw badRequest(`Claude models on ${provider} have no embeddings; use a Google embedding model.`, 'model', 'unsupported_operation');
+      if (call.operation !== 'chat')
+        throw badRequest(`Claude models on ${provider} have no embeddings; use a Google embedding model.`, 'model', 'unsupported_operation');
       prepared = prepareVertexClaude(call, modelUrl);
     } else if (call.operation === 'embeddings') {
       prepared = prepareVertexEmbeddings(call, modelUrl);

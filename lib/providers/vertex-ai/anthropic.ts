@@ -17,7 +17,11 @@ export function prepareVertexClaude(call: ProviderCall, modelUrl: string): Prepa
   const provider = call.target.provider.name;
   const request = call.body as ChatRequest;
   const { body, mapping } = toMessagesRequest(request, { provider, strictApiCompliance: call.strictApiCompliance, stream: call.stream });
-  const headers: Record<string, string> = { ...call.forwardHeaders, 'content-type': 'application/json', accept: call.stream ? 'text/event-stream' : 'application/json' };
+  const headers: Record<string, string> = {
+    ...call.forwardHeaders,
+    'content-type': 'application/json',
+    accept: call.stream ? 'text/event-stream' : 'application/json',
+  };
   if (call.requestHeaders['anthropic-beta']) headers['anthropic-beta'] = call.requestHeaders['anthropic-beta'];
   return {
     url: new URL(`${modelUrl}:${call.stream ? 'streamRawPredict' : 'rawPredict'}`),
@@ -25,7 +29,8 @@ export function prepareVertexClaude(call: ProviderCall, modelUrl: string): Prepa
     body: JSON.stringify({ anthropic_version: vertexAnthropicVersion, ...body }),
     readError: (status, bytes) => vertexClaudeError(provider, status, bytes),
     readResponse: (bytes) => readMessageResponse(bytes, mapping),
-    streamTransform: (onUsage) => anthropicStreamTransform({ ...mapping, model: request.model, includeUsage: request.stream_options?.include_usage === true, onUsage }),
+    streamTransform: (onUsage) =>
+      anthropicStreamTransform({ ...mapping, model: request.model, includeUsage: request.stream_options?.include_usage === true, onUsage }),
   };
 }
 

@@ -16,10 +16,14 @@ export async function vertexAuthHeaders(target: ResolvedTarget, requestHeaders: 
   if (account) token = await serviceAccountToken(account, provider);
   else if (target.settings.api_key) token = target.settings.api_key;
   else {
-    throw new GatewayError(401, `${provider} needs credentials: cloudB_service_account_json in the config or provider catalog, or an OAuth access token as Authorization: Bearer <token>.`, {
-      code: 'missing_credentials',
-      provider,
-    });
+    throw new GatewayError(
+      401,
+      `${provider} needs credentials: cloudB_service_account_json in the config or provider catalog, or an OAuth access token as Authorization: Bearer <token>.`,
+      {
+        code: 'missing_credentials',
+        provider,
+      },
+    );
   }
   return { authorization: `Bearer ${token}`, ...requestType };
 }
@@ -32,6 +36,7 @@ export async function vertexAuthHeaders(target: ResolvedTarget, requestHeaders: 
 function requestTypeHeader(requestHeaders: Record<string, string>): Record<string, string> {
   const value = requestHeaders['x-cloudb-llm-request-type']?.trim().toLowerCase();
   if (!value) return {};
-  if (value !== 'dedicated' && value !== 'shared') throw badRequest('x-cloudB-llm-request-type must be "dedicated" or "shared".', 'x-cloudB-llm-request-type', 'invalid_header');
+  if (value !== 'dedicated' && value !== 'shared')
+    throw badRequest('x-cloudB-llm-request-type must be "dedicated" or "shared".', 'x-cloudB-llm-request-type', 'invalid_header');
   return { 'x-vertex-ai-llm-request-type': value };
 }

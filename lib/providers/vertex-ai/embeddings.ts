@@ -19,7 +19,10 @@ export function prepareVertexEmbeddings(call: ProviderCall, modelUrl: string): P
   return prepareEmbeddings(call, {
     url: `${modelUrl}:predict`,
     headers: {},
-    body: { instances: embeddingInputs(call.body).map((content) => ({ content })), ...(dimensions !== undefined ? { parameters: { outputDimensionality: dimensions } } : {}) },
+    body: {
+      instances: embeddingInputs(call.body).map((content) => ({ content })),
+      ...(dimensions !== undefined ? { parameters: { outputDimensionality: dimensions } } : {}),
+    },
     readResponse(bytes) {
       const predictions = readJson<PredictResponse>(bytes, provider).predictions ?? [];
       const tokens = predictions.reduce((sum, prediction) => sum + (prediction.embeddings?.statistics?.token_count ?? 0), 0);

@@ -88,10 +88,17 @@ async function exchange(account: ServiceAccount, provider: string): Promise<{ to
     bytes = await readBody(response.body, maxTokenResponseBytes, `The ${provider} token endpoint response`);
   } catch (error) {
     if (error instanceof GatewayError && error.code === 'custom_host_not_allowed') {
-      throw new GatewayError(400, `The service account's token_uri is not allowed: ${error.message}`, { code: 'token_uri_not_allowed', param: 'cloudB_service_account_json.token_uri', provider });
+      throw new GatewayError(400, `The service account's token_uri is not allowed: ${error.message}`, {
+        code: 'token_uri_not_allowed',
+        param: 'cloudB_service_account_json.token_uri',
+        provider,
+      });
     }
     if (error instanceof GatewayError) throw error;
-    throw new GatewayError(502, `Could not get an access token for ${account.clientEmail} from ${url.host}: ${(error as Error).message}.`, { code: 'service_account_token_error', provider });
+    throw new GatewayError(502, `Could not get an access token for ${account.clientEmail} from ${url.host}: ${(error as Error).message}.`, {
+      code: 'service_account_token_error',
+      provider,
+    });
   }
   let parsed: { access_token?: unknown; expires_in?: unknown; error?: unknown; error_description?: unknown } = {};
   try {
@@ -103,7 +110,10 @@ async function exchange(account: ServiceAccount, provider: string): Promise<{ to
     const reason = [parsed.error, parsed.error_description].filter((part) => typeof part === 'string').join(': ') || `status ${status}`;
     // The token endpoint turning the key down is an authentication failure; anything else is upstream trouble.
     const rejected = status >= 400 && status < 500;
-    throw new GatewayError(rejected ? 401 : 502, `${url.host} would not issue an access token for ${account.clientEmail}: ${reason}.`, { code: 'service_account_token_error', provider });
+    throw new GatewayError(rejected ? 401 : 502, `${url.host} would not issue an access token for ${account.clientEmail}: ${reason}.`, {
+      code: 'service_account_token_error',
+      provider,
+    });
   }
   const expiresIn = typeof parsed.expires_in === 'number' && parsed.expires_in > 0 ? parsed.expires_in : 3600;
   return { token: parsed.access_token, lifetimeMs: expiresIn * 1000 };

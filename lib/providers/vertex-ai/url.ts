@@ -16,14 +16,25 @@ const projectPattern = /^([a-z0-9.-]+:)?[a-z0-9-]+$/;
  */
 export function vertexBaseUrl(settings: ProviderSettings): string {
   const region = settings.cloudB_region;
-  if (!region) throw badRequest('vertex-ai needs a region: cloudB_region in the config, or the x-gateway-cloudB-region header (e.g. us-central1 or global).', 'cloudB_region', 'missing_required_parameter');
-  if (!regionPattern.test(region)) throw badRequest(`cloudB_region "${region.slice(0, 64)}" is not a Vertex AI region name (e.g. us-central1 or global).`, 'cloudB_region', 'invalid_region');
+  if (!region)
+    throw badRequest(
+      'vertex-ai needs a region: cloudB_region in the config, or the x-gateway-cloudB-region header (e.g. us-central1 or global).',
+      'cloudB_region',
+      'missing_required_parameter',
+    );
+  if (!regionPattern.test(region))
+    throw badRequest(`cloudB_region "${region.slice(0, 64)}" is not a Vertex AI region name (e.g. us-central1 or global).`, 'cloudB_region', 'invalid_region');
   const accountProject = settings.cloudB_service_account_json?.project_id;
   const project = settings.cloudB_project_id ?? (typeof accountProject === 'string' ? accountProject : undefined);
   if (!project) {
-    throw badRequest('vertex-ai needs a project: cloudB_project_id in the config, the x-gateway-cloudB-project-id header, or a service account with project_id.', 'cloudB_project_id', 'missing_required_parameter');
+    throw badRequest(
+      'vertex-ai needs a project: cloudB_project_id in the config, the x-gateway-cloudB-project-id header, or a service account with project_id.',
+      'cloudB_project_id',
+      'missing_required_parameter',
+    );
   }
-  if (!projectPattern.test(project)) throw badRequest(`cloudB_project_id "${project.slice(0, 64)}" is not a Google Cloud project id.`, 'cloudB_project_id', 'invalid_project');
+  if (!projectPattern.test(project))
+    throw badRequest(`cloudB_project_id "${project.slice(0, 64)}" is not a Google Cloud project id.`, 'cloudB_project_id', 'invalid_project');
   const host = region === 'global' ? 'aiplatform.googleapis.com' : `${region}-aiplatform.googleapis.com`;
   return `https://${host}/v1/projects/${project}/locations/${region}`;
 }

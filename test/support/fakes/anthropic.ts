@@ -39,9 +39,31 @@ export interface FakeAnthropic {
   close(): Promise<void>;
 }
 
-const messagesFields = new Set(['model', 'max_tokens', 'messages', 'system', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'metadata', 'tools', 'tool_choice', 'thinking', 'stream']);
+const messagesFields = new Set([
+  'model',
+  'max_tokens',
+  'messages',
+  'system',
+  'stop_sequences',
+  'temperature',
+  'top_p',
+  'top_k',
+  'metadata',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'stream',
+]);
 const blockTypes = new Set(['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking']);
-const errorTypes: Record<number, string> = { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 429: 'rate_limit_error', 500: 'api_error', 529: 'overloaded_error' };
+const errorTypes: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
+};
 
 export function anthropicErrorBody(status: number, message: string): unknown {
   return { type: 'error', error: { type: errorTypes[status] ?? 'api_error', message } };
@@ -60,7 +82,8 @@ export function checkMessagesRequest(headers: AnthropicRequestRecord['headers'],
   if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) problems.push('max_tokens: Field required (a positive integer)');
   if (body.temperature !== undefined && (body.temperature < 0 || body.temperature > 1)) problems.push('temperature: range: 0..1');
   for (const tool of body.tools ?? []) {
-    if (typeof tool.name !== 'string' || tool.input_schema?.type !== 'object') problems.push(`tools: ${JSON.stringify(tool).slice(0, 80)} needs a name and an object input_schema`);
+    if (typeof tool.name !== 'string' || tool.input_schema?.type !== 'object')
+      problems.push(`tools: ${JSON.stringify(tool).slice(0, 80)} needs a name and an object input_schema`);
   }
   if (!Array.isArray(body.messages) || body.messages.length === 0) return [...problems, 'messages: at least one message is required'];
   let pendingToolUses: string[] = [];
@@ -72,15 +95,19 @@ export function checkMessagesRequest(headers: AnthropicRequestRecord['headers'],
     if (!Array.isArray(blocks) || blocks.length === 0) return problems.push(`${at}.content: must be non-empty`);
     blocks.forEach((block: any, position: number) => {
       if (!blockTypes.has(block?.type)) problems.push(`${at}.content.${position}.type: unknown block type ${block?.type}`);
-      if (block.type === 'text' && !block.text && typeof message.content !== 'string') problems.push(`${at}.content.${position}: text content blocks must be non-empty`);
+      if (block.type === 'text' && !block.text && typeof message.content !== 'string')
+        problems.push(`${at}.content.${position}: text content blocks must be non-empty`);
     });
     if (pendingToolUses.length > 0) {
       const results = blocks.filter((block: any) => block.type === 'tool_result').map((block: any) => block.tool_use_id);
       const leading = blocks.slice(0, results.length).every((block: any) => block.type === 'tool_result');
-      if (!pendingToolUses.every((id) => results.includes(id)) || !leading) problems.push(`${at}: tool_use ids were found without tool_result blocks immediately after: ${pendingToolUses.join(', ')}`);
+      if (!pendingToolUses.every((id) => results.includes(id)) || !leading)
+        problems.push(`${at}: tool_use ids were found without tool_result blocks immediately after: ${pendingToolUses.join(', ')}`);
     } else if (blocks.some((block: any) => block.type === 'tool_result')) problems.push(`${at}: unexpected tool_use_id found in tool_result blocks`);
     pendingToolUses = message.role === 'assistant' ? blocks.filter((block: any) => block.type === 'tool_use').map((block: any) => block.id) : [];
-    for (const block of blocks) if (block.type === 'tool_use' && (typeof block.input !== 'object' || Array.isArray(block.input))) problems.push(`${at}: tool_use.input must be an object`);
+    for (const block of blocks)
+      if (block.type === 'tool_use' && (typeof block.input !== 'object' || Array.isArray(block.input)))
+        problems.push(`${at}: tool_use.input must be an object`);
   });
   return problems;
 }
@@ -88,7 +115,8 @@ export function checkMessagesRequest(headers: AnthropicRequestRecord['headers'],
 function sampleInput(schema: any): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (const [name, property] of Object.entries<any>(schema?.properties ?? {})) {
-    input[name] = property?.type === 'number' || property?.type === 'integer' ? 1 : property?.type === 'boolean' ? true : name === 'location' ? 'Paris' : 'example';
+    input[name] =
+      property?.type === 'number' || property?.type === 'integer' ? 1 : property?.type === 'boolean' ? true : name === 'location' ? 'Paris' : 'example';
   }
   return input;
 }
@@ -99,10 +127,15 @@ function answerBlocks(body: any): any[] {
   const blocks = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
   const results = blocks.filter((block: any) => block.type === 'tool_result');
   if (results.length > 0) {
-    const quoted = results.map((block: any) => (typeof block.content === 'string' ? block.content : block.content.map((part: any) => part.text).join(''))).join(' | ');
+    const quoted = results
+      .map((block: any) => (typeof block.content === 'string' ? block.content : block.content.map((part: any) => part.text).join('')))
+      .join(' | ');
     return [{ type: 'text', text: `The tool said: ${quoted}` }];
   }
-  const text = blocks.filter((block: any) => block.type === 'text').map((block: any) => block.text).join(' ');
+  const text = blocks
+    .filter((block: any) => block.type === 'text')
+    .map((block: any) => block.text)
+    .join(' ');
   const choice = body.tool_choice?.type;
   if (body.tools?.length && choice !== 'none' && (choice === 'any' || choice === 'tool' || /weather/i.test(text))) {
     const tool = body.tools.find((candidate: any) => candidate.name === body.tool_choice?.name) ?? body.tools[0];
@@ -119,7 +152,12 @@ function sseEvent(name: string, data: unknown): string {
 
 /** A whole message as Anthropic's stream events (text in three pieces, tool input in two). */
 function streamEvents(message: any, failMidway: boolean): string[] {
-  const events = [sseEvent('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } } })];
+  const events = [
+    sseEvent('message_start', {
+      type: 'message_start',
+      message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } },
+    }),
+  ];
   for (const [index, block] of message.content.entries()) {
     const start = block.type === 'text' ? { type: 'text', text: '' } : { ...block, input: {} };
     events.push(sseEvent('content_block_start', { type: 'content_block_start', index, content_block: start }));
@@ -128,12 +166,24 @@ function streamEvents(message: any, failMidway: boolean): string[] {
     const third = Math.ceil(whole.length / 3);
     for (let at = 0; at < whole.length; at += third) {
       const piece = whole.slice(at, at + third);
-      events.push(sseEvent('content_block_delta', { type: 'content_block_delta', index, delta: block.type === 'text' ? { type: 'text_delta', text: piece } : { type: 'input_json_delta', partial_json: piece } }));
+      events.push(
+        sseEvent('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: block.type === 'text' ? { type: 'text_delta', text: piece } : { type: 'input_json_delta', partial_json: piece },
+        }),
+      );
       if (failMidway) return [...events, sseEvent('error', anthropicErrorBody(529, 'Overloaded'))];
     }
     events.push(sseEvent('content_block_stop', { type: 'content_block_stop', index }));
   }
-  events.push(sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens } }));
+  events.push(
+    sseEvent('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: message.stop_reason, stop_sequence: null },
+      usage: { output_tokens: message.usage.output_tokens },
+    }),
+  );
   return [...events, sseEvent('message_stop', { type: 'message_stop' })];
 }
 
@@ -159,7 +209,13 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     if (step && 'sse' in step) return res.writeHead(200, { 'content-type': 'text/event-stream' }).end(step.sse);
     if (step) return send(res, step.status, step.json, step.headers);
     const status = /^error-(\d{3})$/.exec(json.model)?.[1];
-    if (status) return send(res, Number(status), anthropicErrorBody(Number(status), `Fake ${errorTypes[Number(status)] ?? 'error'} for ${json.model}.`), status === '429' ? { 'retry-after': '1' } : {});
+    if (status)
+      return send(
+        res,
+        Number(status),
+        anthropicErrorBody(Number(status), `Fake ${errorTypes[Number(status)] ?? 'error'} for ${json.model}.`),
+        status === '429' ? { 'retry-after': '1' } : {},
+      );
     const content = answerBlocks(json);
     const message = {
       id: `msg_fake${requests.length}`,
@@ -227,7 +283,10 @@ export function anthropicBodyFor(body: Record<string, unknown>, options: CallOpt
 }
 
 /** Feeds provider stream bytes through the adapter's transform (for `request`), `splitEvery` bytes per write. */
-export async function replayAnthropicStream(bytes: Buffer | string, options: CallOptions & { includeUsage?: boolean; splitEvery?: number; request?: Record<string, unknown> } = {}) {
+export async function replayAnthropicStream(
+  bytes: Buffer | string,
+  options: CallOptions & { includeUsage?: boolean; splitEvery?: number; request?: Record<string, unknown> } = {},
+) {
   const body: Record<string, unknown> = { messages: [{ role: 'user', content: 'hi' }], ...options.request, stream: true };
   if (options.includeUsage) body.stream_options = { include_usage: true };
   const usages: TokenUsage[] = [];
@@ -250,5 +309,7 @@ export function chunkDeltas(events: any[]): any[] {
 }
 
 export function streamedContent(events: any[]): string {
-  return chunkDeltas(events).map((delta) => delta.content ?? '').join('');
+  return chunkDeltas(events)
+    .map((delta) => delta.content ?? '')
+    .join('');
 }

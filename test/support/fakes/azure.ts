@@ -105,7 +105,8 @@ const azureError = (status: number, code: string, message: string) => ({ error: 
 export function checkAzureRequest(call: RecordedCall, key: string, azureAI: boolean): { status: number; problems: string[] } {
   const problems: string[] = [];
   const url = new URL(call.path, 'http://fake');
-  if (!url.pathname.startsWith('/openai/v1/') && !url.searchParams.get('api-version')) return { status: 404, problems: ['Resource not found (api-version is missing)'] };
+  if (!url.pathname.startsWith('/openai/v1/') && !url.searchParams.get('api-version'))
+    return { status: 404, problems: ['Resource not found (api-version is missing)'] };
   const apiKey = call.headers['api-key'];
   const bearer = /^Bearer (.+)$/.exec(String(call.headers.authorization ?? ''))?.[1];
   if (apiKey && bearer) problems.push('send either api-key or Authorization, not both');
@@ -116,7 +117,8 @@ export function checkAzureRequest(call: RecordedCall, key: string, azureAI: bool
   if (azureAI && !call.headers['extra-parameters']) problems.push('extra-parameters header missing (unknown parameters would be rejected)');
   const body = call.json;
   if (!body || typeof body !== 'object') problems.push('body must be JSON');
-  else if (url.pathname.endsWith('/chat/completions') && (!Array.isArray(body.messages) || body.messages.length === 0)) problems.push("'messages' is a required property");
+  else if (url.pathname.endsWith('/chat/completions') && (!Array.isArray(body.messages) || body.messages.length === 0))
+    problems.push("'messages' is a required property");
   else if (url.pathname.endsWith('/embeddings') && body.input === undefined) problems.push("'input' is a required property");
   return { status: problems.length ? 400 : 200, problems };
 }
@@ -127,12 +129,18 @@ export async function startFakeAzure(key = 'azure-test-key-0123456789abcdef'): P
     const url = new URL(call.path, 'http://fake');
     const azureAI = !url.pathname.startsWith('/openai/');
     const { status, problems } = checkAzureRequest(call, key, azureAI);
-    if (status !== 200) return sendJson(res, status, azureError(status, status === 401 ? '401' : status === 404 ? '404' : 'BadRequest', `fake azure: ${problems.join('; ')}`));
+    if (status !== 200)
+      return sendJson(res, status, azureError(status, status === 401 ? '401' : status === 404 ? '404' : 'BadRequest', `fake azure: ${problems.join('; ')}`));
     const deployment = /\/deployments\/([^/]+)\//.exec(url.pathname)?.[1];
     const model = decodeURIComponent(deployment ?? String(call.json.model ?? ''));
     if (model === 'error-content-filter') return sendJson(res, 400, readFixture('azure_openai_error_400_content_filter.json'));
     const errorStatus = /^error-(\d{3})$/.exec(model)?.[1];
-    if (errorStatus) return sendJson(res, Number(errorStatus), azureError(Number(errorStatus), errorStatus === '429' ? '429' : 'InternalServerError', `fake azure error ${errorStatus}`));
+    if (errorStatus)
+      return sendJson(
+        res,
+        Number(errorStatus),
+        azureError(Number(errorStatus), errorStatus === '429' ? '429' : 'InternalServerError', `fake azure error ${errorStatus}`),
+      );
     if (url.pathname.endsWith('/embeddings')) {
       const inputs: unknown[] = Array.isArray(call.json.input) ? call.json.input : [call.json.input];
       return sendJson(res, 200, {
@@ -156,7 +164,8 @@ interface PlannedAnswer {
 function planAnswer(body: any, model: string): PlannedAnswer {
   const messages: any[] = body.messages;
   const last = messages.at(-1);
-  if (last?.role === 'tool') return { text: `the tool said: ${typeof last.content === 'string' ? last.content : JSON.stringify(last.content)}`, finish: 'stop' };
+  if (last?.role === 'tool')
+    return { text: `the tool said: ${typeof last.content === 'string' ? last.content : JSON.stringify(last.content)}`, finish: 'stop' };
   const lastUser = [...messages].reverse().find((message) => message.role === 'user');
   const userText = typeof lastUser?.content === 'string' ? lastUser.content : (lastUser?.content ?? []).map((part: any) => part.text ?? '').join(' ');
   const tools: any[] = body.tools ?? [];
@@ -173,8 +182,16 @@ function answerChat(body: any, model: string, res: ServerResponse): void | Promi
   const id = 'chatcmpl-fakeazure0001';
   const created = 1750697159;
   const served = 'gpt-4o-2024-08-06';
-  const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } };
-  const toolCalls = answer.toolCall && [{ id: answer.toolCall.id, type: 'function', function: { name: answer.toolCall.name, arguments: answer.toolCall.arguments } }];
+  const usage = {
+    prompt_tokens: 12,
+    completion_tokens: 5,
+    total_tokens: 17,
+    prompt_tokens_details: { cached_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0 },
+  };
+  const toolCalls = answer.toolCall && [
+    { id: answer.toolCall.id, type: 'function', function: { name: answer.toolCall.name, arguments: answer.toolCall.arguments } },
+  ];
   if (!body.stream) {
     return sendJson(res, 200, {
       id,
@@ -183,7 +200,15 @@ function answerChat(body: any, model: string, res: ServerResponse): void | Promi
       model: served,
       system_fingerprint: 'fp_fake',
       prompt_filter_results: [{ prompt_index: 0, content_filter_results: filterResults }],
-      choices: [{ index: 0, finish_reason: answer.finish, logprobs: null, content_filter_results: filterResults, message: { role: 'assistant', content: answer.text ?? null, refusal: null, tool_calls: toolCalls } }],
+      choices: [
+        {
+          index: 0,
+          finish_reason: answer.finish,
+          logprobs: null,
+          content_filter_results: filterResults,
+          message: { role: 'assistant', content: answer.text ?? null, refusal: null, tool_calls: toolCalls },
+        },
+      ],
       usage,
     });
   }
@@ -201,7 +226,8 @@ function answerChat(body: any, model: string, res: ServerResponse): void | Promi
     for (const piece of answer.text!.match(/\S+\s*/g) ?? ['']) events.push(chunk({ content: piece }, null));
   }
   events.push(chunk({}, answer.finish, {}));
-  if (body.stream_options?.include_usage) events.push(`data: ${JSON.stringify({ choices: [], created, id, model: served, object: 'chat.completion.chunk', usage })}\n\n`);
+  if (body.stream_options?.include_usage)
+    events.push(`data: ${JSON.stringify({ choices: [], created, id, model: served, object: 'chat.completion.chunk', usage })}\n\n`);
   events.push('data: [DONE]\n\n');
   return sendSse(res, events);
 }
@@ -236,7 +262,11 @@ export function providerCall(provider: ProviderDefinition, body: Record<string, 
 }
 
 /** Feeds provider stream bytes through a prepared call's transform in `splitEvery`-byte reads. */
-export async function replayPrepared(prepared: PreparedCall, bytes: Buffer | string, splitEvery = 13): Promise<{ text: string; events: any[]; usages: TokenUsage[] }> {
+export async function replayPrepared(
+  prepared: PreparedCall,
+  bytes: Buffer | string,
+  splitEvery = 13,
+): Promise<{ text: string; events: any[]; usages: TokenUsage[] }> {
   const input = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
   const pieces: Buffer[] = [];
   for (let at = 0; at < input.length; at += splitEvery) pieces.push(input.subarray(at, at + splitEvery));

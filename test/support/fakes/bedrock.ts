@@ -78,11 +78,32 @@ export interface FakeBedrock {
   close(): Promise<void>;
 }
 
-const converseFields = new Set(['messages', 'system', 'inferenceConfig', 'toolConfig', 'guardrailConfig', 'additionalModelRequestFields', 'promptVariables', 'additionalModelResponseFieldPaths', 'requestMetadata', 'performanceConfig']);
+const converseFields = new Set([
+  'messages',
+  'system',
+  'inferenceConfig',
+  'toolConfig',
+  'guardrailConfig',
+  'additionalModelRequestFields',
+  'promptVariables',
+  'additionalModelResponseFieldPaths',
+  'requestMetadata',
+  'performanceConfig',
+]);
 const inferenceFields = new Set(['maxTokens', 'temperature', 'topP', 'stopSequences']);
 const blockKeys = new Set(['text', 'image', 'document', 'video', 'toolUse', 'toolResult', 'guardContent', 'cachePoint', 'reasoningContent']);
-const exceptionsByStatus: Record<number, string> = { 400: 'ValidationException', 403: 'AccessDeniedException', 404: 'ResourceNotFoundException', 408: 'ModelTimeoutException', 424: 'ModelErrorException', 429: 'ThrottlingException', 500: 'InternalServerException', 503: 'ServiceUnavailableException' };
-const signatureMismatch = 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.';
+const exceptionsByStatus: Record<number, string> = {
+  400: 'ValidationException',
+  403: 'AccessDeniedException',
+  404: 'ResourceNotFoundException',
+  408: 'ModelTimeoutException',
+  424: 'ModelErrorException',
+  429: 'ThrottlingException',
+  500: 'InternalServerException',
+  503: 'ServiceUnavailableException',
+};
+const signatureMismatch =
+  'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.';
 /** A 1×1 transparent PNG. */
 export const pixelPng = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
@@ -120,26 +141,39 @@ export function checkConverseRequest(body: any): string[] {
     if (index === 0 && message?.role !== 'user') problems.push('A conversation must start with a user message.');
     if (index > 0 && message?.role === body.messages[index - 1]?.role) problems.push('A conversation must alternate between user and assistant roles.');
     if (!Array.isArray(message?.content) || message.content.length === 0) return problems.push(`${where}.content must be a non-empty list`);
-    const previousToolUses = new Set<string>((body.messages[index - 1]?.content ?? []).filter((block: any) => block?.toolUse).map((block: any) => block.toolUse.toolUseId));
+    const previousToolUses = new Set<string>(
+      (body.messages[index - 1]?.content ?? []).filter((block: any) => block?.toolUse).map((block: any) => block.toolUse.toolUseId),
+    );
     message.content.forEach((block: any, blockIndex: number) => {
       const keys = Object.keys(block ?? {});
-      if (keys.length !== 1 || !blockKeys.has(keys[0])) problems.push(`${where}.content.${blockIndex} must have exactly one known member; got ${keys.join(',')}`);
-      if ('text' in (block ?? {}) && (typeof block.text !== 'string' || !block.text.trim())) problems.push(`The text field in the ContentBlock object at ${where}.content.${blockIndex} is blank.`);
+      if (keys.length !== 1 || !blockKeys.has(keys[0]))
+        problems.push(`${where}.content.${blockIndex} must have exactly one known member; got ${keys.join(',')}`);
+      if ('text' in (block ?? {}) && (typeof block.text !== 'string' || !block.text.trim()))
+        problems.push(`The text field in the ContentBlock object at ${where}.content.${blockIndex} is blank.`);
       if (block?.toolUse) {
         toolBlocks = true;
-        if (message.role !== 'assistant' || typeof block.toolUse.toolUseId !== 'string' || typeof block.toolUse.name !== 'string' || typeof block.toolUse.input !== 'object') problems.push(`${where}: malformed toolUse`);
+        if (
+          message.role !== 'assistant' ||
+          typeof block.toolUse.toolUseId !== 'string' ||
+          typeof block.toolUse.name !== 'string' ||
+          typeof block.toolUse.input !== 'object'
+        )
+          problems.push(`${where}: malformed toolUse`);
       }
       if (block?.toolResult) {
         toolBlocks = true;
-        if (message.role !== 'user' || !previousToolUses.has(block.toolResult.toolUseId)) problems.push(`${where}: toolResult ${block.toolResult.toolUseId} does not answer a toolUse of the previous turn`);
+        if (message.role !== 'user' || !previousToolUses.has(block.toolResult.toolUseId))
+          problems.push(`${where}: toolResult ${block.toolResult.toolUseId} does not answer a toolUse of the previous turn`);
         if (!Array.isArray(block.toolResult.content)) problems.push(`${where}: toolResult.content must be a list`);
       }
-      if (block?.image && (!['png', 'jpeg', 'gif', 'webp'].includes(block.image.format) || !(block.image.source?.bytes || block.image.source?.s3Location))) problems.push(`${where}: malformed image`);
+      if (block?.image && (!['png', 'jpeg', 'gif', 'webp'].includes(block.image.format) || !(block.image.source?.bytes || block.image.source?.s3Location)))
+        problems.push(`${where}: malformed image`);
     });
   });
   if (toolBlocks && !body.toolConfig) problems.push('The toolConfig field must be defined when using toolUse and toolResult content blocks.');
   for (const tool of body.toolConfig?.tools ?? []) {
-    if (!tool?.toolSpec?.name || typeof tool.toolSpec.inputSchema?.json !== 'object') problems.push('toolConfig.tools: each tool needs toolSpec.name and toolSpec.inputSchema.json');
+    if (!tool?.toolSpec?.name || typeof tool.toolSpec.inputSchema?.json !== 'object')
+      problems.push('toolConfig.tools: each tool needs toolSpec.name and toolSpec.inputSchema.json');
   }
   return problems;
 }
@@ -152,13 +186,19 @@ function answer(body: any): { content: any[]; stopReason: string } {
     const quoted = results.map((block: any) => block.toolResult.content.map((part: any) => part.text ?? JSON.stringify(part.json)).join('')).join(' | ');
     return { content: [{ text: `tool said: ${quoted}` }], stopReason: 'end_turn' };
   }
-  const text = last.content.filter((block: any) => typeof block.text === 'string').map((block: any) => block.text).join(' ');
+  const text = last.content
+    .filter((block: any) => typeof block.text === 'string')
+    .map((block: any) => block.text)
+    .join(' ');
   const tools = body.toolConfig?.tools ?? [];
   const choice = body.toolConfig?.toolChoice;
   if (tools.length > 0 && (choice?.any || choice?.tool || /call a tool/i.test(text))) {
     const spec = (choice?.tool ? tools.find((tool: any) => tool.toolSpec.name === choice.tool.name) : tools[0]).toolSpec;
     const input = Object.fromEntries(Object.keys(spec.inputSchema.json.properties ?? {}).map((key) => [key, 'example']));
-    return { content: [{ text: 'Let me check.' }, { toolUse: { toolUseId: `tooluse_fake${Date.now().toString(36)}`, name: spec.name, input } }], stopReason: 'tool_use' };
+    return {
+      content: [{ text: 'Let me check.' }, { toolUse: { toolUseId: `tooluse_fake${Date.now().toString(36)}`, name: spec.name, input } }],
+      stopReason: 'tool_use',
+    };
   }
   return { content: [{ text: `echo: ${text}` }], stopReason: 'end_turn' };
 }
@@ -169,16 +209,24 @@ function framesOf(content: any[], stopReason: string): FakeStreamFrame[] {
   content.forEach((block, contentBlockIndex) => {
     if (block.text !== undefined) {
       const half = Math.ceil(block.text.length / 2);
-      for (const text of [block.text.slice(0, half), block.text.slice(half)]) frames.push({ event: 'contentBlockDelta', payload: { contentBlockIndex, delta: { text } } });
+      for (const text of [block.text.slice(0, half), block.text.slice(half)])
+        frames.push({ event: 'contentBlockDelta', payload: { contentBlockIndex, delta: { text } } });
     } else {
-      frames.push({ event: 'contentBlockStart', payload: { contentBlockIndex, start: { toolUse: { toolUseId: block.toolUse.toolUseId, name: block.toolUse.name } } } });
+      frames.push({
+        event: 'contentBlockStart',
+        payload: { contentBlockIndex, start: { toolUse: { toolUseId: block.toolUse.toolUseId, name: block.toolUse.name } } },
+      });
       const input = JSON.stringify(block.toolUse.input);
       const half = Math.ceil(input.length / 2);
-      for (const fragment of [input.slice(0, half), input.slice(half)]) frames.push({ event: 'contentBlockDelta', payload: { contentBlockIndex, delta: { toolUse: { input: fragment } } } });
+      for (const fragment of [input.slice(0, half), input.slice(half)])
+        frames.push({ event: 'contentBlockDelta', payload: { contentBlockIndex, delta: { toolUse: { input: fragment } } } });
     }
     frames.push({ event: 'contentBlockStop', payload: { contentBlockIndex } });
   });
-  frames.push({ event: 'messageStop', payload: { stopReason } }, { event: 'metadata', payload: { usage: { inputTokens: 11, outputTokens: 7, totalTokens: 18 }, metrics: { latencyMs: 42 } } });
+  frames.push(
+    { event: 'messageStop', payload: { stopReason } },
+    { event: 'metadata', payload: { usage: { inputTokens: 11, outputTokens: 7, totalTokens: 18 }, metrics: { latencyMs: 42 } } },
+  );
   return frames;
 }
 
@@ -188,19 +236,31 @@ function parseAmzDate(value: string): Date | undefined {
 }
 
 /** `undefined` when the request is authentic, else the exception name and message Bedrock would answer. */
-export async function verifyAuth(options: FakeBedrockOptions, method: string, rawPath: string, headers: IncomingMessage['headers'], body: Buffer): Promise<{ auth: 'sigv4' | 'bearer' } | { error: string; message: string }> {
+export async function verifyAuth(
+  options: FakeBedrockOptions,
+  method: string,
+  rawPath: string,
+  headers: IncomingMessage['headers'],
+  body: Buffer,
+): Promise<{ auth: 'sigv4' | 'bearer' } | { error: string; message: string }> {
   const authorization = headers.authorization ?? '';
   if (options.apiKey && authorization === `Bearer ${options.apiKey}`) return { auth: 'bearer' };
-  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=[0-9a-f]{64}$/.exec(String(authorization));
+  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=[0-9a-f]{64}$/.exec(
+    String(authorization),
+  );
   if (!match) return { error: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' };
   const [, keyId, scopeDate, region, service, signedList] = match;
   if (keyId !== options.accessKeyId) return { error: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
-  if (service !== 'bedrock' || region !== options.region) return { error: 'InvalidSignatureException', message: `Credential should be scoped to a valid region and service 'bedrock'; got ${region}/${service}.` };
+  if (service !== 'bedrock' || region !== options.region)
+    return { error: 'InvalidSignatureException', message: `Credential should be scoped to a valid region and service 'bedrock'; got ${region}/${service}.` };
   const date = parseAmzDate(String(headers['x-amz-date'] ?? ''));
-  if (!date || !String(headers['x-amz-date']).startsWith(scopeDate) || Math.abs(Date.now() - date.getTime()) > 5 * 60_000) return { error: 'InvalidSignatureException', message: 'Signature expired or x-amz-date missing.' };
-  if (options.sessionToken && headers['x-amz-security-token'] !== options.sessionToken) return { error: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+  if (!date || !String(headers['x-amz-date']).startsWith(scopeDate) || Math.abs(Date.now() - date.getTime()) > 5 * 60_000)
+    return { error: 'InvalidSignatureException', message: 'Signature expired or x-amz-date missing.' };
+  if (options.sessionToken && headers['x-amz-security-token'] !== options.sessionToken)
+    return { error: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
   const signedNames = signedList.split(';');
-  if (!signedNames.includes('host') || !signedNames.includes('x-amz-date')) return { error: 'InvalidSignatureException', message: 'host and x-amz-date must be signed.' };
+  if (!signedNames.includes('host') || !signedNames.includes('x-amz-date'))
+    return { error: 'InvalidSignatureException', message: 'host and x-amz-date must be signed.' };
   const signed: Record<string, string> = {};
   for (const name of signedNames) {
     const value = headers[name];
@@ -210,8 +270,17 @@ export async function verifyAuth(options: FakeBedrockOptions, method: string, ra
   const [path, rawQuery = ''] = rawPath.split('?');
   const query: Record<string, string | string[]> = {};
   for (const [key, value] of new URLSearchParams(rawQuery)) query[key] = key in query ? [query[key]].flat().concat(value) : value;
-  const signer = new SignatureV4({ credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey, sessionToken: options.sessionToken }, region, service, sha256: Sha256, applyChecksum: false });
-  const expected = await signer.sign({ method, protocol: 'http:', hostname: signed.host, path, query, headers: signed, body: body.length ? body : undefined }, { signingDate: date });
+  const signer = new SignatureV4({
+    credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey, sessionToken: options.sessionToken },
+    region,
+    service,
+    sha256: Sha256,
+    applyChecksum: false,
+  });
+  const expected = await signer.sign(
+    { method, protocol: 'http:', hostname: signed.host, path, query, headers: signed, body: body.length ? body : undefined },
+    { signingDate: date },
+  );
   if (expected.headers.authorization !== authorization) return { error: 'InvalidSignatureException', message: signatureMismatch };
   return { auth: 'sigv4' };
 }
@@ -222,12 +291,22 @@ export async function startFakeBedrock(options: FakeBedrockOptions): Promise<Fak
 
   const sendError = (res: ServerResponse, status: number, name: string, message: string) => {
     const text = JSON.stringify({ message });
-    res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': `${name}:http://internal.amazon.com/coral/com.amazon.bedrock/`, 'x-amzn-requestid': crypto.randomUUID(), 'content-length': Buffer.byteLength(text) });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'x-amzn-errortype': `${name}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+      'x-amzn-requestid': crypto.randomUUID(),
+      'content-length': Buffer.byteLength(text),
+    });
     res.end(text);
   };
   const sendJson = (res: ServerResponse, status: number, json: unknown, headers: Record<string, string> = {}) => {
     const text = JSON.stringify(json);
-    res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-requestid': crypto.randomUUID(), 'content-length': Buffer.byteLength(text), ...headers });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'x-amzn-requestid': crypto.randomUUID(),
+      'content-length': Buffer.byteLength(text),
+      ...headers,
+    });
     res.end(text);
   };
 
@@ -272,10 +351,21 @@ export async function startFakeBedrock(options: FakeBedrockOptions): Promise<Fak
       } catch {
         return sendError(res, 400, 'ValidationException', 'Malformed input request, please reformat your input and try again.');
       }
-      const record: BedrockRequestRecord = { method: req.method, path: rawPath, modelId: decodeURIComponent(route[1]), action: route[2], headers: req.headers, body, json, auth: verified.auth };
+      const record: BedrockRequestRecord = {
+        method: req.method,
+        path: rawPath,
+        modelId: decodeURIComponent(route[1]),
+        action: route[2],
+        headers: req.headers,
+        body,
+        json,
+        auth: verified.auth,
+      };
       requests.push(record);
-      if (Object.keys(req.headers).some((name) => name.startsWith('x-gateway-'))) return sendError(res, 400, 'ValidationException', 'x-gateway-* headers leaked to the provider');
-      if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) return sendError(res, 400, 'ValidationException', 'content-type must be application/json');
+      if (Object.keys(req.headers).some((name) => name.startsWith('x-gateway-')))
+        return sendError(res, 400, 'ValidationException', 'x-gateway-* headers leaked to the provider');
+      if (!String(req.headers['content-type'] ?? '').startsWith('application/json'))
+        return sendError(res, 400, 'ValidationException', 'content-type must be application/json');
 
       if (record.action !== 'invoke') {
         const problems = checkConverseRequest(json);
@@ -290,12 +380,22 @@ export async function startFakeBedrock(options: FakeBedrockOptions): Promise<Fak
       const failing = /^error-(\d{3})$/.exec(record.modelId);
       if (failing) {
         const status = Number(failing[1]);
-        return sendError(res, status, exceptionsByStatus[status] ?? 'InternalServerException', status === 429 ? 'Too many requests, please wait before trying again.' : `Fake Bedrock error ${status}.`);
+        return sendError(
+          res,
+          status,
+          exceptionsByStatus[status] ?? 'InternalServerException',
+          status === 429 ? 'Too many requests, please wait before trying again.' : `Fake Bedrock error ${status}.`,
+        );
       }
       if (record.action === 'invoke') return sendJson(res, 200, embeddingAnswer(json));
       const { content, stopReason } = answer(json);
       if (record.action === 'converse-stream') return sendFrames(res, { frames: framesOf(content, stopReason) });
-      return sendJson(res, 200, { output: { message: { role: 'assistant', content } }, stopReason, usage: { inputTokens: 11, outputTokens: 7, totalTokens: 18 }, metrics: { latencyMs: 42 } });
+      return sendJson(res, 200, {
+        output: { message: { role: 'assistant', content } },
+        stopReason,
+        usage: { inputTokens: 11, outputTokens: 7, totalTokens: 18 },
+        metrics: { latencyMs: 42 },
+      });
     } catch (error) {
       if (!res.headersSent) sendError(res, 500, 'InternalServerException', (error as Error).message);
       else res.destroy();

@@ -26,8 +26,27 @@ export interface FakeCohere extends RecordingServer {
 }
 
 const chatFields = new Set([
-  'model', 'messages', 'stream', 'tools', 'strict_tools', 'documents', 'citation_options', 'response_format', 'safety_mode', 'max_tokens',
-  'stop_sequences', 'temperature', 'seed', 'frequency_penalty', 'presence_penalty', 'k', 'p', 'logprobs', 'tool_choice', 'thinking', 'priority',
+  'model',
+  'messages',
+  'stream',
+  'tools',
+  'strict_tools',
+  'documents',
+  'citation_options',
+  'response_format',
+  'safety_mode',
+  'max_tokens',
+  'stop_sequences',
+  'temperature',
+  'seed',
+  'frequency_penalty',
+  'presence_penalty',
+  'k',
+  'p',
+  'logprobs',
+  'tool_choice',
+  'thinking',
+  'priority',
 ]);
 const usage = { billed_units: { input_tokens: 9, output_tokens: 6 }, tokens: { input_tokens: 120, output_tokens: 6 }, cached_tokens: 32 };
 const cohereError = (message: string) => ({ id: 'fake-error-id', message });
@@ -38,7 +57,8 @@ export function checkChatRequest(body: any): string[] {
   if (!body || typeof body !== 'object') return ['invalid request: body must be JSON'];
   for (const key of Object.keys(body)) if (!chatFields.has(key)) problems.push(`invalid request: unknown field: parameter ${key} is not a valid field`);
   if (typeof body.model !== 'string') problems.push('invalid request: model must be a string');
-  if (body.tool_choice !== undefined && body.tool_choice !== 'REQUIRED' && body.tool_choice !== 'NONE') problems.push(`invalid request: tool_choice must be REQUIRED or NONE, got ${body.tool_choice}`);
+  if (body.tool_choice !== undefined && body.tool_choice !== 'REQUIRED' && body.tool_choice !== 'NONE')
+    problems.push(`invalid request: tool_choice must be REQUIRED or NONE, got ${body.tool_choice}`);
   if (body.p !== undefined && (body.p < 0.01 || body.p > 0.99)) problems.push('invalid request: p must be between 0.01 and 0.99');
   if (!Array.isArray(body.messages) || body.messages.length === 0) return [...problems, 'invalid request: messages must be a non-empty array'];
   const calledIds = new Set<string>();
@@ -46,13 +66,15 @@ export function checkChatRequest(body: any): string[] {
     const at = `messages[${index}]`;
     if (!['system', 'user', 'assistant', 'tool'].includes(message.role)) problems.push(`invalid request: ${at}.role ${message.role} is not valid`);
     if (Array.isArray(message.content)) {
-      for (const part of message.content) if (!['text', 'image_url', 'document'].includes(part?.type)) problems.push(`invalid request: ${at} content type ${part?.type} is not valid`);
+      for (const part of message.content)
+        if (!['text', 'image_url', 'document'].includes(part?.type)) problems.push(`invalid request: ${at} content type ${part?.type} is not valid`);
     }
     for (const call of message.tool_calls ?? []) {
       if (typeof call.function?.arguments !== 'string') problems.push(`invalid request: ${at}.tool_calls arguments must be a string`);
       calledIds.add(call.id);
     }
-    if (message.role === 'tool' && !calledIds.has(message.tool_call_id)) problems.push(`invalid request: ${at}.tool_call_id ${message.tool_call_id} does not match a tool call`);
+    if (message.role === 'tool' && !calledIds.has(message.tool_call_id))
+      problems.push(`invalid request: ${at}.tool_call_id ${message.tool_call_id} does not match a tool call`);
   });
   return problems;
 }
@@ -61,7 +83,8 @@ export function checkChatRequest(body: any): string[] {
 export async function startFakeCohere(key = 'cohere-test-key'): Promise<FakeCohere> {
   const server = await startRecordingServer((call, res) => {
     if (call.headers.authorization !== `Bearer ${key}`) return sendJson(res, 401, cohereError('invalid api token'));
-    if (Object.keys(call.headers).some((name) => name.startsWith('x-gateway-'))) return sendJson(res, 400, cohereError('x-gateway-* headers leaked to the provider'));
+    if (Object.keys(call.headers).some((name) => name.startsWith('x-gateway-')))
+      return sendJson(res, 400, cohereError('x-gateway-* headers leaked to the provider'));
     const errorStatus = /^error-(\d{3})$/.exec(String(call.json?.model))?.[1];
     if (errorStatus) return sendJson(res, Number(errorStatus), cohereError(`fake cohere error ${errorStatus}`));
     if (call.path === '/v2/embed') return answerEmbed(call, res);
@@ -79,10 +102,16 @@ function answerEmbed(call: RecordedCall, res: ServerResponse): void {
     return sendJson(res, 400, cohereError('invalid request: texts, input_type and embedding_types ["float"] are required'));
   }
   const vectors = body.texts.map((text: string, index: number) => [text.length / 8, -0.5, index + 0.25]);
-  sendJson(res, 200, { id: 'embed-fake', embeddings: { float: vectors }, texts: body.texts, meta: { api_version: { version: '2' }, billed_units: { input_tokens: 3 * body.texts.length } } });
+  sendJson(res, 200, {
+    id: 'embed-fake',
+    embeddings: { float: vectors },
+    texts: body.texts,
+    meta: { api_version: { version: '2' }, billed_units: { input_tokens: 3 * body.texts.length } },
+  });
 }
 
-const textOf = (content: unknown): string => (typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: any) => part.text ?? '').join(' ') : '');
+const textOf = (content: unknown): string =>
+  typeof content === 'string' ? content : Array.isArray(content) ? content.map((part: any) => part.text ?? '').join(' ') : '';
 
 function answerChat(body: any, res: ServerResponse): void | Promise<void> {
   const messages: any[] = body.messages;
@@ -90,19 +119,36 @@ function answerChat(body: any, res: ServerResponse): void | Promise<void> {
   for (let at = messages.length - 1; at >= 0 && messages[at].role === 'tool'; at--) results.unshift(textOf(messages[at].content));
   const userText = textOf([...messages].reverse().find((message) => message.role === 'user')?.content);
   const callTool = !results.length && body.tools?.length && body.tool_choice !== 'NONE' && (body.tool_choice === 'REQUIRED' || /weather/i.test(userText));
-  const toolCall = callTool ? { id: 'get_weather_fk3x9q2b7m1n', type: 'function', function: { name: body.tools[0].function.name, arguments: '{"location":"Paris"}' } } : undefined;
+  const toolCall = callTool
+    ? { id: 'get_weather_fk3x9q2b7m1n', type: 'function', function: { name: body.tools[0].function.name, arguments: '{"location":"Paris"}' } }
+    : undefined;
   const text = results.length ? `the tools said: ${results.join(' | ')}` : `echo: ${userText}`;
   const finish = toolCall ? 'TOOL_CALL' : 'COMPLETE';
   if (!body.stream) {
-    const message = toolCall ? { role: 'assistant', tool_plan: 'I will look up the weather.', tool_calls: [toolCall] } : { role: 'assistant', content: [{ type: 'text', text }] };
+    const message = toolCall
+      ? { role: 'assistant', tool_plan: 'I will look up the weather.', tool_calls: [toolCall] }
+      : { role: 'assistant', content: [{ type: 'text', text }] };
     return sendJson(res, 200, { id: 'cohere-fake-0001', finish_reason: finish, message, usage });
   }
   const event = (data: Record<string, unknown>) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
-  const events = [event({ id: 'cohere-fake-0001', type: 'message-start', delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } } })];
+  const events = [
+    event({
+      id: 'cohere-fake-0001',
+      type: 'message-start',
+      delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } },
+    }),
+  ];
   if (toolCall) {
     events.push(event({ type: 'tool-plan-delta', delta: { message: { tool_plan: 'I will look up the weather.' } } }));
-    events.push(event({ type: 'tool-call-start', index: 0, delta: { message: { tool_calls: { ...toolCall, function: { name: toolCall.function.name, arguments: '' } } } } }));
-    for (const piece of toolCall.function.arguments.match(/.{1,6}/g)!) events.push(event({ type: 'tool-call-delta', index: 0, delta: { message: { tool_calls: { function: { arguments: piece } } } } }));
+    events.push(
+      event({
+        type: 'tool-call-start',
+        index: 0,
+        delta: { message: { tool_calls: { ...toolCall, function: { name: toolCall.function.name, arguments: '' } } } },
+      }),
+    );
+    for (const piece of toolCall.function.arguments.match(/.{1,6}/g)!)
+      events.push(event({ type: 'tool-call-delta', index: 0, delta: { message: { tool_calls: { function: { arguments: piece } } } } }));
     events.push(event({ type: 'tool-call-end', index: 0 }));
   } else {
     events.push(event({ type: 'content-start', index: 0, delta: { message: { content: { type: 'text', text: '' } } } }));
@@ -134,7 +180,15 @@ export function cohereSse(events: Array<Record<string, unknown> | string>): stri
 }
 
 /** Replays Cohere stream events through the adapter's stream transform. */
-export function replayCohereStream(events: Array<Record<string, unknown> | string>, options: CallOptions & { includeUsage?: boolean; splitEvery?: number } = {}): Promise<{ events: any[]; usages: TokenUsage[]; text: string }> {
-  const body = { model: 'command-r-plus-08-2024', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: options.includeUsage ? { include_usage: true } : undefined };
+export function replayCohereStream(
+  events: Array<Record<string, unknown> | string>,
+  options: CallOptions & { includeUsage?: boolean; splitEvery?: number } = {},
+): Promise<{ events: any[]; usages: TokenUsage[]; text: string }> {
+  const body = {
+    model: 'command-r-plus-08-2024',
+    messages: [{ role: 'user', content: 'hi' }],
+    stream: true,
+    stream_options: options.includeUsage ? { include_usage: true } : undefined,
+  };
   return replayPrepared(prepareCohere(body, { stream: true, ...options }), cohereSse(events), options.splitEvery);
 }

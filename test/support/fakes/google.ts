@@ -53,16 +53,40 @@ export interface FakeGoogle {
   close(): Promise<void>;
 }
 
-const statusNames: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
+const statusNames: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+};
 export const googleErrorBody = (code: number, message: string) => ({ error: { code, message, status: statusNames[code] ?? 'UNKNOWN' } });
 export const skipSignature = 'skip_thought_signature_validator';
 const tokens = (text: string) => Math.ceil(text.length / 4);
 const requestKeys = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'safetySettings', 'generationConfig', 'cachedContent', 'labels']);
-const configKeys = new Set(['temperature', 'topP', 'topK', 'maxOutputTokens', 'stopSequences', 'candidateCount', 'seed', 'presencePenalty', 'frequencyPenalty', 'responseMimeType', 'responseJsonSchema', 'thinkingConfig']);
+const configKeys = new Set([
+  'temperature',
+  'topP',
+  'topK',
+  'maxOutputTokens',
+  'stopSequences',
+  'candidateCount',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'responseMimeType',
+  'responseJsonSchema',
+  'thinkingConfig',
+]);
 const partKeys = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse'];
 
 class Reject extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -70,13 +94,15 @@ class Reject extends Error {
 function sample(schema: Obj | undefined): unknown {
   const type = Array.isArray(schema?.type) ? schema.type[0] : schema?.type;
   if (schema?.enum) return schema.enum[0];
-  if (type === 'object' || schema?.properties) return Object.fromEntries(Object.entries(schema?.properties ?? {}).map(([key, value]) => [key, sample(value as Obj)]));
+  if (type === 'object' || schema?.properties)
+    return Object.fromEntries(Object.entries(schema?.properties ?? {}).map(([key, value]) => [key, sample(value as Obj)]));
   return { string: 'example', integer: 1, number: 1.5, boolean: true, array: [] }[type as string] ?? 'example';
 }
 
 /** What Gemini checks of a GenerateContentRequest, as far as the gateway is concerned. */
 function checkGenerateRequest(body: Obj, signatures: Set<string>): void {
-  for (const key of Object.keys(body)) if (!requestKeys.has(key)) throw new Reject(400, `Invalid JSON payload received. Unknown name "${key}": Cannot find field.`);
+  for (const key of Object.keys(body))
+    if (!requestKeys.has(key)) throw new Reject(400, `Invalid JSON payload received. Unknown name "${key}": Cannot find field.`);
   for (const key of Object.keys(body.generationConfig ?? {})) if (!configKeys.has(key)) throw new Reject(400, `Unknown name "${key}" at 'generation_config'.`);
   if (!Array.isArray(body.contents) || body.contents.length === 0) throw new Reject(400, '* GenerateContentRequest.contents: contents is not specified');
   body.contents.forEach((content: Obj, index: number) => {
@@ -90,11 +116,20 @@ function checkGenerateRequest(body: Obj, signatures: Set<string>): void {
     if (calls.length === 0) return;
     if (content.role !== 'model') throw new Reject(400, 'functionCall parts belong in model turns');
     const signature = calls[0].thoughtSignature;
-    if (!signatures.has(signature) && signature !== skipSignature) throw new Reject(400, `Function call is missing a thought_signature in functionCall parts (contents[${index}]).`);
+    if (!signatures.has(signature) && signature !== skipSignature)
+      throw new Reject(400, `Function call is missing a thought_signature in functionCall parts (contents[${index}]).`);
     const next = body.contents[index + 1];
     const answers = (next?.parts ?? []).filter((part: Obj) => part.functionResponse);
-    if (next && (next.role !== 'user' || answers.length !== calls.length || answers.some((part: Obj, i: number) => part.functionResponse.name !== calls[i].functionCall.name))) {
-      throw new Reject(400, 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.');
+    if (
+      next &&
+      (next.role !== 'user' ||
+        answers.length !== calls.length ||
+        answers.some((part: Obj, i: number) => part.functionResponse.name !== calls[i].functionCall.name))
+    ) {
+      throw new Reject(
+        400,
+        'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.',
+      );
     }
   });
   for (const declaration of body.tools?.[0]?.functionDeclarations ?? []) {
@@ -136,7 +171,11 @@ function verifyAssertion(form: URLSearchParams, fake: FakeGoogle): Obj {
   const decode = (part: string) => JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8'));
   const head = decode(header);
   const payload = decode(claims);
-  if (!account || head.alg !== 'RS256' || !verify('RSA-SHA256', Buffer.from(`${header}.${claims}`), account.publicKey, Buffer.from(signature ?? '', 'base64url'))) {
+  if (
+    !account ||
+    head.alg !== 'RS256' ||
+    !verify('RSA-SHA256', Buffer.from(`${header}.${claims}`), account.publicKey, Buffer.from(signature ?? '', 'base64url'))
+  ) {
     throw new Reject(400, 'invalid_grant: Invalid JWT Signature.');
   }
   const now = Math.floor(Date.now() / 1000);
@@ -144,7 +183,8 @@ function verifyAssertion(form: URLSearchParams, fake: FakeGoogle): Obj {
   if (payload.iss !== account.clientEmail || payload.sub !== account.clientEmail) throw new Reject(400, 'invalid_grant: iss/sub is not the service account');
   if (payload.aud !== fake.tokenUri) throw new Reject(400, `invalid_grant: aud ${payload.aud} is not ${fake.tokenUri}`);
   if (payload.scope !== 'https://www.googleapis.com/auth/cloud-platform') throw new Reject(400, 'invalid_scope');
-  if (payload.exp - payload.iat > 3600 || Math.abs(payload.iat - now) > 300) throw new Reject(400, 'invalid_grant: Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.');
+  if (payload.exp - payload.iat > 3600 || Math.abs(payload.iat - now) > 300)
+    throw new Reject(400, 'invalid_grant: Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.');
   return payload;
 }
 
@@ -167,7 +207,9 @@ function geminiReply(res: ServerResponse, body: Obj, model: string, method: stri
     return;
   }
   // Text comes in three pieces; a function call arrives whole, as Gemini sends it.
-  const pieces: Obj[][] = parts[0].text ? [0, 1, 2].map((i) => [{ text: parts[0].text.slice(Math.floor((i * parts[0].text.length) / 3), Math.floor(((i + 1) * parts[0].text.length) / 3)) }]) : [parts];
+  const pieces: Obj[][] = parts[0].text
+    ? [0, 1, 2].map((i) => [{ text: parts[0].text.slice(Math.floor((i * parts[0].text.length) / 3), Math.floor(((i + 1) * parts[0].text.length) / 3)) }])
+    : [parts];
   const chunks: Obj[] = pieces.map((piece, index) => {
     const lastChunk = index === pieces.length - 1;
     const candidate: Obj = { content: { role: 'model', parts: piece }, ...(vertex ? {} : { index: 0 }), ...(lastChunk ? { finishReason } : {}) };
@@ -186,11 +228,25 @@ function claudeReply(res: ServerResponse, body: Obj, model: string, stream: bool
   if (typeof body.max_tokens !== 'number' || !Array.isArray(body.messages)) throw new Reject(400, 'max_tokens and messages are required');
   if (stream !== (body.stream === true)) throw new Reject(400, 'stream must match the method');
   const last = body.messages.at(-1);
-  const text = typeof last.content === 'string' ? last.content : last.content.map((block: Obj) => block.text ?? (typeof block.content === 'string' ? block.content : JSON.stringify(block.content ?? ''))).join('');
+  const text =
+    typeof last.content === 'string'
+      ? last.content
+      : last.content.map((block: Obj) => block.text ?? (typeof block.content === 'string' ? block.content : JSON.stringify(block.content ?? ''))).join('');
   const tool = body.tools?.length && (body.tool_choice?.type === 'any' || text.includes('call a tool')) ? body.tools[0] : undefined;
-  const content = tool ? [{ type: 'tool_use', id: `toolu_fake${randomBytes(4).toString('hex')}`, name: tool.name, input: sample(tool.input_schema) }] : [{ type: 'text', text: `echo: ${text}` }];
+  const content = tool
+    ? [{ type: 'tool_use', id: `toolu_fake${randomBytes(4).toString('hex')}`, name: tool.name, input: sample(tool.input_schema) }]
+    : [{ type: 'text', text: `echo: ${text}` }];
   const usage = { input_tokens: tokens(JSON.stringify(body.messages)), output_tokens: tokens(JSON.stringify(content)) };
-  const message = { id: `msg_vrtx_fake${randomBytes(4).toString('hex')}`, type: 'message', role: 'assistant', model, content, stop_reason: tool ? 'tool_use' : 'end_turn', stop_sequence: null, usage };
+  const message = {
+    id: `msg_vrtx_fake${randomBytes(4).toString('hex')}`,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: tool ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
+    usage,
+  };
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(message));
     return;
@@ -199,9 +255,19 @@ function claudeReply(res: ServerResponse, body: Obj, model: string, stream: bool
   const events: Array<[string, Obj]> = [
     ['message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } }],
     ['content_block_start', { type: 'content_block_start', index: 0, content_block: tool ? { ...block, input: {} } : { type: 'text', text: '' } }],
-    ['content_block_delta', { type: 'content_block_delta', index: 0, delta: tool ? { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } : { type: 'text_delta', text: block.text } }],
+    [
+      'content_block_delta',
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: tool ? { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } : { type: 'text_delta', text: block.text },
+      },
+    ],
     ['content_block_stop', { type: 'content_block_stop', index: 0 }],
-    ['message_delta', { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }],
+    [
+      'message_delta',
+      { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } },
+    ],
     ['message_stop', { type: 'message_stop' }],
   ];
   res.writeHead(200, { 'content-type': 'text/event-stream' }).end(events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join(''));
@@ -210,12 +276,16 @@ function claudeReply(res: ServerResponse, body: Obj, model: string, stream: bool
 function embeddingsReply(res: ServerResponse, body: Obj, model: string, vertex: boolean): void {
   if (vertex) {
     const dims = body.parameters?.outputDimensionality ?? 8;
-    const predictions = body.instances.map((instance: Obj) => ({ embeddings: { values: Array.from(fakeEmbedding(instance.content, dims)), statistics: { token_count: tokens(instance.content), truncated: false } } }));
+    const predictions = body.instances.map((instance: Obj) => ({
+      embeddings: { values: Array.from(fakeEmbedding(instance.content, dims)), statistics: { token_count: tokens(instance.content), truncated: false } },
+    }));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ predictions }));
     return;
   }
   for (const request of body.requests) if (request.model !== `models/${model}`) throw new Reject(400, `requests[].model must be models/${model}`);
-  const embeddings = body.requests.map((request: Obj) => ({ values: Array.from(fakeEmbedding(request.content.parts[0].text, request.outputDimensionality ?? 8)) }));
+  const embeddings = body.requests.map((request: Obj) => ({
+    values: Array.from(fakeEmbedding(request.content.parts[0].text, request.outputDimensionality ?? 8)),
+  }));
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ embeddings }));
 }
 
@@ -235,7 +305,9 @@ export async function startFakeGoogle(options: FakeGoogleOptions = {}): Promise<
       exchanges++;
       const token = `ya29.fake-${exchanges}-${randomBytes(6).toString('hex')}`;
       fake.issuedTokens.push(token);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: token, expires_in: options.tokenLifetimeSeconds ?? 3599, token_type: 'Bearer' }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ access_token: token, expires_in: options.tokenLifetimeSeconds ?? 3599, token_type: 'Bearer' }));
       return;
     }
     const match = /\/(publishers\/(google|anthropic)\/)?models\/([^/:]+):(\w+)$/.exec(url.pathname);
@@ -245,15 +317,25 @@ export async function startFakeGoogle(options: FakeGoogleOptions = {}): Promise<
     if (publisher) {
       const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
       if (!bearer || !(fake.issuedTokens.includes(bearer) || options.accessTokens?.includes(bearer))) {
-        throw new Reject(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+        throw new Reject(
+          401,
+          'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+        );
       }
     } else if (req.headers['x-goog-api-key'] !== apiKey) {
-      throw req.headers['x-goog-api-key'] ? new Reject(400, 'API key not valid. Please pass a valid API key.') : new Reject(403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
+      throw req.headers['x-goog-api-key']
+        ? new Reject(400, 'API key not valid. Please pass a valid API key.')
+        : new Reject(
+            403,
+            "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+          );
     }
     record.json = JSON.parse(raw.toString('utf8'));
     const step = steps.shift();
     if (step) {
-      res.writeHead(step.status, { 'content-type': step.rawSse ? 'text/event-stream' : 'application/json', ...step.headers }).end(step.rawSse ?? JSON.stringify(step.json));
+      res
+        .writeHead(step.status, { 'content-type': step.rawSse ? 'text/event-stream' : 'application/json', ...step.headers })
+        .end(step.rawSse ?? JSON.stringify(step.json));
       return;
     }
     const status = /^error-(\d{3})$/.exec(model)?.[1];
@@ -275,7 +357,9 @@ export async function startFakeGoogle(options: FakeGoogleOptions = {}): Promise<
         handle(req, res, Buffer.concat(chunks));
       } catch (error) {
         const status = error instanceof Reject ? error.status : 500;
-        const body = req.url?.endsWith('/token') ? { error: error instanceof Reject ? error.message.split(':')[0] : 'server_error', error_description: (error as Error).message } : googleErrorBody(status, (error as Error).message);
+        const body = req.url?.endsWith('/token')
+          ? { error: error instanceof Reject ? error.message.split(':')[0] : 'server_error', error_description: (error as Error).message }
+          : googleErrorBody(status, (error as Error).message);
         if (!res.headersSent) res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       }
     });
@@ -315,7 +399,16 @@ export function recordingSse(recording: Recording, interaction = 0): string {
 
 /** A ProviderCall-shaped object for adapter tests; `target` is filled in by the caller. */
 export function chatCall<Target>(body: Obj, target: Target, overrides: Obj = {}) {
-  return { operation: 'chat' as const, body, stream: body.stream === true, target, forwardHeaders: {}, requestHeaders: {}, strictApiCompliance: true, ...overrides };
+  return {
+    operation: 'chat' as const,
+    body,
+    stream: body.stream === true,
+    target,
+    forwardHeaders: {},
+    requestHeaders: {},
+    strictApiCompliance: true,
+    ...overrides,
+  };
 }
 
 /** Feeds bytes through a stream transform piece by piece; returns the parsed OpenAI events (`'[DONE]'` as is). */

@@ -23,7 +23,13 @@ describe('pricing', () => {
   });
 
   it('lays GATEWAY_PRICING over the defaults: new models, changed prices, removed ones', () => {
-    vi.stubEnv('GATEWAY_PRICING', JSON.stringify({ openai: { 'my-finetune': { input: 3, output: 12 }, 'gpt-4o': { input: 2, output: 8 }, 'gpt-4o-mini': null }, ollama: { llama3: { input: 0, output: 0 } } }));
+    vi.stubEnv(
+      'GATEWAY_PRICING',
+      JSON.stringify({
+        openai: { 'my-finetune': { input: 3, output: 12 }, 'gpt-4o': { input: 2, output: 8 }, 'gpt-4o-mini': null },
+        ollama: { llama3: { input: 0, output: 0 } },
+      }),
+    );
     reloadPrices();
     expect(priceOf('openai', 'my-finetune')).toEqual({ input: 3, output: 12 });
     expect(priceOf('openai', 'gpt-4o')).toEqual({ input: 2, output: 8 });

@@ -91,7 +91,10 @@ describe('semantic index: recall on a test set', () => {
     const clustered = Array.from({ length: 4000 }, () => clusteredUnit(centre, 0.3, random));
     const queries = clustered.map((original) => nearDuplicate(original, 0.95, random));
     const measured = measure(clustered, queries, defaultPerBucketLimit);
-    report(`4000 clustered vectors (pairwise cosine ≈ 0.3) × ${dimensions} dims, near-duplicates at cosine 0.95, ${defaultPerBucketLimit} items read per bucket`, measured);
+    report(
+      `4000 clustered vectors (pairwise cosine ≈ 0.3) × ${dimensions} dims, near-duplicates at cosine 0.95, ${defaultPerBucketLimit} items read per bucket`,
+      measured,
+    );
     expect(measured.recall).toBeGreaterThanOrEqual(0.93);
     expect(measured.meanCandidates).toBeLessThanOrEqual(maxCandidatesPerLookup);
   });
@@ -102,7 +105,14 @@ describe('semantic index: recall on a test set', () => {
     // Index i of a random query is no relative of original i; "recall" here is the chance meeting.
     expect(measured.recall).toBeLessThan(0.02);
     expect(measured.falseCandidateRate).toBeLessThan(0.012);
-    for (const query of queries.slice(0, 50)) expect(bestMatch(query, originals.map((vector) => ({ vector })), 0.95)).toBeUndefined();
+    for (const query of queries.slice(0, 50))
+      expect(
+        bestMatch(
+          query,
+          originals.map((vector) => ({ vector })),
+          0.95,
+        ),
+      ).toBeUndefined();
   });
 });
 
@@ -143,7 +153,13 @@ describe('semantic index: signatures', () => {
     const measured = measure(originals, queries);
     report(`400 vectors × ${dimensions} dims, near-duplicates at cosine 0.96–0.99`, measured);
     expect(measured.recall).toBeGreaterThanOrEqual(0.95);
-    expect(bestMatch(queries[7]!, originals.map((vector, id) => ({ id, vector })), 0.95)?.candidate.id).toBe(7);
+    expect(
+      bestMatch(
+        queries[7]!,
+        originals.map((vector, id) => ({ id, vector })),
+        0.95,
+      )?.candidate.id,
+    ).toBe(7);
   });
 
   it('refuses vectors no direction can be read from', () => {

@@ -42,7 +42,8 @@ const chatAnswer = (message: Json, extra: Json = {}): Json => ({
   ...extra,
 });
 
-const deltas = (chunks: Json[], index = 0) => chunks.flatMap((chunk) => chunk.choices.filter((choice: Json) => choice.index === index).map((choice: Json) => choice.delta));
+const deltas = (chunks: Json[], index = 0) =>
+  chunks.flatMap((chunk) => chunk.choices.filter((choice: Json) => choice.index === index).map((choice: Json) => choice.delta));
 
 describe('replayAsSse for chat', () => {
   it('gives the same text whole as pushed event by event', async () => {
@@ -56,7 +57,16 @@ describe('replayAsSse for chat', () => {
     const { chunks, done } = await replayed(chatAnswer({ role: 'assistant', content: longText, refusal: null }), 'chat');
     expect(done).toBe(true);
     for (const chunk of chunks) {
-      expect(Object.keys(chunk)).toEqual(['id', 'object', 'created', 'model', 'service_tier', 'system_fingerprint', 'choices', ...(chunk.usage ? ['usage'] : [])]);
+      expect(Object.keys(chunk)).toEqual([
+        'id',
+        'object',
+        'created',
+        'model',
+        'service_tier',
+        'system_fingerprint',
+        'choices',
+        ...(chunk.usage ? ['usage'] : []),
+      ]);
       expect(chunk).toMatchObject({ id: 'chatcmpl-replay1', object: 'chat.completion.chunk', created: 1727346168, model: 'gpt-4o-2024-08-06' });
     }
     const body = chunks.slice(0, -1);
@@ -92,7 +102,13 @@ describe('replayAsSse for chat', () => {
   });
 
   it('sends no content delta for empty content', async () => {
-    const { chunks } = await replayed(chatAnswer({ role: 'assistant', content: '' }, { choices: [{ index: 0, message: { role: 'assistant', content: '' }, logprobs: null, finish_reason: 'length' }] }), 'chat');
+    const { chunks } = await replayed(
+      chatAnswer(
+        { role: 'assistant', content: '' },
+        { choices: [{ index: 0, message: { role: 'assistant', content: '' }, logprobs: null, finish_reason: 'length' }] },
+      ),
+      'chat',
+    );
     expect(deltas(chunks)).toEqual([{ role: 'assistant', content: '' }, {}]);
   });
 
@@ -135,7 +151,12 @@ describe('replayAsSse for chat', () => {
     const all = deltas(chunks);
     expect(all[0]).toEqual({ role: 'assistant', content: null, refusal: '' });
     expect(all.slice(1, -1).every((delta) => Object.keys(delta).join() === 'refusal')).toBe(true);
-    expect(all.slice(1, -1).map((delta) => delta.refusal).join('')).toBe(refusal);
+    expect(
+      all
+        .slice(1, -1)
+        .map((delta) => delta.refusal)
+        .join(''),
+    ).toBe(refusal);
   });
 
   it('replays every choice of an n>1 answer, taking turns, each with its finish reason', async () => {
@@ -147,8 +168,16 @@ describe('replayAsSse for chat', () => {
     const { chunks } = await replayed(answer, 'chat');
     const indices = chunks.slice(0, -1).map((chunk) => chunk.choices[0].index);
     expect(indices.slice(0, 4)).toEqual([0, 1, 0, 1]);
-    expect(deltas(chunks, 0).map((delta) => delta.content ?? '').join('')).toBe('First answer, a little longer than the second one.');
-    expect(deltas(chunks, 1).map((delta) => delta.content ?? '').join('')).toBe('Second answer.');
+    expect(
+      deltas(chunks, 0)
+        .map((delta) => delta.content ?? '')
+        .join(''),
+    ).toBe('First answer, a little longer than the second one.');
+    expect(
+      deltas(chunks, 1)
+        .map((delta) => delta.content ?? '')
+        .join(''),
+    ).toBe('Second answer.');
     const finishes = chunks.flatMap((chunk) => chunk.choices).filter((choice) => choice.finish_reason !== null);
     expect(finishes.map((choice) => [choice.index, choice.finish_reason])).toEqual([
       [1, 'length'],
@@ -170,7 +199,12 @@ describe('replayAsSse for chat', () => {
     const all = deltas(chunks);
     const blocks = all.filter((delta) => delta.content_blocks).map((delta) => delta.content_blocks[0]);
     expect(blocks.every((block) => typeof block.index === 'number' && typeof block.type === 'string')).toBe(true);
-    expect(blocks.filter((block) => block.index === 0 && block.thinking).map((block) => block.thinking).join('')).toBe(message.content_blocks[0].thinking);
+    expect(
+      blocks
+        .filter((block) => block.index === 0 && block.thinking)
+        .map((block) => block.thinking)
+        .join(''),
+    ).toBe(message.content_blocks[0].thinking);
     expect(blocks.filter((block) => block.signature)).toEqual([{ index: 0, type: 'thinking', signature: 'sig-abc' }]);
     const firstContent = all.findIndex((delta) => typeof delta.content === 'string' && delta.content !== '');
     const lastReasoning = all.findLastIndex((delta) => delta.content_blocks || delta.reasoning_content);
@@ -179,16 +213,38 @@ describe('replayAsSse for chat', () => {
 
   it('keeps the first chunk and the finish chunk in the shape of the gateway’s own streams', async () => {
     const emitted: string[] = [];
-    const emitter = new ChatChunkEmitter({ id: 'chatcmpl-x', model: 'm', created: 1, includeUsage: true, onUsage: () => {}, push: (text) => emitted.push(text) });
+    const emitter = new ChatChunkEmitter({
+      id: 'chatcmpl-x',
+      model: 'm',
+      created: 1,
+      includeUsage: true,
+      onUsage: () => {},
+      push: (text) => emitted.push(text),
+    });
     emitter.text('Hello there, world.');
     emitter.usage({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
     emitter.finish('stop');
     emitter.end();
     const live = parseSse(emitted.join('')).map((event) => (event.data === '[DONE]' ? event.data : JSON.parse(event.data)));
-    const answer = { id: 'chatcmpl-x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there, world.' }, logprobs: null, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } };
+    const answer = {
+      id: 'chatcmpl-x',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there, world.' }, logprobs: null, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+    };
     const events = await pushes(replayAsSse(answer, 'chat', { includeUsage: true }));
     const replay = events.map((event) => parseSse(event)[0].data).map((data) => (data === '[DONE]' ? data : JSON.parse(data)));
-    const shape = (items: unknown[]) => items.map((item) => (typeof item === 'string' ? item : { ...(item as Json), choices: (item as Json).choices.map(({ logprobs: _logprobs, delta, ...rest }: Json) => ({ ...rest, delta: Object.keys(delta) })) }));
+    const shape = (items: unknown[]) =>
+      items.map((item) =>
+        typeof item === 'string'
+          ? item
+          : {
+              ...(item as Json),
+              choices: (item as Json).choices.map(({ logprobs: _logprobs, delta, ...rest }: Json) => ({ ...rest, delta: Object.keys(delta) })),
+            },
+      );
     const [liveFirst, ...liveRest] = shape(live) as Json[];
     const [replayFirst, ...replayRest] = shape(replay) as Json[];
     expect(replayFirst).toEqual(liveFirst);
@@ -284,10 +340,27 @@ describe('a replay read by the official OpenAI client', () => {
       refusal: null,
     });
     answer.choices.push({ index: 1, message: { role: 'assistant', content: longText, refusal: null }, logprobs: null, finish_reason: 'stop' });
-    const stream = clientFor(answer).chat.completions.stream({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], stream_options: { include_usage: true } });
+    const stream = clientFor(answer).chat.completions.stream({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream_options: { include_usage: true },
+    });
     const final = await stream.finalChatCompletion();
-    expect(final).toMatchObject({ id: answer.id, model: answer.model, created: answer.created, usage: answer.usage, system_fingerprint: answer.system_fingerprint });
-    expect(final.choices.map((choice) => ({ index: choice.index, finish_reason: choice.finish_reason, content: choice.message.content, tool_calls: choice.message.tool_calls }))).toEqual([
+    expect(final).toMatchObject({
+      id: answer.id,
+      model: answer.model,
+      created: answer.created,
+      usage: answer.usage,
+      system_fingerprint: answer.system_fingerprint,
+    });
+    expect(
+      final.choices.map((choice) => ({
+        index: choice.index,
+        finish_reason: choice.finish_reason,
+        content: choice.message.content,
+        tool_calls: choice.message.tool_calls,
+      })),
+    ).toEqual([
       { index: 0, finish_reason: 'tool_calls', content: answer.choices[0].message.content, tool_calls: answer.choices[0].message.tool_calls },
       { index: 1, finish_reason: 'stop', content: longText, tool_calls: undefined },
     ]);

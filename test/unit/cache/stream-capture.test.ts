@@ -36,7 +36,9 @@ async function run(operation: 'chat' | 'completions', upstream: Readable): Promi
 
 /** The bytes cut at the given fractions of their length (inside characters, inside CRLFs, anywhere). */
 function cut(bytes: Buffer, fractions: number[]): Buffer[] {
-  const points = [...new Set(fractions.map((fraction) => Math.floor(fraction * bytes.length)))].filter((point) => point > 0 && point < bytes.length).sort((a, b) => a - b);
+  const points = [...new Set(fractions.map((fraction) => Math.floor(fraction * bytes.length)))]
+    .filter((point) => point > 0 && point < bytes.length)
+    .sort((a, b) => a - b);
   const pieces: Buffer[] = [];
   let start = 0;
   for (const point of [...points, bytes.length]) {
@@ -59,8 +61,18 @@ function replayBytes(answer: Json, operation: 'chat' | 'completions', includeUsa
 const event = (data: unknown) => `data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
 const head = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 7, model: 'gpt-4o' };
 const chunk = (delta: Json, finish: string | null = null, index = 0) => event({ ...head, choices: [{ index, delta, logprobs: null, finish_reason: finish }] });
-const simpleStream = [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Hello' }), chunk({ content: ' world' }), chunk({}, 'stop'), 'data: [DONE]\n\n'];
-const simpleAnswer = { ...head, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello world' }, logprobs: null, finish_reason: 'stop' }] };
+const simpleStream = [
+  chunk({ role: 'assistant', content: '' }),
+  chunk({ content: 'Hello' }),
+  chunk({ content: ' world' }),
+  chunk({}, 'stop'),
+  'data: [DONE]\n\n',
+];
+const simpleAnswer = {
+  ...head,
+  object: 'chat.completion',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello world' }, logprobs: null, finish_reason: 'stop' }],
+};
 
 describe('captureStream relaying', () => {
   it('relays every chunk unchanged and assembles the answer', async () => {
@@ -72,7 +84,14 @@ describe('captureStream relaying', () => {
   });
 
   it('reads events cut at any byte, inside multi-byte characters and CRLF line ends', async () => {
-    const text = [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Grüße 😀 日本' }), chunk({ content: '\n— done' }), ': keep-alive\n\n', chunk({}, 'stop'), 'data: [DONE]\n\n'].join('');
+    const text = [
+      chunk({ role: 'assistant', content: '' }),
+      chunk({ content: 'Grüße 😀 日本' }),
+      chunk({ content: '\n— done' }),
+      ': keep-alive\n\n',
+      chunk({}, 'stop'),
+      'data: [DONE]\n\n',
+    ].join('');
     await fc.assert(
       fc.asyncProperty(fc.boolean(), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 40 }), async (crlf, fractions) => {
         const bytes = Buffer.from(crlf ? text.replace(/\n/g, '\r\n') : text);
@@ -134,7 +153,12 @@ describe('captureStream relaying', () => {
 
   it('keeps relaying but gives up on the answer past the size limit', async () => {
     const megabyte = 'y'.repeat(1024 * 1024);
-    const pieces = [chunk({ role: 'assistant', content: '' }), ...Array.from({ length: 9 }, () => chunk({ content: megabyte })), chunk({}, 'stop'), 'data: [DONE]\n\n'];
+    const pieces = [
+      chunk({ role: 'assistant', content: '' }),
+      ...Array.from({ length: 9 }, () => chunk({ content: megabyte })),
+      chunk({}, 'stop'),
+      'data: [DONE]\n\n',
+    ];
     const { relayed, answer } = await run('chat', upstreamOf(pieces));
     expect(Buffer.concat(relayed).length).toBe(Buffer.byteLength(pieces.join('')));
     expect(answer).toBeUndefined();
@@ -145,7 +169,11 @@ describe('captureStream relaying', () => {
   });
 
   it('gives up on an event that never ends', async () => {
-    const endless = [chunk({ role: 'assistant', content: '' }), `data: {"choices":[{"index":0,"delta":{"content":"`, ...Array.from({ length: 40 }, () => 'z'.repeat(1000))];
+    const endless = [
+      chunk({ role: 'assistant', content: '' }),
+      `data: {"choices":[{"index":0,"delta":{"content":"`,
+      ...Array.from({ length: 40 }, () => 'z'.repeat(1000)),
+    ];
     const { stream, answer } = captureStream('chat', upstreamOf(endless), { limit: 16_000 });
     stream.resume();
     expect(await answer).toBeUndefined();
@@ -156,7 +184,10 @@ describe('captureStream answers', () => {
   const cases: Array<[string, string[]]> = [
     ['no [DONE]', simpleStream.slice(0, -1)],
     ['cut before the finish reason', [...simpleStream.slice(0, 3), 'data: [DONE]\n\n']],
-    ['an error event, then [DONE]', [...simpleStream.slice(0, 3), event({ error: { message: 'overloaded', type: 'server_error', param: null, code: null } }), 'data: [DONE]\n\n']],
+    [
+      'an error event, then [DONE]',
+      [...simpleStream.slice(0, 3), event({ error: { message: 'overloaded', type: 'server_error', param: null, code: null } }), 'data: [DONE]\n\n'],
+    ],
     ['an error event after the finish reason', [...simpleStream.slice(0, 4), event({ error: { message: 'late', type: 'server_error' } }), 'data: [DONE]\n\n']],
     ['an event that is not JSON', [...simpleStream.slice(0, 3), 'data: {"broken\n\n', ...simpleStream.slice(3)]],
     ['no choices at all', ['data: [DONE]\n\n']],
@@ -203,7 +234,14 @@ describe('captureStream answers', () => {
 
   it('assembles what the gateway’s own converted streams send as their non-streamed answer would be', async () => {
     const emitted: string[] = [];
-    const emitter = new ChatChunkEmitter({ id: 'msg_1', model: 'claude', created: 3, includeUsage: true, onUsage: () => {}, push: (text) => emitted.push(text) });
+    const emitter = new ChatChunkEmitter({
+      id: 'msg_1',
+      model: 'claude',
+      created: 3,
+      includeUsage: true,
+      onUsage: () => {},
+      push: (text) => emitted.push(text),
+    });
     emitter.toolCallStart(0, 'toolu_1', 'lookup');
     emitter.toolCallArguments(0, '{"q":');
     emitter.toolCallArguments(0, '"x"}');
@@ -234,7 +272,13 @@ describe('captureStream on recorded provider streams', () => {
 
   it('OpenAI text with usage', async () => {
     const answer = await capture('openai_chat_stream_text_with_usage.sse');
-    expect(answer).toMatchObject({ id: 'chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL', object: 'chat.completion', created: 1727346168, model: 'gpt-4o-2024-08-06', system_fingerprint: 'fp_5050236cbd' });
+    expect(answer).toMatchObject({
+      id: 'chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL',
+      object: 'chat.completion',
+      created: 1727346168,
+      model: 'gpt-4o-2024-08-06',
+      system_fingerprint: 'fp_5050236cbd',
+    });
     expect(answer!.choices).toHaveLength(1);
     expect(answer!.choices[0]).toMatchObject({ index: 0, logprobs: null, finish_reason: 'stop', message: { role: 'assistant', refusal: null } });
     expect(answer!.choices[0].message.content).toMatch(/^I'm unable to provide real-time weather updates/);
@@ -264,7 +308,10 @@ describe('captureStream on recorded provider streams', () => {
 
   it('Mistral with usage in the finish chunk, and xAI with cumulative usage and the role on every chunk', async () => {
     const mistral = await capture('mistral_chat_stream_text_usage_in_final_chunk.sse');
-    expect(mistral).toMatchObject({ choices: [{ finish_reason: 'length', message: { role: 'assistant' } }], usage: { prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 } });
+    expect(mistral).toMatchObject({
+      choices: [{ finish_reason: 'length', message: { role: 'assistant' } }],
+      usage: { prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 },
+    });
     const xai = await capture('xai_grok_chat_stream_usage_every_chunk.sse');
     expect(xai!.choices[0].message.role).toBe('assistant');
     expect(xai!.choices[0].message.content).toMatch(/^Coca-Cola is a/);
@@ -291,7 +338,13 @@ describe('captureStream against the fake upstream', () => {
     return JSON.parse(Buffer.concat(chunks).toString());
   };
   /** Ids and timestamps differ between two calls to the fake; nothing else should. */
-  const normalize = (answer: Json) => JSON.parse(JSON.stringify(answer).replace(/"(chatcmpl|cmpl)-fake\w+"/g, '"ID"').replace(/"call_\w+"/g, '"CALL"').replace(/"created":\d+/g, '"created":0'));
+  const normalize = (answer: Json) =>
+    JSON.parse(
+      JSON.stringify(answer)
+        .replace(/"(chatcmpl|cmpl)-fake\w+"/g, '"ID"')
+        .replace(/"call_\w+"/g, '"CALL"')
+        .replace(/"created":\d+/g, '"created":0'),
+    );
 
   const chatBodies: Array<[string, Json]> = [
     ['text, n=2', { model: 'gpt-4o', n: 2, messages: [{ role: 'user', content: 'Tell me something longer than a few words, with ünïcödé 😀.' }] }],
@@ -301,7 +354,10 @@ describe('captureStream against the fake upstream', () => {
         model: 'gpt-4o',
         messages: [{ role: 'user', content: 'call all tools' }],
         tools: [
-          { type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } } },
+          {
+            type: 'function',
+            function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } },
+          },
           { type: 'function', function: { name: 'time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } } },
         ],
       },
@@ -323,7 +379,10 @@ describe('captureStream against the fake upstream', () => {
   });
 
   it('gives no answer for a stream that ends in an error event', async () => {
-    const { answer, relayed } = await run('chat', await post('/v1/chat/completions', { model: 'error-midstream', stream: true, messages: [{ role: 'user', content: 'hi' }] }));
+    const { answer, relayed } = await run(
+      'chat',
+      await post('/v1/chat/completions', { model: 'error-midstream', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    );
     expect(Buffer.concat(relayed).toString()).toContain('"error"');
     expect(answer).toBeUndefined();
   });
@@ -356,24 +415,45 @@ describe('a replayed answer captured again', () => {
   const tokenEntry = (token: string) => ({ token, logprob: -0.25, bytes: [...Buffer.from(token)], top_logprobs: [] });
   /** Content whose logprobs spell it (cut into tokens), or logprobs that do not match it. */
   const withLogprobs = fc.oneof(
-    fc.array(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 5 }), { maxLength: 30 }).map((tokens) => ({ content: tokens.join(''), logprobs: { content: tokens.map(tokenEntry), refusal: null } })),
+    fc
+      .array(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 5 }), { maxLength: 30 })
+      .map((tokens) => ({ content: tokens.join(''), logprobs: { content: tokens.map(tokenEntry), refusal: null } })),
     text.map((content) => ({ content, logprobs: { content: [tokenEntry('unrelated')], refusal: null } })),
   );
 
   const message = fc.oneof(
-    fc.record({ role: fc.constant('assistant'), content: text, refusal: fc.constant(null) }, { requiredKeys: ['role', 'content'] }).map((m) => ({ message: m, logprobs: null })),
-    fc.record({ role: fc.constant('assistant'), content: fc.oneof(fc.constant(null), someText), tool_calls: fc.array(toolCall, { minLength: 1, maxLength: 3 }), refusal: fc.constant(null) }).map((m) => ({ message: m, logprobs: null })),
+    fc
+      .record({ role: fc.constant('assistant'), content: text, refusal: fc.constant(null) }, { requiredKeys: ['role', 'content'] })
+      .map((m) => ({ message: m, logprobs: null })),
+    fc
+      .record({
+        role: fc.constant('assistant'),
+        content: fc.oneof(fc.constant(null), someText),
+        tool_calls: fc.array(toolCall, { minLength: 1, maxLength: 3 }),
+        refusal: fc.constant(null),
+      })
+      .map((m) => ({ message: m, logprobs: null })),
     fc.record({ role: fc.constant('assistant'), content: fc.constant(null), refusal: someText }).map((m) => ({ message: m, logprobs: null })),
     fc
       .record(
-        { role: fc.constant('assistant'), content: text, content_blocks: fc.array(block, { minLength: 1, maxLength: 3 }), reasoning_content: text, annotations: fc.constantFrom([], [{ type: 'url_citation', url_citation: { url: 'https://example.com', start_index: 0, end_index: 3, title: 'x' } }]), audio: fc.constantFrom(null, { id: 'audio_1', data: 'AAAA', expires_at: 1, transcript: 'hi' }) },
+        {
+          role: fc.constant('assistant'),
+          content: text,
+          content_blocks: fc.array(block, { minLength: 1, maxLength: 3 }),
+          reasoning_content: text,
+          annotations: fc.constantFrom([], [{ type: 'url_citation', url_citation: { url: 'https://example.com', start_index: 0, end_index: 3, title: 'x' } }]),
+          audio: fc.constantFrom(null, { id: 'audio_1', data: 'AAAA', expires_at: 1, transcript: 'hi' }),
+        },
         { requiredKeys: ['role', 'content'] },
       )
       .map((m) => ({ message: m, logprobs: null })),
     withLogprobs.map(({ content, logprobs }) => ({ message: { role: 'assistant', content, refusal: null }, logprobs })),
   );
   const finish = fc.constantFrom('stop', 'length', 'tool_calls', 'content_filter');
-  const usage = fc.record({ prompt_tokens: fc.nat(), completion_tokens: fc.nat(), total_tokens: fc.nat(), completion_tokens_details: fc.record({ reasoning_tokens: fc.nat() }) }, { requiredKeys: ['prompt_tokens', 'completion_tokens', 'total_tokens'] });
+  const usage = fc.record(
+    { prompt_tokens: fc.nat(), completion_tokens: fc.nat(), total_tokens: fc.nat(), completion_tokens_details: fc.record({ reasoning_tokens: fc.nat() }) },
+    { requiredKeys: ['prompt_tokens', 'completion_tokens', 'total_tokens'] },
+  );
   const envelope = fc.record(
     {
       id: fc.stringMatching(/^chatcmpl-[A-Za-z0-9]{6,30}$/),
@@ -386,20 +466,53 @@ describe('a replayed answer captured again', () => {
     },
     { requiredKeys: ['id', 'created', 'model', 'usage'] },
   );
-  const chatAnswer = fc.tuple(envelope, fc.array(fc.tuple(message, finish, fc.option(fc.constant({ hate: { filtered: false, severity: 'safe' } }), { nil: undefined })), { minLength: 1, maxLength: 3 })).map(([top, choices]) => ({
-    ...top,
-    object: 'chat.completion',
-    choices: choices.map(([{ message: m, logprobs }, reason, filter], index) => ({ index, message: m, logprobs, finish_reason: reason, ...(filter ? { content_filter_results: filter } : {}) })),
-  }));
+  const chatAnswer = fc
+    .tuple(
+      envelope,
+      fc.array(fc.tuple(message, finish, fc.option(fc.constant({ hate: { filtered: false, severity: 'safe' } }), { nil: undefined })), {
+        minLength: 1,
+        maxLength: 3,
+      }),
+    )
+    .map(([top, choices]) => ({
+      ...top,
+      object: 'chat.completion',
+      choices: choices.map(([{ message: m, logprobs }, reason, filter], index) => ({
+        index,
+        message: m,
+        logprobs,
+        finish_reason: reason,
+        ...(filter ? { content_filter_results: filter } : {}),
+      })),
+    }));
   const completionLogprobs = fc.array(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 5 }), { maxLength: 20 }).map((tokens) => ({
     text: tokens.join(''),
-    logprobs: { tokens, token_logprobs: tokens.map(() => -1), top_logprobs: tokens.map((token) => ({ [token]: -1 })), text_offset: tokens.map((_token, i) => i) },
+    logprobs: {
+      tokens,
+      token_logprobs: tokens.map(() => -1),
+      top_logprobs: tokens.map((token) => ({ [token]: -1 })),
+      text_offset: tokens.map((_token, i) => i),
+    },
   }));
-  const completionAnswer = fc.tuple(envelope, fc.array(fc.tuple(fc.oneof(text.map((value) => ({ text: value, logprobs: null })), completionLogprobs), finish), { minLength: 1, maxLength: 3 })).map(([top, choices]) => ({
-    ...top,
-    object: 'text_completion',
-    choices: choices.map(([choice, reason], index) => ({ text: choice.text, index, logprobs: choice.logprobs, finish_reason: reason })),
-  }));
+  const completionAnswer = fc
+    .tuple(
+      envelope,
+      fc.array(
+        fc.tuple(
+          fc.oneof(
+            text.map((value) => ({ text: value, logprobs: null })),
+            completionLogprobs,
+          ),
+          finish,
+        ),
+        { minLength: 1, maxLength: 3 },
+      ),
+    )
+    .map(([top, choices]) => ({
+      ...top,
+      object: 'text_completion',
+      choices: choices.map(([choice, reason], index) => ({ text: choice.text, index, logprobs: choice.logprobs, finish_reason: reason })),
+    }));
   const splits = fc.tuple(fc.boolean(), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 30 }));
 
   const roundTrip = async (answer: Json, operation: 'chat' | 'completions', [crlf, fractions]: [boolean, number[]]) => {

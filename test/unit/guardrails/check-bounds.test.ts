@@ -34,7 +34,17 @@ function doublingSchema(levels: number) {
 }
 
 /** Nested arrays against a schema that tries each level twice: the work doubles per level of the data, not the schema. */
-const recursiveTwice = { $defs: { node: { anyOf: [{ type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 }, { type: 'array', items: { $ref: '#/$defs/node' } }] } }, $ref: '#/$defs/node' };
+const recursiveTwice = {
+  $defs: {
+    node: {
+      anyOf: [
+        { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 },
+        { type: 'array', items: { $ref: '#/$defs/node' } },
+      ],
+    },
+  },
+  $ref: '#/$defs/node',
+};
 const nestedArrays = (depth: number) => `${'['.repeat(depth)}"x"${']'.repeat(depth)}`;
 
 describe('jsonSchema limits when a schema is accepted', () => {
@@ -69,7 +79,10 @@ describe('jsonSchema budget while validating', () => {
     const text = nestedArrays(40);
     const strict = await run('default.jsonSchema', { schema: recursiveTwice, failOnError: true }, text);
     expect(strict).toMatchObject({ verdict: false, error: expect.stringMatching(/stopped after 50,000 validation steps/) });
-    expect(await run('default.jsonSchema', { schema: recursiveTwice }, text)).toMatchObject({ verdict: true, error: expect.stringMatching(/validation steps/) });
+    expect(await run('default.jsonSchema', { schema: recursiveTwice }, text)).toMatchObject({
+      verdict: true,
+      error: expect.stringMatching(/validation steps/),
+    });
     // Shallow data under the same schema validates as usual.
     expect(await run('default.jsonSchema', { schema: recursiveTwice }, '[[[]], []]')).toMatchObject({ verdict: true });
     expect(await run('default.jsonSchema', { schema: recursiveTwice }, nestedArrays(3))).toMatchObject({ verdict: false });
@@ -160,7 +173,11 @@ describe('budgets of the other checks', () => {
   });
 
   it('refuses more values than a parameter rule may list', async () => {
-    const result = await run('default.requestParametersCheck', { params: { values: { model: { allowedValues: Array.from({ length: 1_001 }, (_, index) => `m${index}`) } } }, failOnError: true }, 'x');
+    const result = await run(
+      'default.requestParametersCheck',
+      { params: { values: { model: { allowedValues: Array.from({ length: 1_001 }, (_, index) => `m${index}`) } } }, failOnError: true },
+      'x',
+    );
     expect(result.error).toMatch(/params\.values\.model\.allowedValues` has 1001 items; at most 1000/);
   });
 });
@@ -186,7 +203,13 @@ describe('durations a check takes are range-checked', () => {
 describe('a hook that denies never passes text it did not read', () => {
   const long = `${'x'.repeat(maxScannedText)} secret`;
   const exchange = { operation: 'chat' as const, request: { model: 'm', messages: [{ role: 'user', content: long }] }, metadata: {}, headers: {} };
-  const hook = (deny: boolean, check: { id: string; parameters: Record<string, unknown> }): HookSpec => ({ id: 'h', type: 'guardrail', checks: [check], deny, async: false });
+  const hook = (deny: boolean, check: { id: string; parameters: Record<string, unknown> }): HookSpec => ({
+    id: 'h',
+    type: 'guardrail',
+    checks: [check],
+    deny,
+    async: false,
+  });
 
   it.each([
     ['default.regexMatch', { rule: 'secret', not: true }],
@@ -202,7 +225,12 @@ describe('a hook that denies never passes text it did not read', () => {
   });
 
   it('a hook that only flags still lets failOnError decide', async () => {
-    const outcome = await runHooks([hook(false, { id: 'default.regexMatch', parameters: { rule: 'secret', not: true } })], 'input', exchange, runConfiguredCheck);
+    const outcome = await runHooks(
+      [hook(false, { id: 'default.regexMatch', parameters: { rule: 'secret', not: true } })],
+      'input',
+      exchange,
+      runConfiguredCheck,
+    );
     expect(outcome).toMatchObject({ denied: false, passed: true });
   });
 });
@@ -211,9 +239,13 @@ describe('the word finder', () => {
   it('agrees with searching the text once per word', () => {
     const unit = fc.constantFrom('a', 'b', 'c', 'ab', 'é');
     fc.assert(
-      fc.property(fc.array(fc.string({ unit, minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 8 }), fc.string({ unit, maxLength: 30 }), (words, text) => {
-        expect(new WordFinder(words).found(text)).toEqual(words.map((word) => text.includes(word)));
-      }),
+      fc.property(
+        fc.array(fc.string({ unit, minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 8 }),
+        fc.string({ unit, maxLength: 30 }),
+        (words, text) => {
+          expect(new WordFinder(words).found(text)).toEqual(words.map((word) => text.includes(word)));
+        },
+      ),
       { numRuns: 2_000, seed: 20_261_127 },
     );
   });

@@ -87,7 +87,15 @@ describe('default.pii', () => {
   });
 
   it('scans adversarial texts in linear time', async () => {
-    const texts = ['a'.repeat(200_000), '1'.repeat(200_000), '1 '.repeat(100_000), 'a.'.repeat(100_000), ':'.repeat(200_000), '-----BEGIN PRIVATE KEY-----'.repeat(5_000), `${'a'.repeat(100_000)}@`];
+    const texts = [
+      'a'.repeat(200_000),
+      '1'.repeat(200_000),
+      '1 '.repeat(100_000),
+      'a.'.repeat(100_000),
+      ':'.repeat(200_000),
+      '-----BEGIN PRIVATE KEY-----'.repeat(5_000),
+      `${'a'.repeat(100_000)}@`,
+    ];
     const started = performance.now();
     for (const text of texts) await run('default.pii', {}, text);
     expect(performance.now() - started).toBeLessThan(2_000);
@@ -128,7 +136,8 @@ describe('default.promptInjection', () => {
 
   it('scans adversarial texts in linear time', async () => {
     const started = performance.now();
-    for (const text of ['\n'.repeat(200_000), ' '.repeat(200_000), 'A1a'.repeat(70_000), 'ignore '.repeat(30_000)]) await run('default.promptInjection', {}, text);
+    for (const text of ['\n'.repeat(200_000), ' '.repeat(200_000), 'A1a'.repeat(70_000), 'ignore '.repeat(30_000)])
+      await run('default.promptInjection', {}, text);
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 });

@@ -13,7 +13,14 @@ describe('JSON checks', () => {
     ['no JSON', { schema }, 'just words', false],
     ['inverted', { schema, not: true }, '{"name": "Ada"}', true],
     ['a schema given as text', { schema: JSON.stringify(schema) }, '{"name": "Ada", "age": 1}', true],
-    ['a draft-07 schema with local refs', { schema: { $schema: 'http://json-schema.org/draft-07/schema#', definitions: { n: { type: 'number' } }, properties: { x: { $ref: '#/definitions/n' } } } }, '{"x": "nope"}', false],
+    [
+      'a draft-07 schema with local refs',
+      {
+        schema: { $schema: 'http://json-schema.org/draft-07/schema#', definitions: { n: { type: 'number' } }, properties: { x: { $ref: '#/definitions/n' } } },
+      },
+      '{"x": "nope"}',
+      false,
+    ],
   ])('jsonSchema: %s', async (_name, parameters, text, verdict) => {
     const result = await run('default.jsonSchema', parameters, text);
     expect(result.error).toBeUndefined();

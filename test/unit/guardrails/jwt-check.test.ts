@@ -18,7 +18,8 @@ describe('default.jwt (JWKS on loopback)', () => {
 
   const sign = (claims: Record<string, unknown> = {}, key = signingKey, kid = 'key-1', issuedAt?: number, expiresIn: string | number = '10m') =>
     new SignJWT({ sub: 'user-1', ...claims }).setProtectedHeader({ alg: 'RS256', kid }).setIssuedAt(issuedAt).setExpirationTime(expiresIn).sign(key);
-  const withToken = (token: string | undefined, header = 'authorization') => checkInput('hi', { headers: token === undefined ? {} : { [header]: `Bearer ${token}` } });
+  const withToken = (token: string | undefined, header = 'authorization') =>
+    checkInput('hi', { headers: token === undefined ? {} : { [header]: `Bearer ${token}` } });
 
   beforeAll(async () => {
     process.env.GATEWAY_MODE = 'local';
@@ -54,9 +55,17 @@ describe('default.jwt (JWKS on loopback)', () => {
   });
 
   it.each([
-    ['an expired token', async () => sign({}, signingKey, 'key-1', Math.floor(Date.now() / 1000) - 3_600, Math.floor(Date.now() / 1000) - 60), /"exp" claim timestamp check failed/],
+    [
+      'an expired token',
+      async () => sign({}, signingKey, 'key-1', Math.floor(Date.now() / 1000) - 3_600, Math.floor(Date.now() / 1000) - 60),
+      /"exp" claim timestamp check failed/,
+    ],
     ['a token signed by another key', async () => sign({}, otherKey), /signature verification failed/],
-    ['a token older than maxTokenAge', async () => sign({}, signingKey, 'key-1', Math.floor(Date.now() / 1000) - 7_200, '10m'), /"iat" claim timestamp check failed/],
+    [
+      'a token older than maxTokenAge',
+      async () => sign({}, signingKey, 'key-1', Math.floor(Date.now() / 1000) - 7_200, '10m'),
+      /"iat" claim timestamp check failed/,
+    ],
     ['a malformed token', async () => 'not.a.token', /Invalid|JWS/],
   ])('fails %s', async (_name, token, message) => {
     const result = await run('default.jwt', { jwksUri, maxTokenAge: '1h' }, withToken(await token()));
@@ -66,7 +75,10 @@ describe('default.jwt (JWKS on loopback)', () => {
   });
 
   it('fails a request without the header, and reads the header it is told to', async () => {
-    expect(await run('default.jwt', { jwksUri }, withToken(undefined))).toMatchObject({ verdict: false, data: { explanation: 'The request has no authorization header.' } });
+    expect(await run('default.jwt', { jwksUri }, withToken(undefined))).toMatchObject({
+      verdict: false,
+      data: { explanation: 'The request has no authorization header.' },
+    });
     expect((await run('default.jwt', { jwksUri, headerKey: 'X-User-Token' }, withToken(await sign(), 'x-user-token'))).verdict).toBe(true);
   });
 
@@ -91,7 +103,10 @@ describe('default.jwt (JWKS on loopback)', () => {
   it('fails closed when the key set cannot be fetched, unless failOnError is false', async () => {
     const broken = jwksUri.replace('/jwks.json', '/broken');
     const token = await sign();
-    expect(await run('default.jwt', { jwksUri: broken }, withToken(token))).toMatchObject({ verdict: false, error: expect.stringMatching(/JWKS endpoint .* status 500/) });
+    expect(await run('default.jwt', { jwksUri: broken }, withToken(token))).toMatchObject({
+      verdict: false,
+      error: expect.stringMatching(/JWKS endpoint .* status 500/),
+    });
     expect(await run('default.jwt', { jwksUri: broken, failOnError: false }, withToken(token))).toMatchObject({ verdict: true });
   });
 

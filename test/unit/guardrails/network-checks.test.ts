@@ -42,7 +42,11 @@ describe('network checks (loopback fakes)', () => {
     fake = await startServer((request, response) => {
       if (request.path === '/pass') return json(response, 200, { verdict: true, data: { reviewed: true } });
       if (request.path === '/deny') return json(response, 200, { verdict: false });
-      if (request.path === '/rewrite') return json(response, 200, { verdict: true, transformedData: { request: { json: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'clean' }] }, text: 'clean' } } });
+      if (request.path === '/rewrite')
+        return json(response, 200, {
+          verdict: true,
+          transformedData: { request: { json: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'clean' }] }, text: 'clean' } },
+        });
       if (request.path === '/slow') return setTimeout(() => json(response, 200, { verdict: true }), 1_000);
       if (request.path === '/broken') return json(response, 500, { error: 'no' });
       if (request.path === '/no-verdict') return json(response, 200, { ok: true });
@@ -64,7 +68,12 @@ describe('network checks (loopback fakes)', () => {
       expect(result).toMatchObject({ verdict: true, data: { responseData: { reviewed: true } } });
       const received = fake.received.at(-1)!;
       expect(received.headers['x-hook-key']).toBe('k');
-      expect(received.body).toMatchObject({ eventType: 'beforeRequestHook', requestType: 'chatComplete', request: { text: 'hello', json: { model: 'gpt-4o-mini' } }, metadata: { user: 'u1' } });
+      expect(received.body).toMatchObject({
+        eventType: 'beforeRequestHook',
+        requestType: 'chatComplete',
+        request: { text: 'hello', json: { model: 'gpt-4o-mini' } },
+        metadata: { user: 'u1' },
+      });
       expect(JSON.stringify(received.body)).not.toContain('caller-secret');
       expect((await run('default.webhook', { webhookURL: `${fake.url}/deny` }, 'x')).verdict).toBe(false);
     });
@@ -75,8 +84,15 @@ describe('network checks (loopback fakes)', () => {
     });
 
     it('sends the answer on the response side', async () => {
-      await run('default.webhook', { webhookURL: `${fake.url}/pass` }, checkInput('answer', { side: 'response', response: { choices: [{ message: { content: 'answer' } }] } }));
-      expect(fake.received.at(-1)!.body).toMatchObject({ eventType: 'afterRequestHook', response: { text: 'answer', json: { choices: [{ message: { content: 'answer' } }] } } });
+      await run(
+        'default.webhook',
+        { webhookURL: `${fake.url}/pass` },
+        checkInput('answer', { side: 'response', response: { choices: [{ message: { content: 'answer' } }] } }),
+      );
+      expect(fake.received.at(-1)!.body).toMatchObject({
+        eventType: 'afterRequestHook',
+        response: { text: 'answer', json: { choices: [{ message: { content: 'answer' } }] } },
+      });
     });
 
     it.each([
@@ -123,9 +139,17 @@ describe('network checks (loopback fakes)', () => {
 
   describe('default.log', () => {
     it('posts the event and always passes', async () => {
-      const result = await run('default.log', { logURL: `${fake.url}/log`, headers: JSON.stringify({ 'x-log': '1' }) }, checkInput('a', { side: 'response', response: { id: 'r1' } }));
+      const result = await run(
+        'default.log',
+        { logURL: `${fake.url}/log`, headers: JSON.stringify({ 'x-log': '1' }) },
+        checkInput('a', { side: 'response', response: { id: 'r1' } }),
+      );
       expect(result).toMatchObject({ verdict: true });
-      expect(fake.received.at(-1)).toMatchObject({ path: '/log', headers: { 'x-log': '1' }, body: { eventType: 'afterRequestHook', response: { json: { id: 'r1' } } } });
+      expect(fake.received.at(-1)).toMatchObject({
+        path: '/log',
+        headers: { 'x-log': '1' },
+        body: { eventType: 'afterRequestHook', response: { json: { id: 'r1' } } },
+      });
     });
 
     it('reports an endpoint that fails, and fails the check only with failOnError', async () => {

@@ -90,6 +90,9 @@ describe('runCheck', () => {
 
   it('refuses `not` on a check whose verdict it cannot invert', async () => {
     const check = findCheck('default.log')!;
-    expect(await runCheck(check, { logURL: 'http://127.0.0.1:1/', not: true, failOnError: true }, checkInput('x'))).toMatchObject({ verdict: false, error: expect.stringMatching(/does not support `not`/) });
+    expect(await runCheck(check, { logURL: 'http://127.0.0.1:1/', not: true, failOnError: true }, checkInput('x'))).toMatchObject({
+      verdict: false,
+      error: expect.stringMatching(/does not support `not`/),
+    });
   });
 });

@@ -10,9 +10,27 @@ describe('request checks', () => {
     ['modelWhitelist allows a listed model', 'default.modelWhitelist', { models: ['gpt-4o', 'gpt-4o-mini'] }, chat(), true],
     ['modelWhitelist blocks another', 'default.modelWhitelist', { models: ['gpt-4o-mini'] }, chat(), false],
     ['modelWhitelist inverted is a block list', 'default.modelwhitelist', { models: ['gpt-4o'], not: true }, chat(), false],
-    ['modelRules: a metadata rule allows', 'default.modelRules', { rules: { defaults: ['gpt-4o-mini'], metadata: { tier: { pro: ['gpt-4o'] } } } }, chat({}, { tier: 'pro' }), true],
-    ['modelRules: a matching rule replaces the defaults', 'default.modelRules', { rules: { defaults: ['gpt-4o'], metadata: { tier: { free: ['gpt-4o-mini'] } } } }, chat({}, { tier: 'free' }), false],
-    ['modelRules: defaults when no rule matches', 'default.modelRules', { rules: { defaults: ['gpt-4o'], metadata: { tier: { free: ['gpt-4o-mini'] } } } }, chat({}, { tier: 'other' }), true],
+    [
+      'modelRules: a metadata rule allows',
+      'default.modelRules',
+      { rules: { defaults: ['gpt-4o-mini'], metadata: { tier: { pro: ['gpt-4o'] } } } },
+      chat({}, { tier: 'pro' }),
+      true,
+    ],
+    [
+      'modelRules: a matching rule replaces the defaults',
+      'default.modelRules',
+      { rules: { defaults: ['gpt-4o'], metadata: { tier: { free: ['gpt-4o-mini'] } } } },
+      chat({}, { tier: 'free' }),
+      false,
+    ],
+    [
+      'modelRules: defaults when no rule matches',
+      'default.modelRules',
+      { rules: { defaults: ['gpt-4o'], metadata: { tier: { free: ['gpt-4o-mini'] } } } },
+      chat({}, { tier: 'other' }),
+      true,
+    ],
     ['modelRules: metadata lists', 'default.modelRules', { rules: { metadata: { team: { a: ['x'], b: ['gpt-4o'] } } } }, chat({}, { team: ['a', 'b'] }), true],
     ['requiredMetadataKeys all present', 'default.requiredMetadataKeys', { metadataKeys: ['user', 'team'] }, chat({}, { user: 'u', team: 't' }), true],
     ['requiredMetadataKeys one missing', 'default.requiredMetadataKeys', { metadataKeys: ['user', 'team'] }, chat({}, { user: 'u' }), false],
@@ -52,10 +70,7 @@ describe('request checks', () => {
   });
 
   describe('requestParametersCheck', () => {
-    const tools = [
-      { type: 'function', function: { name: 'get_weather', parameters: {} } },
-      { type: 'web_search_preview' },
-    ];
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: {} } }, { type: 'web_search_preview' }];
     it.each([
       ['allows a request that breaks no rule', { tools: { allowedTypes: ['function', 'web_search_preview'] } }, { tools }, true],
       ['blocks a tool type', { tools: { blockedTypes: ['web_search_preview'] } }, { tools }, false],
@@ -76,8 +91,15 @@ describe('request checks', () => {
     });
 
     it('lists every violation', async () => {
-      const result = await run('default.requestParametersCheck', { tools: { blockedTypes: ['web_search_preview'] }, params: { blockedKeys: ['tools'] } }, chat({ tools }));
-      expect((result.data as { violations: { rule: string }[] }).violations.map((violation) => violation.rule)).toEqual(['tools.blockedTypes', 'params.blockedKeys']);
+      const result = await run(
+        'default.requestParametersCheck',
+        { tools: { blockedTypes: ['web_search_preview'] }, params: { blockedKeys: ['tools'] } },
+        chat({ tools }),
+      );
+      expect((result.data as { violations: { rule: string }[] }).violations.map((violation) => violation.rule)).toEqual([
+        'tools.blockedTypes',
+        'params.blockedKeys',
+      ]);
     });
   });
 });

@@ -10,7 +10,13 @@ function busyFor(ms: number): void {
 
 const exchange = { operation: 'chat' as const, request: { model: 'm', messages: [{ role: 'user', content: 'hello' }] }, metadata: {}, headers: {} };
 const passed = (id: string): CheckRun => ({ id, verdict: true, data: null, execution_time: 0, transformed: false });
-const hookOf = (id: string, count: number): HookSpec => ({ id, type: 'guardrail', deny: false, async: false, checks: Array.from({ length: count }, (_, index) => ({ id: `check-${index}`, parameters: {} })) });
+const hookOf = (id: string, count: number): HookSpec => ({
+  id,
+  type: 'guardrail',
+  deny: false,
+  async: false,
+  checks: Array.from({ length: count }, (_, index) => ({ id: `check-${index}`, parameters: {} })),
+});
 
 describe('a hook run and the event loop', () => {
   it('hands the loop back between heavy checks, so many of them never add up to one long hold', async () => {

@@ -3,7 +3,31 @@ import { describe, expect, it } from 'vitest';
 import { compileSafeRegex, RegexSyntaxError, splitRegexLiteral } from '../../../lib/core/regex/safe-regex';
 
 describe('the guardrail pattern matcher', () => {
-  const atoms = ['a', 'b', 'ab', '.', '[ab]', '[^a]', '[a-c]', '\\w', '\\W', '\\d', '\\s', '\\b', '\\B', '^', '$', 'A', '(?:a|b)', '(a|ab)', '(?:ab|a)', '(a*)+', '(?:a|)', '(?:a+|b)+', 'x'];
+  const atoms = [
+    'a',
+    'b',
+    'ab',
+    '.',
+    '[ab]',
+    '[^a]',
+    '[a-c]',
+    '\\w',
+    '\\W',
+    '\\d',
+    '\\s',
+    '\\b',
+    '\\B',
+    '^',
+    '$',
+    'A',
+    '(?:a|b)',
+    '(a|ab)',
+    '(?:ab|a)',
+    '(a*)+',
+    '(?:a|)',
+    '(?:a+|b)+',
+    'x',
+  ];
   const quantifiers = ['', '', '*', '+', '?', '*?', '+?', '??', '{2}', '{1,3}', '{0,2}?', '{2,}'];
   const pattern = fc
     .array(fc.tuple(fc.constantFrom(...atoms), fc.constantFrom(...quantifiers)), { minLength: 1, maxLength: 5 })

@@ -20,8 +20,17 @@ describe('anthropic request: messages', () => {
       system: 'Be brief.',
       messages: [{ role: 'user', content: 'Hi' }],
     });
-    const sent = accepted({ messages: [{ role: 'system', content: 'One.' }, user('Hi'), { role: 'developer', content: [{ type: 'text', text: 'Two.', cache_control: { type: 'ephemeral' } }] }] });
-    expect(sent.system).toEqual([{ type: 'text', text: 'One.' }, { type: 'text', text: 'Two.', cache_control: { type: 'ephemeral' } }]);
+    const sent = accepted({
+      messages: [
+        { role: 'system', content: 'One.' },
+        user('Hi'),
+        { role: 'developer', content: [{ type: 'text', text: 'Two.', cache_control: { type: 'ephemeral' } }] },
+      ],
+    });
+    expect(sent.system).toEqual([
+      { type: 'text', text: 'One.' },
+      { type: 'text', text: 'Two.', cache_control: { type: 'ephemeral' } },
+    ]);
     expect(sent.messages).toEqual([{ role: 'user', content: 'Hi' }]);
   });
 
@@ -67,7 +76,16 @@ describe('anthropic request: messages', () => {
         { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_t', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
         { role: 'tool', tool_call_id: 'toolu_t', content: 'rain' },
       ],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather by city', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } } }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Weather by city',
+            parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+          },
+        },
+      ],
     });
     expect(sent.system).toBe('You are a weather bot.');
     expect(sent.messages).toEqual([
@@ -91,14 +109,41 @@ describe('anthropic request: messages', () => {
       { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_t', name: 'get_weather', input: {} }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_t', content: 'rain' }] },
     ]);
-    expect(sent.tools).toEqual([{ name: 'get_weather', description: 'Weather by city', input_schema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } }]);
+    expect(sent.tools).toEqual([
+      {
+        name: 'get_weather',
+        description: 'Weather by city',
+        input_schema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+      },
+    ]);
   });
 
   it('merges consecutive same-role messages so roles alternate', () => {
-    const sent = accepted({ messages: [user('a'), user([{ type: 'text', text: 'b' }]), { role: 'assistant', content: 'c' }, { role: 'assistant', content: '' }, { role: 'assistant', content: 'd' }, user('e')] });
+    const sent = accepted({
+      messages: [
+        user('a'),
+        user([{ type: 'text', text: 'b' }]),
+        { role: 'assistant', content: 'c' },
+        { role: 'assistant', content: '' },
+        { role: 'assistant', content: 'd' },
+        user('e'),
+      ],
+    });
     expect(sent.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'c' }, { type: 'text', text: 'd' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'c' },
+          { type: 'text', text: 'd' },
+        ],
+      },
       { role: 'user', content: 'e' },
     ]);
   });
@@ -134,17 +179,48 @@ describe('anthropic request: messages', () => {
 
   it('does not repeat content when content_blocks already hold the text', () => {
     const sent = accepted(
-      { messages: [user('q'), { role: 'assistant', content: 'A.', content_blocks: [{ type: 'redacted_thinking', data: 'xx' }, { type: 'text', text: 'A.' }] }, user('more')] },
+      {
+        messages: [
+          user('q'),
+          {
+            role: 'assistant',
+            content: 'A.',
+            content_blocks: [
+              { type: 'redacted_thinking', data: 'xx' },
+              { type: 'text', text: 'A.' },
+            ],
+          },
+          user('more'),
+        ],
+      },
       { strict: false },
     );
-    expect(sent.messages[1].content).toEqual([{ type: 'redacted_thinking', data: 'xx' }, { type: 'text', text: 'A.' }]);
+    expect(sent.messages[1].content).toEqual([
+      { type: 'redacted_thinking', data: 'xx' },
+      { type: 'text', text: 'A.' },
+    ]);
   });
 });
 
 describe('anthropic request: parameters', () => {
   it('maps sampling, stop, user, max_completion_tokens and streaming', () => {
     const sent = accepted(
-      { messages: [user('Hi')], temperature: 0.3, top_p: 0.9, top_k: 40, stop: 'END', user: 'user-42', max_completion_tokens: 300, max_tokens: 999, seed: 7, presence_penalty: 1, frequency_penalty: 1, stream: true, stream_options: { include_usage: true }, logit_bias: {} },
+      {
+        messages: [user('Hi')],
+        temperature: 0.3,
+        top_p: 0.9,
+        top_k: 40,
+        stop: 'END',
+        user: 'user-42',
+        max_completion_tokens: 300,
+        max_tokens: 999,
+        seed: 7,
+        presence_penalty: 1,
+        frequency_penalty: 1,
+        stream: true,
+        stream_options: { include_usage: true },
+        logit_bias: {},
+      },
       { stream: true },
     );
     expect(sent).toEqual({
@@ -169,7 +245,12 @@ describe('anthropic request: parameters', () => {
     ['none', false, { type: 'none' }],
     [{ type: 'function', function: { name: 'f' } }, false, { type: 'tool', name: 'f', disable_parallel_tool_use: true }],
   ])('maps tool_choice %j with parallel_tool_calls %s', (choice, parallel, expected) => {
-    const sent = accepted({ messages: [user('Hi')], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }], tool_choice: choice, parallel_tool_calls: parallel });
+    const sent = accepted({
+      messages: [user('Hi')],
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+      tool_choice: choice,
+      parallel_tool_calls: parallel,
+    });
     expect(sent.tool_choice).toEqual(expected);
   });
 
@@ -183,12 +264,18 @@ describe('anthropic request: parameters', () => {
     const sent = accepted({ messages: [user('A city')], response_format: { type: 'json_schema', json_schema: { name: 'answer', schema } } });
     expect(sent.tools).toEqual([{ name: 'answer', description: expect.any(String), input_schema: schema }]);
     expect(sent.tool_choice).toEqual({ type: 'tool', name: 'answer' });
-    expect(accepted({ messages: [user('JSON please')], response_format: { type: 'json_object' } }).tools[0]).toMatchObject({ name: 'json_object', input_schema: { type: 'object' } });
+    expect(accepted({ messages: [user('JSON please')], response_format: { type: 'json_object' } }).tools[0]).toMatchObject({
+      name: 'json_object',
+      input_schema: { type: 'object' },
+    });
     expect(accepted({ messages: [user('x')], response_format: { type: 'text' } })).not.toHaveProperty('tools');
   });
 
   it('builds the body without model for other hosts of Claude', () => {
-    const { body, mapping } = toMessagesRequest({ model: 'claude-x', messages: [user('Hi') as any], stream: true }, { provider: 'vertex-ai', strictApiCompliance: true, stream: true });
+    const { body, mapping } = toMessagesRequest(
+      { model: 'claude-x', messages: [user('Hi') as any], stream: true },
+      { provider: 'vertex-ai', strictApiCompliance: true, stream: true },
+    );
     expect(body).toEqual({ max_tokens: 4096, messages: [{ role: 'user', content: 'Hi' }], stream: true });
     expect(mapping).toEqual({ provider: 'vertex-ai', strictApiCompliance: true });
   });
@@ -228,9 +315,17 @@ describe('anthropic request: what is a 400', () => {
     [[{ role: 'system', content: 'only system' }], /at least one user or assistant message/, 'messages'],
     [[user([{ type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }])], /does not accept audio/, 'messages[0].content[0]'],
     [[user([{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,Qk0=' } }])], /image\/jpeg.*got image\/bmp/, 'messages[0].content[0].image_url.url'],
-    [[user([{ type: 'image_url', image_url: { url: 'ftp://example.com/x.png' } }])], /http\(s\) URL or a base64 data URL/, 'messages[0].content[0].image_url.url'],
+    [
+      [user([{ type: 'image_url', image_url: { url: 'ftp://example.com/x.png' } }])],
+      /http\(s\) URL or a base64 data URL/,
+      'messages[0].content[0].image_url.url',
+    ],
     [[user([{ type: 'file', file: { file_data: 'JVBERi0x' } }])], /base64 data URL/, 'messages[0].content[0].file.file_data'],
-    [[user('x'), { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{not json' } }] }], /JSON object string/, 'messages[1].tool_calls[0].function.arguments'],
+    [
+      [user('x'), { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{not json' } }] }],
+      /JSON object string/,
+      'messages[1].tool_calls[0].function.arguments',
+    ],
     [[user('x'), { role: 'function', name: 'f', content: 'r' }], /deprecated function role/, 'messages[1].role'],
     [[user('x'), { role: 'tool', content: 'r' }], /tool_call_id is required/, 'messages[1].tool_call_id'],
   ])('rejects messages %j', (messages, pattern, param) => {
@@ -247,18 +342,38 @@ describe('anthropic request: URL and headers', () => {
   it('posts to {base}/messages with x-api-key, the default version and no bearer token', () => {
     const prepared = prepareAnthropic({ messages: [user('x')] }, { apiKey: 'sk-ant-1' });
     expect(prepared.url.href).toBe('https://api.anthropic.com/v1/messages');
-    expect(prepared.headers).toEqual({ 'content-type': 'application/json', accept: 'application/json', 'x-api-key': 'sk-ant-1', 'anthropic-version': '2023-06-01' });
+    expect(prepared.headers).toEqual({
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'x-api-key': 'sk-ant-1',
+      'anthropic-version': '2023-06-01',
+    });
   });
 
   it("uses the client's anthropic-version and passes anthropic-beta through, also for pass-through", async () => {
-    const requestHeaders = { 'anthropic-version': '2024-01-01', 'anthropic-beta': 'prompt-caching-2024-07-31,pdfs-2024-09-25', authorization: 'Bearer sk-ant-2' };
+    const requestHeaders = {
+      'anthropic-version': '2024-01-01',
+      'anthropic-beta': 'prompt-caching-2024-07-31,pdfs-2024-09-25',
+      authorization: 'Bearer sk-ant-2',
+    };
     const prepared = prepareAnthropic({ messages: [user('x')] }, { stream: true, requestHeaders, apiKey: 'sk-ant-2' });
-    expect(prepared.headers).toMatchObject({ accept: 'text/event-stream', 'x-api-key': 'sk-ant-2', 'anthropic-version': '2024-01-01', 'anthropic-beta': 'prompt-caching-2024-07-31,pdfs-2024-09-25' });
+    expect(prepared.headers).toMatchObject({
+      accept: 'text/event-stream',
+      'x-api-key': 'sk-ant-2',
+      'anthropic-version': '2024-01-01',
+      'anthropic-beta': 'prompt-caching-2024-07-31,pdfs-2024-09-25',
+    });
     expect(prepared.headers).not.toHaveProperty('authorization');
     const target = { provider: anthropicProvider, baseUrl: anthropicProvider.baseUrl, settings: { api_key: 'sk-ant-3' } };
-    const passThrough = await anthropicProvider.adapter.authenticate({ method: 'GET', url: new URL('https://api.anthropic.com/v1/models'), headers: {} }, target);
+    const passThrough = await anthropicProvider.adapter.authenticate(
+      { method: 'GET', url: new URL('https://api.anthropic.com/v1/models'), headers: {} },
+      target,
+    );
     expect(passThrough).toEqual({ 'x-api-key': 'sk-ant-3', 'anthropic-version': '2023-06-01' });
-    const chosen = await anthropicProvider.adapter.authenticate({ method: 'POST', url: new URL('https://api.anthropic.com/v1/messages'), headers: { 'anthropic-version': '2024-01-01', 'anthropic-beta': 'b1' } }, target);
+    const chosen = await anthropicProvider.adapter.authenticate(
+      { method: 'POST', url: new URL('https://api.anthropic.com/v1/messages'), headers: { 'anthropic-version': '2024-01-01', 'anthropic-beta': 'b1' } },
+      target,
+    );
     expect(chosen).toEqual({ 'x-api-key': 'sk-ant-3', 'anthropic-version': '2024-01-01', 'anthropic-beta': 'b1' });
   });
 });

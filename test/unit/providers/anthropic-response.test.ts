@@ -32,7 +32,10 @@ describe('anthropic responses: recorded transcript', () => {
       model: 'claude-opus-4-8',
       max_tokens: 1000,
       messages: [{ role: 'user', content: recording.body.messages[0].content }],
-      tools: recording.body.tools.map((tool: any) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.input_schema } })),
+      tools: recording.body.tools.map((tool: any) => ({
+        type: 'function',
+        function: { name: tool.name, description: tool.description, parameters: tool.input_schema },
+      })),
     });
     // The recording's `type: "custom"` is the default tool type; the SDK sent stream:false explicitly.
     const { stream: _stream, ...expected } = recording.body;
@@ -66,7 +69,10 @@ describe('anthropic responses: mapping rules', () => {
   });
 
   it('adds cache writes and reads to prompt_tokens and reports reads as cached_tokens', () => {
-    const { usage } = fromMessageResponse(message([], 'end_turn', { input_tokens: 10, cache_creation_input_tokens: 100, cache_read_input_tokens: 1000, output_tokens: 5 }), { provider: 'anthropic', strictApiCompliance: true });
+    const { usage } = fromMessageResponse(
+      message([], 'end_turn', { input_tokens: 10, cache_creation_input_tokens: 100, cache_read_input_tokens: 1000, output_tokens: 5 }),
+      { provider: 'anthropic', strictApiCompliance: true },
+    );
     expect(usage).toEqual({ prompt_tokens: 1110, completion_tokens: 5, total_tokens: 1115, prompt_tokens_details: { cached_tokens: 1000 } });
   });
 
@@ -91,10 +97,20 @@ describe('anthropic responses: mapping rules', () => {
 
   it('has null content when the answer is only tool calls, and skips server-tool blocks', () => {
     const { completion } = fromMessageResponse(
-      message([{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }, { type: 'tool_use', id: 'toolu_2', name: 'g', input: { a: [1] } }], 'tool_use'),
+      message(
+        [
+          { type: 'server_tool_use', id: 's', name: 'web_search', input: {} },
+          { type: 'tool_use', id: 'toolu_2', name: 'g', input: { a: [1] } },
+        ],
+        'tool_use',
+      ),
       { provider: 'anthropic', strictApiCompliance: true },
     );
-    expect(completion.choices[0].message).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'toolu_2', type: 'function', function: { name: 'g', arguments: '{"a":[1]}' } }] });
+    expect(completion.choices[0].message).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'toolu_2', type: 'function', function: { name: 'g', arguments: '{"a":[1]}' } }],
+    });
   });
 
   it('turns the forced response_format tool back into JSON content with finish_reason stop', () => {

@@ -57,13 +57,21 @@ describe('anthropic stream: recorded transcripts', () => {
     expect(deltas.some((delta) => delta.content_blocks)).toBe(false);
     expect(streamedContent(events)).toBe('Hi');
     expect(events.at(-2).choices[0].finish_reason).toBe('content_filter');
-    expect(usages[0]).toEqual({ prompt_tokens: 28, completion_tokens: 106, total_tokens: 134, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 67 } });
+    expect(usages[0]).toEqual({
+      prompt_tokens: 28,
+      completion_tokens: 106,
+      total_tokens: 134,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 67 },
+    });
   });
 
   it('streams thinking and its signature as content_blocks deltas when strict compliance is off', async () => {
     const fixture = readFixture('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse');
     const { events } = await replayAnthropicStream(fixture, { strict: false, splitEvery: 5 });
-    const blocks = chunkDeltas(events).filter((delta) => delta.content_blocks).map((delta) => delta.content_blocks[0]);
+    const blocks = chunkDeltas(events)
+      .filter((delta) => delta.content_blocks)
+      .map((delta) => delta.content_blocks[0]);
     expect(blocks.every((block) => block.index === 0 && block.type === 'thinking')).toBe(true);
     const thinking = blocks.map((block) => block.thinking ?? '').join('');
     expect(thinking).toMatch(/^Simple educational question about what a solar eclipse is\..*politely\.$/s);
@@ -73,8 +81,10 @@ describe('anthropic stream: recorded transcripts', () => {
 });
 
 describe('anthropic stream: errors and unusual streams', () => {
-  const start = 'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}\n\n';
-  const text = 'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial"}}\n\n';
+  const start =
+    'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}\n\n';
+  const text =
+    'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial"}}\n\n';
 
   it('turns an error event after the start into an error event and [DONE], with the provider message', async () => {
     const overloaded = readFixture('anthropic_error_529_overloaded.json');
@@ -94,7 +104,10 @@ describe('anthropic stream: errors and unusual streams', () => {
     expect(spy.mock.calls[0][0]).toMatchObject({ status: 529, message: 'Overloaded', type: 'overloaded_error', provider: 'anthropic' });
     const other = new ChatChunkEmitter({ id: 'x', model: 'm', includeUsage: false, onUsage: () => {}, push: () => {} });
     const otherSpy = vi.spyOn(other, 'error');
-    anthropicEventMapper({ provider: 'anthropic', strictApiCompliance: true })({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }, other);
+    anthropicEventMapper({ provider: 'anthropic', strictApiCompliance: true })(
+      { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } },
+      other,
+    );
     expect(otherSpy.mock.calls[0][0].status).toBe(429);
   });
 
@@ -122,7 +135,9 @@ describe('anthropic stream: errors and unusual streams', () => {
   it('ignores unknown events and server-tool blocks, and numbers several tool calls 0, 1', async () => {
     const tool = (index: number, id: string, json: string) =>
       `event: content_block_start\ndata: {"type":"content_block_start","index":${index},"content_block":{"type":"tool_use","id":"${id}","name":"f${index}","input":{}}}\n\n` +
-      (json ? `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(json)}}}\n\n` : '') +
+      (json
+        ? `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(json)}}}\n\n`
+        : '') +
       `event: content_block_stop\ndata: {"type":"content_block_stop","index":${index}}\n\n`;
     const body =
       start +
@@ -133,13 +148,20 @@ describe('anthropic stream: errors and unusual streams', () => {
       tool(2, 'toolu_b', '') +
       'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n';
     const { events } = await replayAnthropicStream(body);
-    const calls = chunkDeltas(events).filter((delta) => delta.tool_calls).map((delta) => delta.tool_calls[0]);
+    const calls = chunkDeltas(events)
+      .filter((delta) => delta.tool_calls)
+      .map((delta) => delta.tool_calls[0]);
     expect(calls.filter((call) => call.id).map((call) => [call.index, call.id, call.function.name])).toEqual([
       [0, 'toolu_a', 'f1'],
       [1, 'toolu_b', 'f2'],
     ]);
     // A tool call whose input arrived without fragments still gets parseable arguments.
-    expect(calls.filter((call) => call.index === 1).map((call) => call.function.arguments).join('')).toBe('{}');
+    expect(
+      calls
+        .filter((call) => call.index === 1)
+        .map((call) => call.function.arguments)
+        .join(''),
+    ).toBe('{}');
     expect(events.at(-2).choices[0].finish_reason).toBe('tool_calls');
   });
 
@@ -157,7 +179,21 @@ describe('anthropic stream: errors and unusual streams', () => {
     let out = '';
     const emitter = new ChatChunkEmitter({ id: 'x', model: 'm', includeUsage: true, onUsage: () => {}, push: (piece) => (out += piece) });
     const mapper = anthropicEventMapper({ provider: 'vertex-ai', strictApiCompliance: true });
-    mapper({ type: 'message_start', message: { id: 'msg_v', type: 'message', role: 'assistant', model: 'claude-v', content: [], stop_reason: null, usage: { input_tokens: 2, output_tokens: 1 } } }, emitter);
+    mapper(
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_v',
+          type: 'message',
+          role: 'assistant',
+          model: 'claude-v',
+          content: [],
+          stop_reason: null,
+          usage: { input_tokens: 2, output_tokens: 1 },
+        },
+      },
+      emitter,
+    );
     mapper({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: 'ok' } }, emitter);
     expect(() => mapper(streamEnd, emitter)).toThrow(/vertex-ai stream ended/);
     mapper({ type: 'message_delta', delta: { stop_reason: 'max_tokens' }, usage: { output_tokens: 4 } }, emitter);

@@ -19,7 +19,12 @@ describe('azure-ai: endpoints', () => {
   });
 
   it('sends a serverless endpoint request to {endpoint}.{region}.models.ai.azure.com with a bearer key', async () => {
-    const prepared = await prepare({ cloudC_deployment_type: 'serverless', cloudC_endpoint_name: 'Llama-3-70B-xyz', cloudC_region: 'eastus2', cloudC_api_version: '2024-04-01' });
+    const prepared = await prepare({
+      cloudC_deployment_type: 'serverless',
+      cloudC_endpoint_name: 'Llama-3-70B-xyz',
+      cloudC_region: 'eastus2',
+      cloudC_api_version: '2024-04-01',
+    });
     expect(prepared.url.href).toBe('https://llama-3-70b-xyz.eastus2.models.ai.azure.com/chat/completions?api-version=2024-04-01');
     expect(prepared.headers.authorization).toBe('Bearer endpoint-key');
     expect(prepared.headers['api-key']).toBeUndefined();
@@ -28,7 +33,9 @@ describe('azure-ai: endpoints', () => {
   });
 
   it('names a serverless host by cloudC_deployment_name when there is no endpoint name', () => {
-    expect(azureAIProvider.baseUrlFor!({ cloudC_deployment_type: 'serverless', cloudC_deployment_name: 'phi-4-abc', cloudC_region: 'westus' })).toBe('https://phi-4-abc.westus.models.ai.azure.com');
+    expect(azureAIProvider.baseUrlFor!({ cloudC_deployment_type: 'serverless', cloudC_deployment_name: 'phi-4-abc', cloudC_region: 'westus' })).toBe(
+      'https://phi-4-abc.westus.models.ai.azure.com',
+    );
   });
 
   it('sends a managed endpoint request to {endpoint}.{region}.inference.ml.azure.com, pinning the deployment', async () => {
@@ -55,7 +62,11 @@ describe('azure-ai: endpoints', () => {
   });
 
   it("keeps a client's extra-parameters header and never sends stream_options", async () => {
-    const prepared = await prepare({ cloudC_resource_name: 'r' }, { ...chat, stream: true, stream_options: { include_usage: true } }, { stream: true, requestHeaders: { 'extra-parameters': 'drop' } });
+    const prepared = await prepare(
+      { cloudC_resource_name: 'r' },
+      { ...chat, stream: true, stream_options: { include_usage: true } },
+      { stream: true, requestHeaders: { 'extra-parameters': 'drop' } },
+    );
     expect(prepared.headers['extra-parameters']).toBe('drop');
     expect(JSON.parse(String(prepared.body)).stream_options).toBeUndefined();
   });
@@ -67,7 +78,11 @@ describe('azure-ai: endpoints', () => {
     expect(events[0].prompt_filter_results).toHaveLength(1);
     expect(streamedText(events)).toBe('Hallo Welt!');
     expect(usages).toEqual([]);
-    const error = prepared.readError(422, Buffer.from('{"status":422,"code":"parameter_not_supported","message":"One of the parameters contain invalid values."}'), {});
+    const error = prepared.readError(
+      422,
+      Buffer.from('{"status":422,"code":"parameter_not_supported","message":"One of the parameters contain invalid values."}'),
+      {},
+    );
     expect(error.toBody().error).toMatchObject({ message: 'One of the parameters contain invalid values.', provider: 'azure-ai' });
     expect(error.status).toBe(422);
   });

@@ -24,7 +24,12 @@ describe('azure-openai: recorded stream with content filter results', () => {
     expect(events.at(-1)).toBe('[DONE]');
     const chunks = events.slice(0, -1);
     for (const chunk of chunks) {
-      expect(chunk).toMatchObject({ id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j', object: 'chat.completion.chunk', model: 'gpt-4o-2024-08-06', created: 1750697159 });
+      expect(chunk).toMatchObject({
+        id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j',
+        object: 'chat.completion.chunk',
+        model: 'gpt-4o-2024-08-06',
+        created: 1750697159,
+      });
       expect(chunk.choices).toHaveLength(1);
     }
     const leading = JSON.parse(recordedEvents[0]);
@@ -43,13 +48,14 @@ describe('azure-openai: recorded stream with content filter results', () => {
     const prepared = await prepare({ ...chat, stream: true }, resource, { stream: true });
     const sent = JSON.parse(String(prepared.body));
     expect(sent.stream_options).toEqual({ include_usage: true });
-    const stream = [
-      'data: {"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,"content_filter_results":{}}]}',
-      'data: {"choices":[{"delta":{"content":"x"},"finish_reason":null,"index":0}],"created":1,"id":"c1","model":"gpt-4o","object":"chat.completion.chunk"}',
-      'data: {"choices":[{"delta":{},"finish_reason":"content_filter","index":0,"content_filter_results":{"violence":{"filtered":true,"severity":"medium"}}}],"created":1,"id":"c1","model":"gpt-4o","object":"chat.completion.chunk"}',
-      'data: {"choices":[],"created":1,"id":"c1","model":"gpt-4o","object":"chat.completion.chunk","usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10,"prompt_tokens_details":{"cached_tokens":4}}}',
-      'data: [DONE]',
-    ].join('\n\n') + '\n\n';
+    const stream =
+      [
+        'data: {"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,"content_filter_results":{}}]}',
+        'data: {"choices":[{"delta":{"content":"x"},"finish_reason":null,"index":0}],"created":1,"id":"c1","model":"gpt-4o","object":"chat.completion.chunk"}',
+        'data: {"choices":[{"delta":{},"finish_reason":"content_filter","index":0,"content_filter_results":{"violence":{"filtered":true,"severity":"medium"}}}],"created":1,"id":"c1","model":"gpt-4o","object":"chat.completion.chunk"}',
+        'data: {"choices":[],"created":1,"id":"c1","model":"gpt-4o","object":"chat.completion.chunk","usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10,"prompt_tokens_details":{"cached_tokens":4}}}',
+        'data: [DONE]',
+      ].join('\n\n') + '\n\n';
     const { events, usages } = await replayPrepared(prepared, stream);
     expect(events).toHaveLength(3);
     expect(events[1].choices[0]).toMatchObject({ finish_reason: 'content_filter', content_filter_results: { violence: { filtered: true } } });
@@ -71,7 +77,15 @@ describe('azure-openai: errors', () => {
 
   it('relays a non-streamed answer unchanged, prompt filter results and all', async () => {
     const prepared = await prepare(chat);
-    const body = { id: 'c', object: 'chat.completion', created: 1, model: 'gpt-4o', prompt_filter_results: [], choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'content_filter' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+    const body = {
+      id: 'c',
+      object: 'chat.completion',
+      created: 1,
+      model: 'gpt-4o',
+      prompt_filter_results: [],
+      choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'content_filter' }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    };
     const result = prepared.readResponse(Buffer.from(JSON.stringify(body)));
     expect(JSON.parse(result.body.toString())).toEqual(body);
     expect(result.usage).toEqual({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 });
@@ -91,7 +105,11 @@ describe('azure-openai: where requests go', () => {
     const settings = { ...resource, cloudC_api_version: '2024-06-01' };
     const embeddings = await prepare({ model: 'e', input: 'x' }, settings, { operation: 'embeddings' });
     expect(embeddings.url.href).toBe('https://my-resource.openai.azure.com/openai/deployments/gpt4o-prod/embeddings?api-version=2024-06-01');
-    const completions = await prepare({ model: 'e', prompt: 'x' }, { ...settings, cloudC_deployment_id: undefined, deployment_id: 'instruct' }, { operation: 'completions' });
+    const completions = await prepare(
+      { model: 'e', prompt: 'x' },
+      { ...settings, cloudC_deployment_id: undefined, deployment_id: 'instruct' },
+      { operation: 'completions' },
+    );
     expect(completions.url.pathname).toBe('/openai/deployments/instruct/completions');
   });
 
@@ -132,7 +150,11 @@ describe('azure-openai: where requests go', () => {
   });
 
   it('does not ask for stream_options on api-versions older than 2024-09-01, and removes a client one', async () => {
-    const prepared = await prepare({ ...chat, stream: true, stream_options: { include_usage: true } }, { ...resource, api_version: '2024-06-01' }, { stream: true });
+    const prepared = await prepare(
+      { ...chat, stream: true, stream_options: { include_usage: true } },
+      { ...resource, api_version: '2024-06-01' },
+      { stream: true },
+    );
     expect(JSON.parse(String(prepared.body)).stream_options).toBeUndefined();
     const fresh = await prepare({ ...chat, stream: true }, { ...resource, cloudC_api_version: '2025-01-01-preview' }, { stream: true });
     expect(JSON.parse(String(fresh.body)).stream_options).toEqual({ include_usage: true });
@@ -155,11 +177,15 @@ describe('azure-openai: auth', () => {
 
   it('sends a key as a bearer when the config says Bearer or sets cloudC_entra_scope', async () => {
     expect((await headersFor({ api_key: 'Bearer opaque-token' })).authorization).toBe('Bearer opaque-token');
-    expect((await headersFor({ api_key: 'opaque-token', cloudC_entra_scope: 'https://cognitiveservices.azure.com/.default' })).authorization).toBe('Bearer opaque-token');
+    expect((await headersFor({ api_key: 'opaque-token', cloudC_entra_scope: 'https://cognitiveservices.azure.com/.default' })).authorization).toBe(
+      'Bearer opaque-token',
+    );
   });
 
   it('authenticates pass-through requests the same way', () => {
     const target = providerCall(azureOpenAIProvider, chat, { settings: resource }).target;
-    expect(azureOpenAIProvider.adapter.authenticate({ method: 'GET', url: new URL('https://x'), headers: {} }, target)).toEqual({ 'api-key': resource.api_key });
+    expect(azureOpenAIProvider.adapter.authenticate({ method: 'GET', url: new URL('https://x'), headers: {} }, target)).toEqual({
+      'api-key': resource.api_key,
+    });
   });
 });

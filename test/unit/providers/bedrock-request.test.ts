@@ -18,7 +18,10 @@ async function converse(body: JsonObject, overrides: Partial<ProviderCall> = {})
   return { prepared, json: JSON.parse(prepared.body as string) };
 }
 
-const weather = { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+const weather = {
+  type: 'function',
+  function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+};
 const clock = { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } } };
 
 describe('bedrock request mapping', () => {
@@ -39,7 +42,11 @@ describe('bedrock request mapping', () => {
         { role: 'tool', tool_call_id: 'call_1', content: '{"temp":"4C"}' },
         { role: 'tool', tool_call_id: 'call_2', content: [{ type: 'text', text: '14:05' }] },
         { role: 'user', content: 'And tomorrow?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_3', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo","day":"tomorrow"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_3', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo","day":"tomorrow"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_3', content: '{"temp":"2C"}' },
       ],
       tools: [weather, clock],
@@ -86,7 +93,9 @@ describe('bedrock request mapping', () => {
     const { prepared } = await converse({ messages: [{ role: 'user', content: 'hi' }], stream: true }, { stream: true, forwardHeaders: { 'x-trace': 'abc' } });
     expect(prepared.url.pathname).toBe('/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream');
     expect(prepared.headers).toMatchObject({ accept: 'application/vnd.amazon.eventstream', 'content-type': 'application/json', 'x-trace': 'abc' });
-    expect(prepared.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDUNIT\/\d{8}\/eu-west-1\/bedrock\/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=[0-9a-f]{64}$/);
+    expect(prepared.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDUNIT\/\d{8}\/eu-west-1\/bedrock\/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=[0-9a-f]{64}$/,
+    );
     expect(prepared.headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
   });
 
@@ -111,7 +120,9 @@ describe('bedrock request mapping', () => {
       { image: { format: 'jpeg', source: { bytes: '/9j/4AAQ' } } },
       { image: { format: 'webp', source: { s3Location: { uri: 's3://bucket/photos/cat.webp' } } } },
     ]);
-    const error = await rejectedGatewayError(converse({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/svg+xml;base64,PHN2Zz4=' } }] }] }));
+    const error = await rejectedGatewayError(
+      converse({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/svg+xml;base64,PHN2Zz4=' } }] }] }),
+    );
     expect(error).toMatchObject({ status: 400, param: 'messages[0].content[0].image_url.url' });
     expect(error.message).toMatch(/PNG, JPEG, GIF or WebP/);
   });
@@ -143,9 +154,14 @@ describe('bedrock request mapping', () => {
     const messages = [{ role: 'user', content: 'hi' }];
     expect((await converse({ messages, tools: [weather], tool_choice: 'auto' })).json.toolConfig.toolChoice).toEqual({ auto: {} });
     expect((await converse({ messages, tools: [weather], tool_choice: 'required' })).json.toolConfig.toolChoice).toEqual({ any: {} });
-    expect((await converse({ messages, tools: [weather, clock], tool_choice: { type: 'function', function: { name: 'get_time' } } })).json.toolConfig.toolChoice).toEqual({ tool: { name: 'get_time' } });
+    expect(
+      (await converse({ messages, tools: [weather, clock], tool_choice: { type: 'function', function: { name: 'get_time' } } })).json.toolConfig.toolChoice,
+    ).toEqual({ tool: { name: 'get_time' } });
     expect((await converse({ messages, tools: [weather] })).json.toolConfig.toolChoice).toBeUndefined();
-    expect(await rejectedGatewayError(converse({ messages, tools: [weather], tool_choice: { type: 'function', function: { name: 'nope' } } }))).toMatchObject({ status: 400, param: 'tool_choice.function.name' });
+    expect(await rejectedGatewayError(converse({ messages, tools: [weather], tool_choice: { type: 'function', function: { name: 'nope' } } }))).toMatchObject({
+      status: 400,
+      param: 'tool_choice.function.name',
+    });
     expect(await rejectedGatewayError(converse({ messages, tools: [{ type: 'web_search' }] }))).toMatchObject({ status: 400, param: 'tools[0]' });
   });
 
@@ -161,20 +177,45 @@ describe('bedrock request mapping', () => {
     });
     // Without tools, specs for the history's tools are made up so Bedrock accepts the tool blocks.
     const { json } = await converse({ messages: history });
-    expect(json.toolConfig).toEqual({ tools: [{ toolSpec: { name: 'get_weather', description: 'A tool used earlier in this conversation.', inputSchema: { json: { type: 'object', properties: {} } } } }] });
+    expect(json.toolConfig).toEqual({
+      tools: [
+        {
+          toolSpec: {
+            name: 'get_weather',
+            description: 'A tool used earlier in this conversation.',
+            inputSchema: { json: { type: 'object', properties: {} } },
+          },
+        },
+      ],
+    });
     expect(checkConverseRequest(json)).toEqual([]);
   });
 
   it('emulates response_format with a forced tool, and refuses it together with tools', async () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
-    const { json } = await converse({ messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_schema', json_schema: { name: 'final answer', schema } } });
+    const { json } = await converse({
+      messages: [{ role: 'user', content: 'hi' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'final answer', schema } },
+    });
     expect(json.toolConfig).toEqual({
-      tools: [{ toolSpec: { name: 'final_answer', description: 'Give the final answer by calling this tool with it as the input, as a JSON object.', inputSchema: { json: schema } } }],
+      tools: [
+        {
+          toolSpec: {
+            name: 'final_answer',
+            description: 'Give the final answer by calling this tool with it as the input, as a JSON object.',
+            inputSchema: { json: schema },
+          },
+        },
+      ],
       toolChoice: { tool: { name: 'final_answer' } },
     });
-    expect((await converse({ messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_object' } })).json.toolConfig.toolChoice).toEqual({ tool: { name: 'json_response' } });
+    expect((await converse({ messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_object' } })).json.toolConfig.toolChoice).toEqual({
+      tool: { name: 'json_response' },
+    });
     expect((await converse({ messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'text' } })).json.toolConfig).toBeUndefined();
-    expect(await rejectedGatewayError(converse({ messages: [{ role: 'user', content: 'hi' }], tools: [weather], response_format: { type: 'json_object' } }))).toMatchObject({ status: 400, param: 'response_format' });
+    expect(
+      await rejectedGatewayError(converse({ messages: [{ role: 'user', content: 'hi' }], tools: [weather], response_format: { type: 'json_object' } })),
+    ).toMatchObject({ status: 400, param: 'response_format' });
   });
 
   it('drops parameters Converse has no field for, and passes documented extras through', async () => {
@@ -203,13 +244,22 @@ describe('bedrock request mapping', () => {
     });
     expect(checkConverseRequest(json)).toEqual([]);
     // top_k is documented for Anthropic models only.
-    expect((await converse({ model: 'amazon.nova-pro-v1:0', messages: [{ role: 'user', content: 'hi' }], top_k: 40 })).json.additionalModelRequestFields).toBeUndefined();
+    expect(
+      (await converse({ model: 'amazon.nova-pro-v1:0', messages: [{ role: 'user', content: 'hi' }], top_k: 40 })).json.additionalModelRequestFields,
+    ).toBeUndefined();
   });
 
   it('sends thinking and replays signed reasoning only with strict API compliance off', async () => {
     const messages = [
       { role: 'user', content: 'think' },
-      { role: 'assistant', content: 'Done.', content_blocks: [{ type: 'thinking', thinking: 'Hmm.', signature: 'sig==' }, { type: 'text', text: 'Done.' }] },
+      {
+        role: 'assistant',
+        content: 'Done.',
+        content_blocks: [
+          { type: 'thinking', thinking: 'Hmm.', signature: 'sig==' },
+          { type: 'text', text: 'Done.' },
+        ],
+      },
       { role: 'user', content: 'again' },
     ];
     const thinking = { type: 'enabled', budget_tokens: 1024 };
@@ -226,8 +276,21 @@ describe('bedrock request mapping', () => {
       [{ messages: [{ role: 'user', content: 'hi' }], n: 2 }, 'n', /one answer/],
       [{ messages: [{ role: 'system', content: 'only system' }] }, 'messages', /user message/],
       [{ messages: [{ role: 'user', content: '' }] }, 'messages[0].content', /no content/],
-      [{ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }] }] }, 'messages[0].content[0].type', /input_audio/],
-      [{ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }, 'messages[1].tool_calls[0].function.arguments', /JSON object/],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }] }] },
+        'messages[0].content[0].type',
+        /input_audio/,
+      ],
+      [
+        {
+          messages: [
+            { role: 'user', content: 'x' },
+            { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] },
+          ],
+        },
+        'messages[1].tool_calls[0].function.arguments',
+        /JSON object/,
+      ],
       [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].tool_call_id', /tool_call_id/],
       [{ messages: [{ role: 'function', name: 'f', content: 'x' }] }, 'messages[0].role', /tool messages/],
       [{ messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'bad name!' } }] }, 'tools[0].function.name', /1-64/],
@@ -238,7 +301,10 @@ describe('bedrock request mapping', () => {
       expect(error.param).toBe(param);
       expect(error.message).toMatch(message);
     }
-    expect(await rejectedGatewayError(() => bedrockProvider.adapter.prepare(call({ prompt: 'hi' }, { operation: 'completions' })))).toMatchObject({ status: 400, message: expect.stringContaining('/v1/chat/completions') });
+    expect(await rejectedGatewayError(() => bedrockProvider.adapter.prepare(call({ prompt: 'hi' }, { operation: 'completions' })))).toMatchObject({
+      status: 400,
+      message: expect.stringContaining('/v1/chat/completions'),
+    });
   });
 });
 
@@ -300,19 +366,42 @@ describe('bedrock embeddings mapping', () => {
     expect(titan.url.pathname).toBe('/model/amazon.titan-embed-text-v2%3A0/invoke');
     expect(JSON.parse(titan.body as string)).toEqual({ inputText: 'one text', dimensions: 256 });
     const titanAnswer = titan.readResponse(Buffer.from(JSON.stringify({ embedding: [0.5, -0.25], inputTextTokenCount: 2 })));
-    expect(JSON.parse(titanAnswer.body as string)).toEqual({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.5, -0.25] }], model: 'amazon.titan-embed-text-v2:0', usage: { prompt_tokens: 2, total_tokens: 2 } });
+    expect(JSON.parse(titanAnswer.body as string)).toEqual({
+      object: 'list',
+      data: [{ object: 'embedding', index: 0, embedding: [0.5, -0.25] }],
+      model: 'amazon.titan-embed-text-v2:0',
+      usage: { prompt_tokens: 2, total_tokens: 2 },
+    });
 
     const cohere = await embed({ model: 'cohere.embed-english-v3', input: ['a', 'b'], encoding_format: 'base64', input_type: 'search_query' });
     expect(JSON.parse(cohere.body as string)).toEqual({ texts: ['a', 'b'], input_type: 'search_query' });
-    const cohereAnswer = JSON.parse(cohere.readResponse(Buffer.from(JSON.stringify({ embeddings: [[1, 2], [3, 4]], response_type: 'embeddings_floats' }))).body as string);
+    const cohereAnswer = JSON.parse(
+      cohere.readResponse(
+        Buffer.from(
+          JSON.stringify({
+            embeddings: [
+              [1, 2],
+              [3, 4],
+            ],
+            response_type: 'embeddings_floats',
+          }),
+        ),
+      ).body as string,
+    );
     const decoded = cohereAnswer.data.map((item: { embedding: string }) => [...new Float32Array(new Uint8Array(Buffer.from(item.embedding, 'base64')).buffer)]);
-    expect(decoded).toEqual([[1, 2], [3, 4]]);
+    expect(decoded).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
   });
 
   it('refuses what the models cannot do', async () => {
     expect(await rejectedGatewayError(embed({ model: 'amazon.titan-embed-text-v2:0', input: ['a', 'b'] }))).toMatchObject({ status: 400, param: 'input' });
     expect(await rejectedGatewayError(embed({ model: 'meta.llama3-8b-instruct-v1:0', input: 'a' }))).toMatchObject({ status: 400, param: 'model' });
-    expect(await rejectedGatewayError(embed({ model: 'cohere.embed-english-v3', input: 'a', dimensions: 256 }))).toMatchObject({ status: 400, param: 'dimensions' });
+    expect(await rejectedGatewayError(embed({ model: 'cohere.embed-english-v3', input: 'a', dimensions: 256 }))).toMatchObject({
+      status: 400,
+      param: 'dimensions',
+    });
     expect(await rejectedGatewayError(embed({ model: 'cohere.embed-english-v3', input: [[1, 2]] }))).toMatchObject({ status: 400, param: 'input' });
   });
 });

@@ -47,7 +47,8 @@ describe('Converse response → chat.completion', () => {
           index: 0,
           message: {
             role: 'assistant',
-            content: "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
+            content:
+              "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
             tool_calls: [{ id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', type: 'function', function: { name: 'weather_tool', arguments: '{"location":"Berlin"}' } }],
           },
           finish_reason: 'tool_calls',
@@ -65,13 +66,31 @@ describe('Converse response → chat.completion', () => {
       stopReason: 'tool_use',
       usage: { inputTokens: 10, outputTokens: 5, totalTokens: 1215, cacheReadInputTokens: 1000, cacheWriteInputTokens: 200 },
     });
-    expect(completion.choices[0].message).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'tooluse_1', type: 'function', function: { name: 'f', arguments: '{"a":[1,2]}' } }] });
-    expect(completion.usage).toEqual({ prompt_tokens: 1210, completion_tokens: 5, total_tokens: 1215, prompt_tokens_details: { cached_tokens: 1000, cache_write_tokens: 200 } });
+    expect(completion.choices[0].message).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'tooluse_1', type: 'function', function: { name: 'f', arguments: '{"a":[1,2]}' } }],
+    });
+    expect(completion.usage).toEqual({
+      prompt_tokens: 1210,
+      completion_tokens: 5,
+      total_tokens: 1215,
+      prompt_tokens_details: { cached_tokens: 1000, cache_write_tokens: 200 },
+    });
   });
 
   it('returns reasoning as content_blocks only with strict API compliance off', () => {
     const response = {
-      output: { message: { role: 'assistant', content: [{ reasoningContent: { reasoningText: { text: 'Let me think.', signature: 'sig' } } }, { reasoningContent: { redactedContent: 'AAEC' } }, { text: 'Answer.' }] } },
+      output: {
+        message: {
+          role: 'assistant',
+          content: [
+            { reasoningContent: { reasoningText: { text: 'Let me think.', signature: 'sig' } } },
+            { reasoningContent: { redactedContent: 'AAEC' } },
+            { text: 'Answer.' },
+          ],
+        },
+      },
       stopReason: 'end_turn',
       usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 },
     };
@@ -79,13 +98,20 @@ describe('Converse response → chat.completion', () => {
     expect(read(response, { strict: false }).completion.choices[0].message).toEqual({
       role: 'assistant',
       content: 'Answer.',
-      content_blocks: [{ type: 'thinking', thinking: 'Let me think.', signature: 'sig' }, { type: 'redacted_thinking', data: 'AAEC' }, { type: 'text', text: 'Answer.' }],
+      content_blocks: [
+        { type: 'thinking', thinking: 'Let me think.', signature: 'sig' },
+        { type: 'redacted_thinking', data: 'AAEC' },
+        { type: 'text', text: 'Answer.' },
+      ],
     });
   });
 
   it('returns the forced response_format tool input as the content', () => {
     const { completion } = read(
-      { output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't', name: 'json_response', input: { answer: 42 } } }] } }, stopReason: 'tool_use' },
+      {
+        output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't', name: 'json_response', input: { answer: 42 } } }] } },
+        stopReason: 'tool_use',
+      },
       { responseTool: 'json_response' },
     );
     expect(completion.choices[0]).toMatchObject({ message: { role: 'assistant', content: '{"answer":42}' }, finish_reason: 'stop' });
@@ -95,7 +121,19 @@ describe('Converse response → chat.completion', () => {
   it('maps every stop reason', () => {
     expect(
       Object.fromEntries(
-        ['end_turn', 'stop_sequence', 'max_tokens', 'model_context_window_exceeded', 'tool_use', 'guardrail_intervened', 'content_filtered', 'malformed_model_output', 'malformed_tool_use', 'something_new', undefined].map((reason) => [String(reason), mapStopReason(reason)]),
+        [
+          'end_turn',
+          'stop_sequence',
+          'max_tokens',
+          'model_context_window_exceeded',
+          'tool_use',
+          'guardrail_intervened',
+          'content_filtered',
+          'malformed_model_output',
+          'malformed_tool_use',
+          'something_new',
+          undefined,
+        ].map((reason) => [String(reason), mapStopReason(reason)]),
       ),
     ).toEqual({
       end_turn: 'stop',
@@ -113,7 +151,9 @@ describe('Converse response → chat.completion', () => {
   });
 
   it('answers 502 for a body that is not a Converse response', () => {
-    expect(() => readConverseResponse(Buffer.from('<html>'), { model, strict: true })).toThrow(expect.objectContaining({ status: 502, provider: 'bedrock', code: 'provider_response_unreadable' }));
+    expect(() => readConverseResponse(Buffer.from('<html>'), { model, strict: true })).toThrow(
+      expect.objectContaining({ status: 502, provider: 'bedrock', code: 'provider_response_unreadable' }),
+    );
   });
 });
 
@@ -126,14 +166,32 @@ describe('Bedrock error responses', () => {
     );
     expect(error.status).toBe(400);
     expect(error.toBody()).toEqual({
-      error: { message: 'The model returned the following errors: messages: roles must alternate between "user" and "assistant"', type: 'invalid_request_error', param: null, code: 'ValidationException', provider: 'bedrock' },
+      error: {
+        message: 'The model returned the following errors: messages: roles must alternate between "user" and "assistant"',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'ValidationException',
+        provider: 'bedrock',
+      },
     });
   });
 
   it('reads the exception name from the body when the header is absent, and falls back on the text', () => {
-    expect(readBedrockError(429, Buffer.from('{"__type":"com.amazon.coral.availability#ThrottlingException","message":"Rate exceeded"}'), {}).toBody().error).toMatchObject({ type: 'rate_limit_error', code: 'ThrottlingException', message: 'Rate exceeded' });
-    expect(readBedrockError(403, Buffer.from('{"Message":"User is not authorized"}'), {}).toBody().error).toMatchObject({ type: 'permission_error', code: null, message: 'User is not authorized' });
-    expect(readBedrockError(503, Buffer.from('Service Unavailable'), {}).toBody().error).toMatchObject({ type: 'server_error', message: 'Service Unavailable', provider: 'bedrock' });
-    expect(readBedrockError(424, Buffer.from('{"message":"Model failed","originalStatusCode":500}'), { 'x-amzn-errortype': 'ModelErrorException' }).status).toBe(424);
+    expect(
+      readBedrockError(429, Buffer.from('{"__type":"com.amazon.coral.availability#ThrottlingException","message":"Rate exceeded"}'), {}).toBody().error,
+    ).toMatchObject({ type: 'rate_limit_error', code: 'ThrottlingException', message: 'Rate exceeded' });
+    expect(readBedrockError(403, Buffer.from('{"Message":"User is not authorized"}'), {}).toBody().error).toMatchObject({
+      type: 'permission_error',
+      code: null,
+      message: 'User is not authorized',
+    });
+    expect(readBedrockError(503, Buffer.from('Service Unavailable'), {}).toBody().error).toMatchObject({
+      type: 'server_error',
+      message: 'Service Unavailable',
+      provider: 'bedrock',
+    });
+    expect(
+      readBedrockError(424, Buffer.from('{"message":"Model failed","originalStatusCode":500}'), { 'x-amzn-errortype': 'ModelErrorException' }).status,
+    ).toBe(424);
   });
 });

@@ -19,8 +19,20 @@ import { thrownGatewayError } from '../../support/gateway-error';
 const example = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 const suiteScope = { region: 'us-east-1', service: 'service', date: new Date('2015-08-30T12:36:00Z') };
 const vectors = [
-  { name: 'get-vanilla', method: 'GET', url: 'https://example.amazonaws.com/', signed: 'host;x-amz-date', signature: '5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31' },
-  { name: 'post-vanilla', method: 'POST', url: 'https://example.amazonaws.com/', signed: 'host;x-amz-date', signature: '5da7c1a2acd57cee7505fc6676e4e544621c30862966e37dddb68e92efbe5d6b' },
+  {
+    name: 'get-vanilla',
+    method: 'GET',
+    url: 'https://example.amazonaws.com/',
+    signed: 'host;x-amz-date',
+    signature: '5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31',
+  },
+  {
+    name: 'post-vanilla',
+    method: 'POST',
+    url: 'https://example.amazonaws.com/',
+    signed: 'host;x-amz-date',
+    signature: '5da7c1a2acd57cee7505fc6676e4e544621c30862966e37dddb68e92efbe5d6b',
+  },
   {
     name: 'get-vanilla-query-order-key-case',
     method: 'GET',
@@ -42,13 +54,34 @@ const vectors = [
  * An independent SigV4 (node:crypto only) to cross-check the library where AWS publishes no vector:
  * the canonical URI is every segment of the wire path URI-encoded once more (the non-S3 rule).
  */
-function referenceSign(request: { method: string; url: URL; headers: Record<string, string>; body?: string }, secret: string, region: string, service: string, amzDate: string) {
+function referenceSign(
+  request: { method: string; url: URL; headers: Record<string, string>; body?: string },
+  secret: string,
+  region: string,
+  service: string,
+  amzDate: string,
+) {
   const escape = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
   const canonicalUri = request.url.pathname.split('/').map(escape).join('/');
-  const query = [...request.url.searchParams].map(([key, value]) => `${escape(key)}=${escape(value)}`).sort().join('&');
-  const headers = Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value.trim()] as const).sort(([a], [b]) => (a < b ? -1 : 1));
+  const query = [...request.url.searchParams]
+    .map(([key, value]) => `${escape(key)}=${escape(value)}`)
+    .sort()
+    .join('&');
+  const headers = Object.entries(request.headers)
+    .map(([name, value]) => [name.toLowerCase(), value.trim()] as const)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
   const signedHeaders = headers.map(([name]) => name).join(';');
-  const canonical = [request.method, canonicalUri, query, ...headers.map(([name, value]) => `${name}:${value}`), '', signedHeaders, createHash('sha256').update(request.body ?? '').digest('hex')].join('\n');
+  const canonical = [
+    request.method,
+    canonicalUri,
+    query,
+    ...headers.map(([name, value]) => `${name}:${value}`),
+    '',
+    signedHeaders,
+    createHash('sha256')
+      .update(request.body ?? '')
+      .digest('hex'),
+  ].join('\n');
   const scope = `${amzDate.slice(0, 8)}/${region}/${service}/aws4_request`;
   const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
   let key: Buffer = createHmac('sha256', `AWS4${secret}`).update(amzDate.slice(0, 8)).digest();
@@ -68,7 +101,14 @@ describe('SigV4 signing reproduces AWS published examples', () => {
       });
       // The cross-check implementation agrees with the published value too.
       const reference = referenceSign(
-        { ...request, headers: { host: 'example.amazonaws.com', 'x-amz-date': '20150830T123600Z', ...(vector.sessionToken ? { 'x-amz-security-token': vector.sessionToken } : {}) } },
+        {
+          ...request,
+          headers: {
+            host: 'example.amazonaws.com',
+            'x-amz-date': '20150830T123600Z',
+            ...(vector.sessionToken ? { 'x-amz-security-token': vector.sessionToken } : {}),
+          },
+        },
         example.secretAccessKey,
         'us-east-1',
         'service',
@@ -97,7 +137,11 @@ describe('SigV4 signing reproduces AWS published examples', () => {
 
 describe('SigV4 for Bedrock paths', () => {
   const date = new Date('2024-05-01T10:00:00Z');
-  const models = ['anthropic.claude-3-5-sonnet-20240620-v1:0', 'us.anthropic.claude-3-7-sonnet-20250219-v1:0', 'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3'];
+  const models = [
+    'anthropic.claude-3-5-sonnet-20240620-v1:0',
+    'us.anthropic.claude-3-7-sonnet-20250219-v1:0',
+    'arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3',
+  ];
 
   for (const model of models) {
     it(`puts ${model} in one segment and signs it double-encoded, as Bedrock verifies`, async () => {
@@ -105,7 +149,11 @@ describe('SigV4 for Bedrock paths', () => {
       expect(url.pathname.split('/')).toHaveLength(4);
       expect(decodeURIComponent(url.pathname.split('/')[2])).toBe(model);
       const body = '{"messages":[]}';
-      const headers = await sigV4Headers({ method: 'POST', url, headers: { 'content-type': 'application/json', accept: 'application/json' }, body: Buffer.from(body) }, example, { region: 'us-east-1', date });
+      const headers = await sigV4Headers(
+        { method: 'POST', url, headers: { 'content-type': 'application/json', accept: 'application/json' }, body: Buffer.from(body) },
+        example,
+        { region: 'us-east-1', date },
+      );
       const reference = referenceSign(
         { method: 'POST', url, headers: { 'content-type': 'application/json', host: url.host, 'x-amz-date': '20240501T100000Z' }, body },
         example.secretAccessKey,
@@ -116,13 +164,19 @@ describe('SigV4 for Bedrock paths', () => {
       // The wire path carries %3A (and %2F); the canonical request one level more: %253A, %252F.
       expect(url.pathname).toContain('%3A');
       expect(reference.canonical.split('\n')[1]).toBe(url.pathname.replaceAll('%', '%25'));
-      expect(headers.authorization).toBe(`AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240501/us-east-1/bedrock/aws4_request, SignedHeaders=${reference.signedHeaders}, Signature=${reference.signature}`);
+      expect(headers.authorization).toBe(
+        `AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240501/us-east-1/bedrock/aws4_request, SignedHeaders=${reference.signedHeaders}, Signature=${reference.signature}`,
+      );
     });
   }
 });
 
 describe('bedrock credentials and region', () => {
-  const target = (settings: ResolvedTarget['settings'], baseUrl = 'https://bedrock-runtime.eu-west-1.amazonaws.com'): ResolvedTarget => ({ provider: bedrockProvider, baseUrl, settings });
+  const target = (settings: ResolvedTarget['settings'], baseUrl = 'https://bedrock-runtime.eu-west-1.amazonaws.com'): ResolvedTarget => ({
+    provider: bedrockProvider,
+    baseUrl,
+    settings,
+  });
   it('derives the base URL from cloudA_region and names the setting when it is missing or malformed', () => {
     expect(bedrockProvider.baseUrlFor!({ cloudA_region: 'ap-southeast-2' })).toBe('https://bedrock-runtime.ap-southeast-2.amazonaws.com');
     for (const settings of [{}, { cloudA_region: 'evil.example.com/x' }]) {
@@ -149,9 +203,13 @@ describe('bedrock credentials and region', () => {
     const fake = { accessKeyId: 'AKIDPASS', secretAccessKey: 'pass/secret', sessionToken: 'tok==', region: 'eu-west-1' };
     expect(await verifyAuth(fake, 'POST', `${url.pathname}${url.search}`, sent, body)).toEqual({ auth: 'sigv4' });
     // Any change to what was signed breaks it.
-    expect(await verifyAuth(fake, 'POST', `${url.pathname}${url.search}`, sent, Buffer.concat([body, Buffer.from(' ')]))).toMatchObject({ error: 'InvalidSignatureException' });
+    expect(await verifyAuth(fake, 'POST', `${url.pathname}${url.search}`, sent, Buffer.concat([body, Buffer.from(' ')]))).toMatchObject({
+      error: 'InvalidSignatureException',
+    });
     expect(await verifyAuth(fake, 'POST', `${url.pathname}?trace=no&b=2`, sent, body)).toMatchObject({ error: 'InvalidSignatureException' });
-    expect(await verifyAuth({ ...fake, secretAccessKey: 'other' }, 'POST', `${url.pathname}${url.search}`, sent, body)).toMatchObject({ error: 'InvalidSignatureException' });
+    expect(await verifyAuth({ ...fake, secretAccessKey: 'other' }, 'POST', `${url.pathname}${url.search}`, sent, body)).toMatchObject({
+      error: 'InvalidSignatureException',
+    });
   });
 
   it('falls back on a Bedrock API key, and asks for credentials when there are none', async () => {

@@ -143,7 +143,13 @@ const stable = (chunks: any[]) => chunks.map((chunk) => (chunk === '[DONE]' ? ch
 
 function transformFor(options: Partial<Parameters<typeof converseStreamTransform>[0]> = {}) {
   const usages: unknown[] = [];
-  const transform = converseStreamTransform({ model: 'anthropic.claude-3-5-sonnet-20240620-v1:0', includeUsage: true, strict: true, onUsage: (usage) => usages.push(usage), ...options });
+  const transform = converseStreamTransform({
+    model: 'anthropic.claude-3-5-sonnet-20240620-v1:0',
+    includeUsage: true,
+    strict: true,
+    onUsage: (usage) => usages.push(usage),
+    ...options,
+  });
   return { transform, usages };
 }
 
@@ -156,10 +162,16 @@ describe('ConverseStream → OpenAI chunks', () => {
     const bytes = readFixtureBytes(derived);
     const whole = transformFor();
     const chunks = chunksOf(await runTransform(whole.transform, [bytes]));
-    expect(chunks[0]).toMatchObject({ object: 'chat.completion.chunk', model: 'anthropic.claude-3-5-sonnet-20240620-v1:0', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+    expect(chunks[0]).toMatchObject({
+      object: 'chat.completion.chunk',
+      model: 'anthropic.claude-3-5-sonnet-20240620-v1:0',
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+    });
     expect(chunks[0].id).toMatch(/^chatcmpl-/);
     const text = chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? '').join('');
-    expect(text).toBe('Certainly! I can help you find out the weather in Berlin. To get this information, I\'ll use the weather tool available to me. Let me fetch that data for you.');
+    expect(text).toBe(
+      "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
+    );
     const calls = chunks.flatMap((chunk) => chunk.choices?.[0]?.delta?.tool_calls ?? []);
     expect(calls[0]).toEqual({ index: 0, id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', type: 'function', function: { name: 'weather_tool', arguments: '' } });
     expect(calls.slice(1).every((call: any) => call.index === 0 && call.id === undefined)).toBe(true);
@@ -172,7 +184,12 @@ describe('ConverseStream → OpenAI chunks', () => {
     expect(whole.usages).toEqual([{ prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 }]);
     expect(new Set(chunks.slice(0, -1).map((chunk) => chunk.id)).size).toBe(1);
 
-    const byteByByte = chunksOf(await runTransform(transformFor().transform, [...bytes].map((byte) => Buffer.from([byte]))));
+    const byteByByte = chunksOf(
+      await runTransform(
+        transformFor().transform,
+        [...bytes].map((byte) => Buffer.from([byte])),
+      ),
+    );
     expect(stable(byteByByte)).toEqual(stable(chunks));
     const next = random(7);
     for (let trial = 0; trial < 20; trial++) {
@@ -189,14 +206,21 @@ describe('ConverseStream → OpenAI chunks', () => {
 
   it('maps the recorded thinking stream to content_blocks only when strict API compliance is off', async () => {
     const events = readFixtureJson<EventsFixture>('bedrock_converse_stream_thinking_tool_use_events.json');
-    const bytes = frames(events.map((event) => {
-      const [type, payload] = Object.entries(event)[0];
-      return { event: type, payload };
-    }));
+    const bytes = frames(
+      events.map((event) => {
+        const [type, payload] = Object.entries(event)[0];
+        return { event: type, payload };
+      }),
+    );
     const loose = chunksOf(await runTransform(transformFor({ strict: false }).transform, [bytes]));
     const thinking = loose.flatMap((chunk) => chunk.choices?.[0]?.delta?.content_blocks ?? []);
     expect(thinking[0]).toEqual({ index: 0, type: 'thinking', thinking: 'The user is asking about the weather' });
-    expect(thinking.filter((block: any) => block.thinking).map((block: any) => block.thinking).join('')).toMatch(/^The user is asking about the weather in Paris\..* function call\.$/s);
+    expect(
+      thinking
+        .filter((block: any) => block.thinking)
+        .map((block: any) => block.thinking)
+        .join(''),
+    ).toMatch(/^The user is asking about the weather in Paris\..* function call\.$/s);
     expect(thinking.at(-1)).toEqual({ index: 0, type: 'thinking', signature: '...' });
     const calls = loose.flatMap((chunk) => chunk.choices?.[0]?.delta?.tool_calls ?? []);
     expect(calls[0]).toMatchObject({ index: 0, id: 'tooluse_1gPhO4A1RNWgzKbt1PXWLg', function: { name: 'weather' } });
@@ -240,7 +264,11 @@ describe('ConverseStream → OpenAI chunks', () => {
     bad[bad.length - 6] ^= 0x01;
     const chunks = chunksOf(await runTransform(transformFor().transform, [good, bad, frames(finish)]));
     expect(chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? '').join('')).toBe('Hello');
-    expect(chunks.at(-2).error).toMatchObject({ code: 'provider_stream_error', provider: 'bedrock', message: expect.stringContaining('Message checksum mismatch') });
+    expect(chunks.at(-2).error).toMatchObject({
+      code: 'provider_stream_error',
+      provider: 'bedrock',
+      message: expect.stringContaining('Message checksum mismatch'),
+    });
     expect(chunks.at(-1)).toBe('[DONE]');
   });
 
@@ -288,7 +316,9 @@ describe('ConverseStream → OpenAI chunks', () => {
     const seconds = (performance.now() - started) / 1000;
     const chunksPerSecond = Math.round(outputChunks / seconds);
     const framesPerSecond = Math.round((frameCount * runs) / seconds);
-    console.log(`bedrock stream: ${chunksPerSecond} OpenAI chunks/s (${framesPerSecond} Bedrock frames/s) over ${runs} replays; mean time to first chunk ${((firstChunkMs / runs) * 1000).toFixed(1)} µs`);
+    console.log(
+      `bedrock stream: ${chunksPerSecond} OpenAI chunks/s (${framesPerSecond} Bedrock frames/s) over ${runs} replays; mean time to first chunk ${((firstChunkMs / runs) * 1000).toFixed(1)} µs`,
+    );
     expect(chunksPerSecond).toBeGreaterThan(5_000);
   });
 });

@@ -35,6 +35,15 @@ describe('declared operations', () => {
         refused.push(`${name}:${operation}`);
       }
     }
-    expect(refused).toEqual(expect.arrayContaining(['anthropic:completions', 'anthropic:embeddings', 'google:completions', 'bedrock:completions', 'cohere:completions', 'vertex-ai:completions']));
+    expect(refused).toEqual(
+      expect.arrayContaining([
+        'anthropic:completions',
+        'anthropic:embeddings',
+        'google:completions',
+        'bedrock:completions',
+        'cohere:completions',
+        'vertex-ai:completions',
+      ]),
+    );
   });
 });

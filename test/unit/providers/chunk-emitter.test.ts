@@ -6,7 +6,14 @@ import { parseSse } from '../../support/sse';
 function emitter(includeUsage: boolean) {
   let out = '';
   const usages: unknown[] = [];
-  const instance = new ChatChunkEmitter({ id: 'chatcmpl-1', model: 'm', created: 1, includeUsage, onUsage: (usage) => usages.push(usage), push: (text) => (out += text) });
+  const instance = new ChatChunkEmitter({
+    id: 'chatcmpl-1',
+    model: 'm',
+    created: 1,
+    includeUsage,
+    onUsage: (usage) => usages.push(usage),
+    push: (text) => (out += text),
+  });
   return { instance, usages, events: () => parseSse(out).map((event) => (event.data === '[DONE]' ? '[DONE]' : JSON.parse(event.data))) };
 }
 

@@ -4,8 +4,18 @@ import { checkChatRequest, cohereBodyFor, prepareCohere, replayCohereStream } fr
 import { streamedText } from '../../support/fakes/azure';
 import { readFixture, readFixtureBytes, readFixtureJson } from '../../support/fixtures';
 
-const recordedStream = () => readFixture('cohere_v2_chat_stream_events.jsonl').split('\n').filter((line) => line.trim());
-const weatherTool = { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } } };
+const recordedStream = () =>
+  readFixture('cohere_v2_chat_stream_events.jsonl')
+    .split('\n')
+    .filter((line) => line.trim());
+const weatherTool = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'Weather for a city',
+    parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+  },
+};
 
 describe('cohere: recorded transcripts', () => {
   it('maps the non-streamed chat response field by field, usage from tokens (not billed units)', () => {
@@ -27,9 +37,14 @@ describe('cohere: recorded transcripts', () => {
   it('maps the recorded stream: id from message-start, role first, text deltas, stop, usage chunk, [DONE]', async () => {
     const lines = recordedStream();
     const { events, usages } = await replayCohereStream(lines, { includeUsage: true, splitEvery: 9 });
-    const expectedText = lines.map((line) => JSON.parse(line)).filter((event) => event.type === 'content-delta').map((event) => event.delta.message.content.text).join('');
+    const expectedText = lines
+      .map((line) => JSON.parse(line))
+      .filter((event) => event.type === 'content-delta')
+      .map((event) => event.delta.message.content.text)
+      .join('');
     expect(expectedText).toMatch(/^Coca-Cola is a carbonated soft drink/);
-    for (const event of events.slice(0, -1)) expect(event).toMatchObject({ id: 'a8fc192e-4bb8-4e15-ae1f-a174e8b02ae8', object: 'chat.completion.chunk', model: 'command-r-plus-08-2024' });
+    for (const event of events.slice(0, -1))
+      expect(event).toMatchObject({ id: 'a8fc192e-4bb8-4e15-ae1f-a174e8b02ae8', object: 'chat.completion.chunk', model: 'command-r-plus-08-2024' });
     expect(events[0].choices[0]).toEqual({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
     expect(streamedText(events)).toBe(expectedText);
     const finishing = events.filter((event) => event !== '[DONE]' && event.choices[0]?.finish_reason);
@@ -51,13 +66,27 @@ describe('cohere: streamed tool calls and failures', () => {
     { id: 'm1', type: 'message-start', delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } } },
     { type: 'tool-plan-delta', delta: { message: { tool_plan: 'I will check ' } } },
     { type: 'tool-plan-delta', delta: { message: { tool_plan: 'the weather.' } } },
-    { type: 'tool-call-start', index: 0, delta: { message: { tool_calls: { id: 'get_weather_a1', type: 'function', function: { name: 'get_weather', arguments: '' } } } } },
+    {
+      type: 'tool-call-start',
+      index: 0,
+      delta: { message: { tool_calls: { id: 'get_weather_a1', type: 'function', function: { name: 'get_weather', arguments: '' } } } },
+    },
     { type: 'tool-call-delta', index: 0, delta: { message: { tool_calls: { function: { arguments: '{"location":' } } } } },
     { type: 'tool-call-delta', index: 0, delta: { message: { tool_calls: { function: { arguments: '"Paris"}' } } } } },
     { type: 'tool-call-end', index: 0 },
-    { type: 'tool-call-start', index: 1, delta: { message: { tool_calls: { id: 'get_weather_b2', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Rome"}' } } } } },
+    {
+      type: 'tool-call-start',
+      index: 1,
+      delta: { message: { tool_calls: { id: 'get_weather_b2', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Rome"}' } } } },
+    },
     { type: 'tool-call-end', index: 1 },
-    { type: 'message-end', delta: { finish_reason: 'TOOL_CALL', usage: { billed_units: { input_tokens: 5, output_tokens: 9 }, tokens: { input_tokens: 50, output_tokens: 9 }, cached_tokens: 16 } } },
+    {
+      type: 'message-end',
+      delta: {
+        finish_reason: 'TOOL_CALL',
+        usage: { billed_units: { input_tokens: 5, output_tokens: 9 }, tokens: { input_tokens: 50, output_tokens: 9 }, cached_tokens: 16 },
+      },
+    },
   ];
 
   it('maps tool calls with stable indices and argument pieces; the tool plan is dropped under strict compliance', async () => {
@@ -78,7 +107,9 @@ describe('cohere: streamed tool calls and failures', () => {
 
   it('exposes the tool plan as a thinking content block when strict compliance is off', async () => {
     const { events } = await replayCohereStream(toolStream, { strictApiCompliance: false });
-    const blocks = events.filter((event) => event !== '[DONE]' && event.choices[0].delta.content_blocks).map((event) => event.choices[0].delta.content_blocks[0]);
+    const blocks = events
+      .filter((event) => event !== '[DONE]' && event.choices[0].delta.content_blocks)
+      .map((event) => event.choices[0].delta.content_blocks[0]);
     expect(blocks).toEqual([
       { index: 0, type: 'thinking', thinking: 'I will check ' },
       { index: 0, type: 'thinking', thinking: 'the weather.' },
@@ -92,18 +123,33 @@ describe('cohere: streamed tool calls and failures', () => {
       { type: 'message-end', delta: { finish_reason: 'ERROR', error: 'internal model failure', usage: { tokens: { input_tokens: 4, output_tokens: 3 } } } },
     ]);
     expect(streamedText(events)).toBe('Half an ans');
-    expect(events.at(-2)).toEqual({ error: { message: 'internal model failure', type: 'provider_error', param: null, code: 'provider_error', provider: 'cohere' } });
+    expect(events.at(-2)).toEqual({
+      error: { message: 'internal model failure', type: 'provider_error', param: null, code: 'provider_error', provider: 'cohere' },
+    });
     expect(events.at(-1)).toBe('[DONE]');
     expect(usages).toEqual([{ prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 }]);
   });
 
   it('maps MAX_TOKENS to length and a non-streamed tool call with its plan', () => {
     const prepared = prepareCohere({ model: 'command-a', messages: [{ role: 'user', content: 'weather?' }] }, { strictApiCompliance: false });
-    const response = { id: 'r1', finish_reason: 'TOOL_CALL', message: { role: 'assistant', tool_plan: 'Look it up.', tool_calls: [{ id: 't1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }] } };
+    const response = {
+      id: 'r1',
+      finish_reason: 'TOOL_CALL',
+      message: {
+        role: 'assistant',
+        tool_plan: 'Look it up.',
+        tool_calls: [{ id: 't1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }],
+      },
+    };
     const completion = JSON.parse(prepared.readResponse(Buffer.from(JSON.stringify(response))).body.toString());
     expect(completion.choices[0]).toMatchObject({
       finish_reason: 'tool_calls',
-      message: { role: 'assistant', content: null, tool_calls: [{ id: 't1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }], content_blocks: [{ type: 'thinking', thinking: 'Look it up.' }] },
+      message: {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 't1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }],
+        content_blocks: [{ type: 'thinking', thinking: 'Look it up.' }],
+      },
     });
     const long = { id: 'r2', finish_reason: 'MAX_TOKENS', message: { role: 'assistant', content: [{ type: 'text', text: 'cut' }] } };
     expect(JSON.parse(prepared.readResponse(Buffer.from(JSON.stringify(long))).body.toString()).choices[0].finish_reason).toBe('length');
@@ -111,9 +157,17 @@ describe('cohere: streamed tool calls and failures', () => {
   });
 
   it('keeps a Cohere error status and message', () => {
-    const error = prepareCohere({ model: 'c', messages: [{ role: 'user', content: 'x' }] }).readError(429, Buffer.from('{"id":"e1","message":"You are using a Trial key, which is limited to 10 API calls / minute."}'), {});
+    const error = prepareCohere({ model: 'c', messages: [{ role: 'user', content: 'x' }] }).readError(
+      429,
+      Buffer.from('{"id":"e1","message":"You are using a Trial key, which is limited to 10 API calls / minute."}'),
+      {},
+    );
     expect(error.status).toBe(429);
-    expect(error.toBody().error).toMatchObject({ message: 'You are using a Trial key, which is limited to 10 API calls / minute.', provider: 'cohere', type: 'rate_limit_error' });
+    expect(error.toBody().error).toMatchObject({
+      message: 'You are using a Trial key, which is limited to 10 API calls / minute.',
+      provider: 'cohere',
+      type: 'rate_limit_error',
+    });
   });
 });
 
@@ -135,8 +189,18 @@ describe('cohere: request mapping', () => {
       tool_choice: 'auto',
       messages: [
         { role: 'developer', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'Where is this, and the weather?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' } }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Where is this, and the weather?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_abc', content: [{ type: 'text', text: '18°C' }] },
         { role: 'assistant', content: 'Paris, 18°C.', name: 'bot' },
         { role: 'user', content: 'And tomorrow?' },
@@ -157,7 +221,13 @@ describe('cohere: request mapping', () => {
       tools: [weatherTool],
       messages: [
         { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'Where is this, and the weather?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Where is this, and the weather?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' } },
+          ],
+        },
         { role: 'assistant', tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }] },
         { role: 'tool', tool_call_id: 'call_abc', content: '18°C' },
         { role: 'assistant', content: 'Paris, 18°C.' },
@@ -187,7 +257,10 @@ describe('cohere: request mapping', () => {
     const base = { model: 'c', messages: [{ role: 'user', content: 'x' }] };
     expect(cohereBodyFor({ ...base, response_format: { type: 'json_object' } }).response_format).toEqual({ type: 'json_object' });
     const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] };
-    expect(cohereBodyFor({ ...base, response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } }).response_format).toEqual({ type: 'json_object', json_schema: schema });
+    expect(cohereBodyFor({ ...base, response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } }).response_format).toEqual({
+      type: 'json_object',
+      json_schema: schema,
+    });
     expect(cohereBodyFor({ ...base, response_format: { type: 'text' } }).response_format).toBeUndefined();
   });
 
@@ -214,7 +287,10 @@ describe('cohere: request mapping', () => {
   });
 
   it('sends thinking with strict compliance off', () => {
-    const body = cohereBodyFor({ model: 'command-a-reasoning', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 2000 } }, { strictApiCompliance: false });
+    const body = cohereBodyFor(
+      { model: 'command-a-reasoning', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 2000 } },
+      { strictApiCompliance: false },
+    );
     expect(body.thinking).toEqual({ type: 'enabled', token_budget: 2000 });
   });
 
@@ -226,12 +302,28 @@ describe('cohere: request mapping', () => {
 });
 
 describe('cohere: embeddings', () => {
-  const response = { id: 'e', embeddings: { float: [[0.5, -1.25, 3], [0, 1, 2]] }, texts: ['a', 'b'], meta: { billed_units: { input_tokens: 6 } } };
+  const response = {
+    id: 'e',
+    embeddings: {
+      float: [
+        [0.5, -1.25, 3],
+        [0, 1, 2],
+      ],
+    },
+    texts: ['a', 'b'],
+    meta: { billed_units: { input_tokens: 6 } },
+  };
 
   it('maps the request: texts, input_type default search_document, float types, dimensions', () => {
     const prepared = prepareCohere({ model: 'embed-v4.0', input: ['a', 'b'], dimensions: 256 }, { operation: 'embeddings' });
     expect(prepared.url.href).toBe('https://api.cohere.com/v2/embed');
-    expect(JSON.parse(String(prepared.body))).toEqual({ model: 'embed-v4.0', texts: ['a', 'b'], input_type: 'search_document', embedding_types: ['float'], output_dimension: 256 });
+    expect(JSON.parse(String(prepared.body))).toEqual({
+      model: 'embed-v4.0',
+      texts: ['a', 'b'],
+      input_type: 'search_document',
+      embedding_types: ['float'],
+      output_dimension: 256,
+    });
     const query = prepareCohere({ model: 'embed-v4.0', input: 'q', input_type: 'search_query' }, { operation: 'embeddings' });
     expect(JSON.parse(String(query.body))).toMatchObject({ texts: ['q'], input_type: 'search_query' });
     expect(() => prepareCohere({ model: 'e', input: [1, 2, 3] }, { operation: 'embeddings' })).toThrow(/token ids/);
@@ -249,7 +341,9 @@ describe('cohere: embeddings', () => {
       usage: { prompt_tokens: 6, total_tokens: 6 },
     });
     expect(floats.usage).toEqual({ prompt_tokens: 6, completion_tokens: 0, total_tokens: 6 });
-    const base64 = prepareCohere({ model: 'embed-v4.0', input: ['a', 'b'], encoding_format: 'base64' }, { operation: 'embeddings' }).readResponse(Buffer.from(JSON.stringify(response)));
+    const base64 = prepareCohere({ model: 'embed-v4.0', input: ['a', 'b'], encoding_format: 'base64' }, { operation: 'embeddings' }).readResponse(
+      Buffer.from(JSON.stringify(response)),
+    );
     const encoded = JSON.parse(base64.body.toString()).data[0].embedding;
     const bytes = Buffer.from(encoded, 'base64');
     expect([0, 4, 8].map((offset) => bytes.readFloatLE(offset))).toEqual([0.5, -1.25, 3]);

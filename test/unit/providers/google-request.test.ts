@@ -9,9 +9,13 @@ import { chatCall } from '../../support/fakes/google';
 import { thrownGatewayError } from '../../support/gateway-error';
 
 const map = (request: Partial<ChatRequest>, stream = false, strictApiCompliance = true) =>
-  toGenerateContentRequest({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], ...request } as ChatRequest, { stream, strictApiCompliance });
+  toGenerateContentRequest({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], ...request } as ChatRequest, {
+    stream,
+    strictApiCompliance,
+  });
 const target: ResolvedTarget = { provider: googleProvider, baseUrl: 'https://generativelanguage.googleapis.com/v1beta', settings: { api_key: 'AIza-key' } };
-const prepare = (body: Record<string, unknown>, operation: ProviderCall['operation'] = 'chat') => googleProvider.adapter.prepare({ ...chatCall(body, target), operation } as ProviderCall) as PreparedCall;
+const prepare = (body: Record<string, unknown>, operation: ProviderCall['operation'] = 'chat') =>
+  googleProvider.adapter.prepare({ ...chatCall(body, target), operation } as ProviderCall) as PreparedCall;
 
 function badRequest(run: () => unknown): GatewayError {
   const error = thrownGatewayError(run);
@@ -19,7 +23,20 @@ function badRequest(run: () => unknown): GatewayError {
   return error;
 }
 
-const weather = { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { city: { type: 'string', format: 'city-name' } }, required: ['city'], additionalProperties: false } } } as const;
+const weather = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'Weather for a city',
+    parameters: {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      properties: { city: { type: 'string', format: 'city-name' } },
+      required: ['city'],
+      additionalProperties: false,
+    },
+  },
+} as const;
 const time = { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string' } } } } } as const;
 
 describe('OpenAI messages → Gemini contents', () => {
@@ -30,7 +47,13 @@ describe('OpenAI messages → Gemini contents', () => {
         { role: 'developer', content: [{ type: 'text', text: 'Answer in French.' }] },
         { role: 'user', content: 'Hello' },
         { role: 'assistant', content: 'Bonjour' },
-        { role: 'user', content: [{ type: 'text', text: 'And ' }, { type: 'text', text: 'goodbye?' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'And ' },
+            { type: 'text', text: 'goodbye?' },
+          ],
+        },
       ],
     });
     expect(body.systemInstruction).toEqual({ parts: [{ text: 'Be brief.' }, { text: 'Answer in French.' }] });
@@ -76,12 +99,18 @@ describe('OpenAI messages → Gemini contents', () => {
       },
       {
         role: 'user',
-        parts: [{ functionResponse: { name: 'get_weather', response: { temp_c: 21 } } }, { functionResponse: { name: 'get_time', response: { output: '14:05' } } }],
+        parts: [
+          { functionResponse: { name: 'get_weather', response: { temp_c: 21 } } },
+          { functionResponse: { name: 'get_time', response: { output: '14:05' } } },
+        ],
       },
       { role: 'model', parts: [{ text: 'It is 21°C at 14:05.' }] },
       { role: 'user', parts: [{ text: 'And in Rome?' }] },
       // A call from elsewhere (no signature in its id) gets Google's documented skip value.
-      { role: 'model', parts: [{ text: 'Checking.' }, { functionCall: { name: 'get_weather', args: {} }, thoughtSignature: 'skip_thought_signature_validator' }] },
+      {
+        role: 'model',
+        parts: [{ text: 'Checking.' }, { functionCall: { name: 'get_weather', args: {} }, thoughtSignature: 'skip_thought_signature_validator' }],
+      },
       { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { output: [1, 2] } } }] },
     ]);
   });
@@ -115,10 +144,17 @@ describe('OpenAI messages → Gemini contents', () => {
   });
 
   it('refuses what Gemini cannot take with a 400 that says why', () => {
-    expect(badRequest(() => map({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://cdn.example.com/img/123' } }] }] })).param).toBe('messages[0].content[0].image_url.url');
-    expect(badRequest(() => map({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://x/y.png' } }] }] })).message).toMatch(/http/);
+    expect(
+      badRequest(() => map({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://cdn.example.com/img/123' } }] }] })).param,
+    ).toBe('messages[0].content[0].image_url.url');
+    expect(badRequest(() => map({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'ftp://x/y.png' } }] }] })).message).toMatch(
+      /http/,
+    );
     expect(badRequest(() => map({ messages: [{ role: 'tool', tool_call_id: 'call_nowhere', content: 'x' }] })).code).toBe('unknown_tool_call_id');
-    expect(badRequest(() => map({ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: 'not json' } }] }] })).code).toBe('invalid_tool_arguments');
+    expect(
+      badRequest(() => map({ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: 'not json' } }] }] }))
+        .code,
+    ).toBe('invalid_tool_arguments');
     expect(badRequest(() => map({ messages: [{ role: 'system', content: 'only a system prompt' }] })).param).toBe('messages');
     expect(badRequest(() => map({ n: 2 }, true)).param).toBe('n');
     expect(badRequest(() => map({ tools: [{ type: 'custom' } as never] })).param).toBe('tools[0]');
@@ -150,7 +186,20 @@ describe('OpenAI parameters → Gemini', () => {
   });
 
   it('maps sampling, limits, stops, candidates, penalties, JSON mode and thinking into generationConfig', () => {
-    const body = map({ temperature: 0.2, top_p: 0.9, top_k: 5, max_completion_tokens: 300, max_tokens: 10, stop: 'END', n: 2, seed: 7, presence_penalty: 0.5, frequency_penalty: -0.5, response_format: { type: 'json_object' }, reasoning_effort: 'low' });
+    const body = map({
+      temperature: 0.2,
+      top_p: 0.9,
+      top_k: 5,
+      max_completion_tokens: 300,
+      max_tokens: 10,
+      stop: 'END',
+      n: 2,
+      seed: 7,
+      presence_penalty: 0.5,
+      frequency_penalty: -0.5,
+      response_format: { type: 'json_object' },
+      reasoning_effort: 'low',
+    });
     expect(body.generationConfig).toEqual({
       temperature: 0.2,
       topP: 0.9,
@@ -164,10 +213,15 @@ describe('OpenAI parameters → Gemini', () => {
       responseMimeType: 'application/json',
       thinkingConfig: { thinkingBudget: 1024 },
     });
-    expect(map({ thinking: { type: 'enabled', budget_tokens: 2048 } }, false, false).generationConfig).toEqual({ thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 } });
+    expect(map({ thinking: { type: 'enabled', budget_tokens: 2048 } }, false, false).generationConfig).toEqual({
+      thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 },
+    });
     expect(map({ thinking: { type: 'disabled' } }, false, false).generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 0 } });
     expect(badRequest(() => map({ thinking: { type: 'enabled', budget_tokens: 2048 } })).code).toBe('strict_api_compliance');
-    expect(map({ temperature: null, stop: null, n: 1, response_format: { type: 'text' }, user: 'u1', logprobs: false, logit_bias: {}, parallel_tool_calls: false }).generationConfig).toBeUndefined();
+    expect(
+      map({ temperature: null, stop: null, n: 1, response_format: { type: 'text' }, user: 'u1', logprobs: false, logit_bias: {}, parallel_tool_calls: false })
+        .generationConfig,
+    ).toBeUndefined();
     expect(badRequest(() => map({ logprobs: true })).param).toBe('logprobs');
     expect(badRequest(() => map({ logit_bias: { '50256': -100 } })).param).toBe('logit_bias');
   });

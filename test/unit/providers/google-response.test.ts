@@ -44,7 +44,14 @@ describe('Gemini answers → OpenAI (cases the recordings do not cover)', () => 
 
   it('streams parallel function calls with separate indices and ids, and a blocked prompt as content_filter', async () => {
     const options = { provider: 'google', model: 'gemini-2.5-pro', includeUsage: false, strictApiCompliance: true, onUsage: () => {} };
-    const calls = { candidates: [{ content: { parts: [{ functionCall: { name: 'a', args: { x: 1 } }, thoughtSignature: 'c2ln' }, { functionCall: { name: 'b' } }] }, finishReason: 'STOP' }] };
+    const calls = {
+      candidates: [
+        {
+          content: { parts: [{ functionCall: { name: 'a', args: { x: 1 } }, thoughtSignature: 'c2ln' }, { functionCall: { name: 'b' } }] },
+          finishReason: 'STOP',
+        },
+      ],
+    };
     const events = await runTransform(geminiStreamTransform(options), [`data: ${JSON.stringify(calls)}\n\n`]);
     const starts = events.flatMap((event) => event.choices?.[0]?.delta?.tool_calls ?? []).filter((call: any) => call.id);
     expect(starts.map((call: any) => [call.index, call.function.name])).toEqual([
@@ -52,10 +59,17 @@ describe('Gemini answers → OpenAI (cases the recordings do not cover)', () => 
       [1, 'b'],
     ]);
     expect(starts[0].id).not.toBe(starts[1].id);
-    expect(events.flatMap((event) => event.choices?.[0]?.delta?.tool_calls ?? []).filter((call: any) => !call.id).map((call: any) => call.function.arguments)).toEqual(['{"x":1}', '{}']);
+    expect(
+      events
+        .flatMap((event) => event.choices?.[0]?.delta?.tool_calls ?? [])
+        .filter((call: any) => !call.id)
+        .map((call: any) => call.function.arguments),
+    ).toEqual(['{"x":1}', '{}']);
     expect(events.at(-2).choices[0].finish_reason).toBe('tool_calls');
 
-    const blocked = await runTransform(geminiStreamTransform(options), [`data: ${JSON.stringify({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' } })}\r\n\r\n`]);
+    const blocked = await runTransform(geminiStreamTransform(options), [
+      `data: ${JSON.stringify({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' } })}\r\n\r\n`,
+    ]);
     expect(blocked.at(-2).choices[0].finish_reason).toBe('content_filter');
     expect(blocked.at(-1)).toBe('[DONE]');
   });

@@ -25,7 +25,12 @@ describe('mistral-ai: recorded transcripts', () => {
   });
 
   it('relays the recorded stream, reading the usage Mistral puts on the final content chunk', async () => {
-    const prepared = await prepare({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }], stream: true, stream_options: { include_usage: true } });
+    const prepared = await prepare({
+      model: 'mistral-large-latest',
+      messages: [{ role: 'user', content: 'Coca-Cola?' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     // Mistral reports streamed usage unasked; the option is not sent.
     expect(JSON.parse(String(prepared.body)).stream_options).toBeUndefined();
     const fixture = readFixture('mistral_chat_stream_text_usage_in_final_chunk.sse');
@@ -61,7 +66,10 @@ describe('mistral-ai: request quirks', () => {
       { role: 'tool', tool_call_id: 'abcDEF123', content: '24°C' },
       { role: 'assistant', content: 'Paris 18°C, Rome 24°C.' },
       { role: 'user', content: 'And Oslo?' },
-      { role: 'assistant', tool_calls: [{ id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      {
+        role: 'assistant',
+        tool_calls: [{ id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+      },
       { role: 'tool', tool_call_id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', content: '3°C' },
     ],
   };
@@ -72,7 +80,8 @@ describe('mistral-ai: request quirks', () => {
     expect(sent.seed).toBeUndefined();
     expect(sent.max_completion_tokens).toBeUndefined();
     const [, first, paris, rome, , , second, oslo] = sent.messages;
-    for (const id of [...first.tool_calls.map((call: any) => call.id), second.tool_calls[0].id, paris.tool_call_id, oslo.tool_call_id]) expect(id).toMatch(/^[a-zA-Z0-9]{9}$/);
+    for (const id of [...first.tool_calls.map((call: any) => call.id), second.tool_calls[0].id, paris.tool_call_id, oslo.tool_call_id])
+      expect(id).toMatch(/^[a-zA-Z0-9]{9}$/);
     expect(paris.tool_call_id).toBe(first.tool_calls[0].id);
     expect(rome.tool_call_id).toBe('abcDEF123');
     expect(first.tool_calls[1].id).toBe('abcDEF123');
@@ -100,7 +109,13 @@ describe('mistral-ai: request quirks', () => {
 describe('mistral-ai: finish_reason "error"', () => {
   it('is a 502 for a non-streamed answer', async () => {
     const prepared = await prepare({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
-    const failed = { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'partial' }, finish_reason: 'error' }] };
+    const failed = {
+      id: 'x',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'partial' }, finish_reason: 'error' }],
+    };
     const error = thrownGatewayError(() => prepared.readResponse(Buffer.from(JSON.stringify(failed))));
     expect(error.toBody().error).toMatchObject({ code: 'provider_error', provider: 'mistral-ai' });
     expect(error.status).toBe(502);
@@ -108,11 +123,12 @@ describe('mistral-ai: finish_reason "error"', () => {
 
   it('ends a stream with what was sent, then an error event and [DONE]', async () => {
     const prepared = await prepare({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true });
-    const stream = [
-      'data: {"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"par"},"finish_reason":null}]}',
-      'data: {"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"tial"},"finish_reason":"error"}],"usage":{"prompt_tokens":3,"total_tokens":5,"completion_tokens":2}}',
-      'data: [DONE]',
-    ].join('\n\n') + '\n\n';
+    const stream =
+      [
+        'data: {"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"par"},"finish_reason":null}]}',
+        'data: {"id":"a","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"tial"},"finish_reason":"error"}],"usage":{"prompt_tokens":3,"total_tokens":5,"completion_tokens":2}}',
+        'data: [DONE]',
+      ].join('\n\n') + '\n\n';
     const { events, usages } = await replayPrepared(prepared, stream, 5);
     expect(streamedText(events)).toBe('partial');
     expect(events[1].choices[0].finish_reason).toBeNull();

@@ -24,12 +24,22 @@ const settingsFor: Record<string, ProviderSettings> = {
 
 const scalar = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.string({ maxLength: 6 }), fc.constant({}), fc.constant([]));
 const wild = <T>(typical: fc.Arbitrary<T>) => fc.oneof(typical, scalar, fc.array(scalar, { maxLength: 2 }));
-const functionPart = fc.record({ name: wild(fc.constant('f')), arguments: wild(fc.constantFrom('{}', '{"a":1}', 'not json')), description: wild(fc.constant('d')), parameters: wild(fc.constant({ type: 'object' })) }, { requiredKeys: [] });
+const functionPart = fc.record(
+  {
+    name: wild(fc.constant('f')),
+    arguments: wild(fc.constantFrom('{}', '{"a":1}', 'not json')),
+    description: wild(fc.constant('d')),
+    parameters: wild(fc.constant({ type: 'object' })),
+  },
+  { requiredKeys: [] },
+);
 const contentPart = fc.record(
   {
     type: wild(fc.constantFrom('text', 'image_url', 'input_audio', 'file', 'refusal')),
     text: wild(fc.constant('hi')),
-    image_url: wild(fc.record({ url: wild(fc.constantFrom('data:image/png;base64,iVBORw0KGgo=', 'data:,x', 'x')), detail: wild(fc.constant('low')) }, { requiredKeys: [] })),
+    image_url: wild(
+      fc.record({ url: wild(fc.constantFrom('data:image/png;base64,iVBORw0KGgo=', 'data:,x', 'x')), detail: wild(fc.constant('low')) }, { requiredKeys: [] }),
+    ),
     input_audio: wild(fc.record({ data: wild(fc.constant('AAAA')), format: wild(fc.constant('wav')) }, { requiredKeys: [] })),
     file: wild(fc.record({ file_data: wild(fc.constant('data:application/pdf;base64,AAAA')), filename: wild(fc.constant('a.pdf')) }, { requiredKeys: [] })),
   },
@@ -51,9 +61,22 @@ const body = fc.record(
     model: fc.constantFrom('m', 'claude-sonnet-4', 'gemini-2.5-flash', 'anthropic.claude-3-haiku', 'command-r'),
     messages: fc.array(message, { minLength: 1, maxLength: 4 }),
     tools: wild(fc.array(wild(fc.record({ type: wild(fc.constant('function')), function: wild(functionPart) }, { requiredKeys: [] })), { maxLength: 2 })),
-    tool_choice: wild(fc.oneof(fc.constantFrom('auto', 'none', 'required'), fc.record({ type: wild(fc.constant('function')), function: wild(fc.record({ name: wild(fc.constant('f')) })) }))),
+    tool_choice: wild(
+      fc.oneof(
+        fc.constantFrom('auto', 'none', 'required'),
+        fc.record({ type: wild(fc.constant('function')), function: wild(fc.record({ name: wild(fc.constant('f')) })) }),
+      ),
+    ),
     stop: wild(fc.oneof(fc.constant('x'), fc.array(fc.string({ maxLength: 3 }), { maxLength: 2 }))),
-    response_format: wild(fc.record({ type: wild(fc.constantFrom('json_object', 'json_schema', 'text')), json_schema: wild(fc.record({ name: wild(fc.constant('s')), schema: wild(fc.constant({ type: 'object' })) }, { requiredKeys: [] })) }, { requiredKeys: [] })),
+    response_format: wild(
+      fc.record(
+        {
+          type: wild(fc.constantFrom('json_object', 'json_schema', 'text')),
+          json_schema: wild(fc.record({ name: wild(fc.constant('s')), schema: wild(fc.constant({ type: 'object' })) }, { requiredKeys: [] })),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
     max_tokens: wild(fc.integer({ min: 1, max: 100 })),
     temperature: wild(fc.double({ min: 0, max: 2, noNaN: true })),
     top_p: wild(fc.double({ min: 0, max: 1, noNaN: true })),
@@ -92,7 +115,8 @@ describe('provider adapters on any shape of the OpenAI fields they translate', (
           try {
             await provider.adapter.prepare(call);
           } catch (error) {
-            if (!(error instanceof GatewayError) || error.status !== 400) throw new Error(`${name} failed on ${JSON.stringify(request)}: ${(error as Error).stack}`);
+            if (!(error instanceof GatewayError) || error.status !== 400)
+              throw new Error(`${name} failed on ${JSON.stringify(request)}: ${(error as Error).stack}`);
           }
         }),
         { numRuns: 400, seed: 20261125 },
@@ -132,4 +156,3 @@ describe('a model or deployment that would be a dot segment of the provider path
     });
   }
 });
-

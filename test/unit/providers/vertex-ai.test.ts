@@ -16,9 +16,13 @@ describe('Vertex AI URLs', () => {
   const urlFor = (settings: ProviderSettings) => vertexAiProvider.baseUrlFor!(settings);
 
   it('builds the regional and global base URLs from the region and project', () => {
-    expect(urlFor({ cloudB_region: 'us-central1', cloudB_project_id: 'my-proj' })).toBe('https://us-central1-aiplatform.googleapis.com/v1/projects/my-proj/locations/us-central1');
+    expect(urlFor({ cloudB_region: 'us-central1', cloudB_project_id: 'my-proj' })).toBe(
+      'https://us-central1-aiplatform.googleapis.com/v1/projects/my-proj/locations/us-central1',
+    );
     expect(urlFor({ cloudB_region: 'global', cloudB_project_id: 'my-proj' })).toBe('https://aiplatform.googleapis.com/v1/projects/my-proj/locations/global');
-    expect(urlFor({ cloudB_region: 'us-east5', cloudB_service_account_json: { project_id: 'from-key' } })).toBe('https://us-east5-aiplatform.googleapis.com/v1/projects/from-key/locations/us-east5');
+    expect(urlFor({ cloudB_region: 'us-east5', cloudB_service_account_json: { project_id: 'from-key' } })).toBe(
+      'https://us-east5-aiplatform.googleapis.com/v1/projects/from-key/locations/us-east5',
+    );
   });
 
   it('refuses a missing or malformed region or project with a 400 naming the setting', async () => {
@@ -30,20 +34,38 @@ describe('Vertex AI URLs', () => {
 });
 
 describe('the vertex-ai adapter', () => {
-  it('sends Gemini models to publishers/google with the client\'s access token and the request type header', async () => {
-    const prepared = await prepare({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }, { api_key: 'ya29.client-token' }, { requestHeaders: { 'x-cloudb-llm-request-type': 'Dedicated' } });
+  it("sends Gemini models to publishers/google with the client's access token and the request type header", async () => {
+    const prepared = await prepare(
+      { model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] },
+      { api_key: 'ya29.client-token' },
+      { requestHeaders: { 'x-cloudb-llm-request-type': 'Dedicated' } },
+    );
     expect(prepared.url.href).toBe(`${base}/publishers/google/models/gemini-2.5-flash:generateContent`);
     expect(prepared.headers).toMatchObject({ authorization: 'Bearer ya29.client-token', 'x-vertex-ai-llm-request-type': 'dedicated' });
     expect(prepared.headers['x-goog-api-key']).toBeUndefined();
     expect(JSON.parse(String(prepared.body))).toEqual({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] });
-    expect((await rejectedGatewayError(prepare({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }, {}, { requestHeaders: { 'x-cloudb-llm-request-type': 'cheap' } }))).param).toBe('x-cloudB-llm-request-type');
+    expect(
+      (
+        await rejectedGatewayError(
+          prepare({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }, {}, { requestHeaders: { 'x-cloudb-llm-request-type': 'cheap' } }),
+        )
+      ).param,
+    ).toBe('x-cloudB-llm-request-type');
     const missing = await rejectedGatewayError(prepare({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }, {}));
     expect([missing.status, missing.code]).toEqual([401, 'missing_credentials']);
   });
 
   it('sends Claude models to publishers/anthropic rawPredict with the Vertex anthropic_version and no model', async () => {
     const tools = [{ type: 'function', function: { name: 'test_tool', parameters: { type: 'object', properties: { value: { type: 'string' } } } } }];
-    const request = { model: 'claude-sonnet-4@20250514', messages: [{ role: 'system', content: 'Be exact.' }, { role: 'user', content: 'Use the test_tool' }], tools, max_tokens: 1000 };
+    const request = {
+      model: 'claude-sonnet-4@20250514',
+      messages: [
+        { role: 'system', content: 'Be exact.' },
+        { role: 'user', content: 'Use the test_tool' },
+      ],
+      tools,
+      max_tokens: 1000,
+    };
     const prepared = await prepare(request);
     expect(prepared.url.href).toBe(`${base}/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict`);
     const body = JSON.parse(String(prepared.body));
@@ -53,34 +75,69 @@ describe('the vertex-ai adapter', () => {
 
     const recorded = readFixtureJson<any>('anthropic_messages_nonstream_tool_use_recording.json').response;
     const completion = JSON.parse(String(prepared.readResponse(Buffer.from(JSON.stringify(recorded))).body));
-    expect(completion.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { tool_calls: [{ id: 'toolu_011LF2VkWpAfJnTKJcmh1PNf', function: { name: 'test_tool', arguments: '{"value":"test"}' } }] } });
+    expect(completion.choices[0]).toMatchObject({
+      finish_reason: 'tool_calls',
+      message: { tool_calls: [{ id: 'toolu_011LF2VkWpAfJnTKJcmh1PNf', function: { name: 'test_tool', arguments: '{"value":"test"}' } }] },
+    });
 
     const streamed = await prepare({ ...request, model: 'anthropic.claude-sonnet-4@20250514', stream: true });
     expect(streamed.url.href).toBe(`${base}/publishers/anthropic/models/claude-sonnet-4@20250514:streamRawPredict`);
     expect(JSON.parse(String(streamed.body)).stream).toBe(true);
-    const events = await runTransform(streamed.streamTransform(() => {}), [readFixture('anthropic_stream_tool_use.sse')]);
+    const events = await runTransform(
+      streamed.streamTransform(() => {}),
+      [readFixture('anthropic_stream_tool_use.sse')],
+    );
     expect(events.some((event) => event.choices?.[0]?.delta?.tool_calls?.[0]?.id)).toBe(true);
     expect(events.at(-1)).toBe('[DONE]');
   });
 
-  it('reads Vertex errors in Google\'s shape and Claude errors in Anthropic\'s', async () => {
+  it("reads Vertex errors in Google's shape and Claude errors in Anthropic's", async () => {
     const prepared = await prepare({ model: 'claude-sonnet-4@20250514', messages: [{ role: 'user', content: 'hi' }] });
-    const quota = prepared.readError(429, Buffer.from(JSON.stringify({ error: { code: 429, message: 'Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model', status: 'RESOURCE_EXHAUSTED' } })), {});
-    expect(quota.toBody().error).toMatchObject({ code: 'RESOURCE_EXHAUSTED', type: 'rate_limit_error', provider: 'vertex-ai', message: expect.stringMatching(/^Quota exceeded/) });
-    const claude = prepared.readError(400, Buffer.from(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: too large' } })), {});
+    const quota = prepared.readError(
+      429,
+      Buffer.from(
+        JSON.stringify({
+          error: { code: 429, message: 'Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model', status: 'RESOURCE_EXHAUSTED' },
+        }),
+      ),
+      {},
+    );
+    expect(quota.toBody().error).toMatchObject({
+      code: 'RESOURCE_EXHAUSTED',
+      type: 'rate_limit_error',
+      provider: 'vertex-ai',
+      message: expect.stringMatching(/^Quota exceeded/),
+    });
+    const claude = prepared.readError(
+      400,
+      Buffer.from(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: too large' } })),
+      {},
+    );
     expect(claude.toBody().error).toMatchObject({ code: 'invalid_request_error', message: 'max_tokens: too large', provider: 'vertex-ai' });
   });
 
-  it('maps embeddings to :predict and counts Vertex\'s tokens', async () => {
+  it("maps embeddings to :predict and counts Vertex's tokens", async () => {
     const prepared = await prepare({ model: 'text-embedding-005', input: ['a', 'bb'], dimensions: 2 }, { api_key: 'ya29.t' }, { operation: 'embeddings' });
     expect(prepared.url.href).toBe(`${base}/publishers/google/models/text-embedding-005:predict`);
     expect(JSON.parse(String(prepared.body))).toEqual({ instances: [{ content: 'a' }, { content: 'bb' }], parameters: { outputDimensionality: 2 } });
-    const answer = { predictions: [{ embeddings: { values: [1, 2], statistics: { token_count: 1 } } }, { embeddings: { values: [3, 4], statistics: { token_count: 2 } } }] };
+    const answer = {
+      predictions: [{ embeddings: { values: [1, 2], statistics: { token_count: 1 } } }, { embeddings: { values: [3, 4], statistics: { token_count: 2 } } }],
+    };
     const { body, usage } = prepared.readResponse(Buffer.from(JSON.stringify(answer)));
-    expect(JSON.parse(String(body))).toMatchObject({ data: [{ index: 0, embedding: [1, 2] }, { index: 1, embedding: [3, 4] }], usage: { prompt_tokens: 3, total_tokens: 3 } });
+    expect(JSON.parse(String(body))).toMatchObject({
+      data: [
+        { index: 0, embedding: [1, 2] },
+        { index: 1, embedding: [3, 4] },
+      ],
+      usage: { prompt_tokens: 3, total_tokens: 3 },
+    });
     expect(usage).toEqual({ prompt_tokens: 3, completion_tokens: 0, total_tokens: 3 });
-    expect((await rejectedGatewayError(prepare({ model: 'claude-sonnet-4', input: 'x' }, { api_key: 't' }, { operation: 'embeddings' }))).code).toBe('unsupported_operation');
-    expect((await rejectedGatewayError(prepare({ model: 'gemini-2.5-flash', prompt: 'x' }, { api_key: 't' }, { operation: 'completions' }))).code).toBe('unsupported_operation');
+    expect((await rejectedGatewayError(prepare({ model: 'claude-sonnet-4', input: 'x' }, { api_key: 't' }, { operation: 'embeddings' }))).code).toBe(
+      'unsupported_operation',
+    );
+    expect((await rejectedGatewayError(prepare({ model: 'gemini-2.5-flash', prompt: 'x' }, { api_key: 't' }, { operation: 'completions' }))).code).toBe(
+      'unsupported_operation',
+    );
   });
 });
 
@@ -113,7 +170,7 @@ describe('service account tokens', () => {
   beforeEach(() => clearTokenCache());
   afterEach(() => vi.useRealTimers());
 
-  it('trades a signed JWT for an access token at the key\'s token_uri, and reuses it until shortly before it expires', async () => {
+  it("trades a signed JWT for an access token at the key's token_uri, and reuses it until shortly before it expires", async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const start = Date.now();
     const before = fake.exchanges;
@@ -174,6 +231,8 @@ describe('service account tokens', () => {
   it('refuses an incomplete service account with a 400 naming the field', async () => {
     const { client_email: _email, ...withoutEmail } = account();
     expect((await rejectedGatewayError(bearer({ cloudB_service_account_json: withoutEmail }))).param).toBe('cloudB_service_account_json.client_email');
-    expect((await rejectedGatewayError(bearer({ cloudB_service_account_json: { ...account(), private_key: 'not a key' } }))).param).toBe('cloudB_service_account_json.private_key');
+    expect((await rejectedGatewayError(bearer({ cloudB_service_account_json: { ...account(), private_key: 'not a key' } }))).param).toBe(
+      'cloudB_service_account_json.private_key',
+    );
   });
 });

@@ -14,7 +14,8 @@ describe('estimateTokens', () => {
   });
 
   it('reserves the documented default without a usable cap, and no completion for embeddings', () => {
-    for (const body of [{}, { max_tokens: 0 }, { max_tokens: -5 }, { max_tokens: 2.5 }, { max_tokens: '100' }]) expect(estimateTokens({ bytes: 8, body }).completion).toBe(defaultCompletionTokens);
+    for (const body of [{}, { max_tokens: 0 }, { max_tokens: -5 }, { max_tokens: 2.5 }, { max_tokens: '100' }])
+      expect(estimateTokens({ bytes: 8, body }).completion).toBe(defaultCompletionTokens);
     expect(estimateTokens({ bytes: 8 }).completion).toBe(defaultCompletionTokens);
     expect(estimateTokens({ bytes: 8, body: { max_tokens: 50 }, embeddings: true })).toEqual({ prompt: 2, completion: 0 });
   });

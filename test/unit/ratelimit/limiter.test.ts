@@ -24,7 +24,7 @@ const slot = (windowStart = 0, bucket = 'b'): CounterSlot => ({ policyId: 'p', b
 describe('chunked reservations', () => {
   beforeEach(() => forgetBudgets());
 
-  it("admits exactly the limit when demand far exceeds it", async () => {
+  it('admits exactly the limit when demand far exceeds it', async () => {
     const counters = memoryCounters();
     let admitted = 0;
     const answers = await Promise.all(Array.from({ length: 300 }, () => admitRequest(slot(), 97, counters.reserve)));

@@ -1,6 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CircuitBreakerSettings } from '../../../lib/config/types';
-import { claimProbe, isBreakerFailure, loadBreakerStates, recordFailure, recordSuccess, useBreakerStateStore, verdict } from '../../../lib/routing/circuit-breaker';
+import {
+  claimProbe,
+  isBreakerFailure,
+  loadBreakerStates,
+  recordFailure,
+  recordSuccess,
+  useBreakerStateStore,
+  verdict,
+} from '../../../lib/routing/circuit-breaker';
 import type { BreakerStateStore } from '../../../lib/store/breaker-state';
 import { memoryBreakerStore } from '../../../lib/store/memory/breaker-state';
 

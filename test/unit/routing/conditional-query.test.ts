@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { queryOperators } from '../../../lib/config/condition-query';
 import { matchesQuery } from '../../../lib/routing/conditional-query';
 
-const input = { metadata: { tier: 'pro', region: 'eu', score: '7' }, params: { model: 'gpt-4o', max_tokens: 500, messages: [{ role: 'user' }], tools: [], odd: { toString: 1 } }, url: { pathname: '/v1/chat/completions' } };
+const input = {
+  metadata: { tier: 'pro', region: 'eu', score: '7' },
+  params: { model: 'gpt-4o', max_tokens: 500, messages: [{ role: 'user' }], tools: [], odd: { toString: 1 } },
+  url: { pathname: '/v1/chat/completions' },
+};
 
 describe('conditional queries', () => {
   it.each([

@@ -17,7 +17,11 @@ const fail = (status: number, headers: Record<string, string> = {}): AttemptOutc
 });
 
 /** Runs a config where each target's `name` decides its answers: a queue of statuses, then 200. */
-async function route(config: GatewayConfig, script: Record<string, number[]> = {}, query = { metadata: {}, params: {}, url: { pathname: '/v1/chat/completions' } }) {
+async function route(
+  config: GatewayConfig,
+  script: Record<string, number[]> = {},
+  query = { metadata: {}, params: {}, url: { pathname: '/v1/chat/completions' } },
+) {
   const calls: string[] = [];
   const result = await runStrategy(buildPlan(config), {
     identity: 'test',

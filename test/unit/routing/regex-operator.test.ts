@@ -61,7 +61,9 @@ describe('linear-time $regex', () => {
 
   it('agrees with RegExp on generated patterns and inputs', () => {
     const atom = fc.constantFrom('a', 'b', '.', '\\d', '\\w', '\\s', '[ab]', '[^a]', '[a-c]', '\\b', '^', '$', '-', '1', ' ');
-    const piece = fc.tuple(atom, fc.constantFrom('', '*', '+', '?', '{2}', '{1,3}', '{0,}', '*?')).map(([a, q]) => (a === '^' || a === '$' || a === '\\b' ? a : a + q));
+    const piece = fc
+      .tuple(atom, fc.constantFrom('', '*', '+', '?', '{2}', '{1,3}', '{0,}', '*?'))
+      .map(([a, q]) => (a === '^' || a === '$' || a === '\\b' ? a : a + q));
     const pattern: fc.Arbitrary<string> = fc.letrec<{ expr: string }>((tie) => ({
       expr: fc.oneof(
         { depthSize: 'small', withCrossShrink: true },
