@@ -1,4 +1,4 @@
-/** Token counts of one model call, in OpenAI's `usage` shape: what logs, and later budgets and accounting, count. */
+/** Token counts of one model call, in OpenAI's `usage` shape: what logs, budgets and token limits count. */
 export interface TokenUsage {
   prompt_tokens: number;
   completion_tokens: number;

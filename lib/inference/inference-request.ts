@@ -68,8 +68,8 @@ export interface PassthroughRequest extends InferenceFields {
 }
 
 /**
- * One inference request, whatever carried it: a live HTTP route (`fromHttp`), and later a batch
- * worker or a prompt run. Nothing in it refers to the transport, so `runInference` can serve them all.
+ * One inference request, whatever carried it: a live HTTP route (`fromHttp`), a prompt run or a
+ * worker. Nothing in it refers to the transport, so `runInference` can serve them all.
  */
 export type InferenceRequest = UnifiedRequest | PassthroughRequest;
 

@@ -48,8 +48,8 @@ export function inferenceContext(request: InferenceRequest, environment: Inferen
 }
 
 /**
- * Runs one inference request through the request steps: the transport-free core that live routes
- * (and later batch workers and prompt runs) call. Request errors (a bad config, an unknown
+ * Runs one inference request through the request steps: the transport-free core that live routes,
+ * prompt runs and workers call. Request errors (a bad config, an unknown
  * provider) reject; a provider's failure is an answer, in the result.
  */
 export function runInference(context: InferenceContext): Promise<InferenceResult> {

@@ -22,8 +22,8 @@ const maxErrorMessageLength = 2000;
 /**
  * The facts of one request, reported by the steps that learn them (the route: stream and model;
  * the target steps: provider, model after overrides, usage; anyone: the error), and written as one
- * log line when the answer is complete. Work that needs the same facts after the answer (the log
- * today; later the cache write and token accounting) is added with `onFinish`.
+ * log line when the answer is complete. Work that needs the same facts after the answer (budget
+ * and token settling) is added with `onFinish`.
  */
 export class RequestRecorder {
   private readonly startedAt = performance.now();
