@@ -1922,7 +1922,11 @@ const promptsRequest = fc.oneof(
   // Doubling partials: 512 copies of v, past 1 MB once v is longer than 2 KB. Renders let through stay
   // under 256 KB, so the run measures what the gateway keeps, not the churn of 1 MB prompts.
   fc
-    .record({ length: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 500 }) }, { weight: 1, arbitrary: fc.integer({ min: 2_100, max: 8_000 }) }), route: promptRoute, key: ownKey })
+    .record({
+      length: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 500 }) }, { weight: 1, arbitrary: fc.integer({ min: 2_100, max: 8_000 }) }),
+      route: promptRoute,
+      key: ownKey,
+    })
     .map(({ length, route, key }) =>
       promptRun(
         '{{doublingPrompt}}',
