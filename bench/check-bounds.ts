@@ -10,6 +10,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { seededUniform } from '../lib/core/seeded-random';
 import { findCheck, maxScannedText, runCheck } from '../lib/guardrails';
 import type { CheckInput } from '../lib/guardrails';
+import { doublingSchema, manyObjects, nestedArrays, recursiveTwice } from '../test/support/pathological-checks';
 
 interface Case {
   check: string;
@@ -21,29 +22,10 @@ interface Case {
 
 const random = seededUniform(20_261_127);
 const coinFlips = Array.from({ length: maxScannedText }, () => (random() < 0.5 ? 'a' : 'b')).join('');
-const nested = (depth: number) => `${'['.repeat(depth)}"x"${']'.repeat(depth)}`;
-const doubling = (levels: number) => {
-  const $defs: Record<string, unknown> = {};
-  for (let level = 0; level < levels; level++) $defs[`d${level}`] = { anyOf: [{ $ref: `#/$defs/d${level + 1}` }, { $ref: `#/$defs/d${level + 1}` }] };
-  $defs[`d${levels}`] = { type: 'number' };
-  return { $ref: '#/$defs/d0', $defs };
-};
-const recursiveTwice = {
-  $defs: {
-    node: {
-      anyOf: [
-        { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 },
-        { type: 'array', items: { $ref: '#/$defs/node' } },
-      ],
-    },
-  },
-  $ref: '#/$defs/node',
-};
-const manyObjects = (count: number) => JSON.stringify(Array.from({ length: count }, (_, index) => ({ id: index })));
 
 const cases: Case[] = [
-  { check: 'default.jsonSchema', name: '$defs doubling 30 levels (refused when parsed)', parameters: { schema: doubling(30) }, text: '1' },
-  { check: 'default.jsonSchema', name: 'anyOf recursion over 60 nested arrays', parameters: { schema: recursiveTwice }, text: nested(60) },
+  { check: 'default.jsonSchema', name: '$defs doubling 30 levels (refused when parsed)', parameters: { schema: doublingSchema(30) }, text: '1' },
+  { check: 'default.jsonSchema', name: 'anyOf recursion over 60 nested arrays', parameters: { schema: recursiveTwice }, text: nestedArrays(60) },
   {
     check: 'default.jsonSchema',
     name: 'uniqueItems over 20,000 objects',

@@ -11,6 +11,7 @@
  */
 import fc from 'fast-check';
 import { providerNames } from '../../lib/providers/registry';
+import { doublingSchema, nestedArrays, recursiveTwice } from '../support/pathological-checks';
 import { allFaults, faultHeader, isStallFault, type Fault } from './fuzz-upstream';
 
 // ---------------------------------------------------------------------------------------------
@@ -1960,33 +1961,15 @@ const chatRepeating = (fill: string, times: number, suffix = '') =>
 
 const checkCase: fc.Arbitrary<{ check: Record<string, unknown>; body: BodyPlan; mustRefuse?: string }> = fc.oneof(
   fc.integer({ min: 8, max: 40 }).map((levels) => {
-    const $defs: Record<string, unknown> = {};
-    for (let level = 0; level < levels; level++) $defs[`d${level}`] = { anyOf: [{ $ref: `#/$defs/d${level + 1}` }, { $ref: `#/$defs/d${level + 1}` }] };
-    $defs[`d${levels}`] = { type: 'number' };
     return {
-      check: { id: 'default.jsonSchema', parameters: { schema: { $ref: '#/$defs/d0', $defs } } },
+      check: { id: 'default.jsonSchema', parameters: { schema: doublingSchema(levels) } },
       body: chatWith('1'),
       mustRefuse: levels >= 14 ? `a schema expanding to 2^${levels} subschemas is past the 10,000 limit` : undefined,
     };
   }),
   fc.integer({ min: 10, max: 60 }).map((depth) => ({
-    check: {
-      id: 'default.jsonSchema',
-      parameters: {
-        schema: {
-          $defs: {
-            node: {
-              anyOf: [
-                { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 },
-                { type: 'array', items: { $ref: '#/$defs/node' } },
-              ],
-            },
-          },
-          $ref: '#/$defs/node',
-        },
-      },
-    },
-    body: chatWith(`${'['.repeat(depth)}"x"${']'.repeat(depth)}`),
+    check: { id: 'default.jsonSchema', parameters: { schema: recursiveTwice } },
+    body: chatWith(nestedArrays(depth)),
   })),
   fc.integer({ min: 1_000, max: 20_000 }).map((count) => ({
     check: { id: 'default.jsonSchema', parameters: { schema: { type: 'array', uniqueItems: true } } },

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownPath, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { gatewayFetch } from '../support/gateway-client';
+import { doublingSchema, nestedArrays, recursiveTwice } from '../support/pathological-checks';
 
 /**
  * Guardrail checks through the running gateway: their work is bounded (schemas refused past their
@@ -52,14 +53,6 @@ async function post(configHeader: string, body: unknown) {
 async function call(method: string, path: string, body: unknown) {
   const response = await gatewayFetch(path, { method, headers: json, body: JSON.stringify(body) });
   return { status: response.status, body: await response.json() };
-}
-
-/** `$defs` where each level offers two references to the next: 2^levels subschemas once expanded. */
-function doublingSchema(levels: number) {
-  const $defs: Record<string, unknown> = {};
-  for (let level = 0; level < levels; level++) $defs[`d${level}`] = { anyOf: [{ $ref: `#/$defs/d${level + 1}` }, { $ref: `#/$defs/d${level + 1}` }] };
-  $defs[`d${levels}`] = { type: 'number' };
-  return { $ref: '#/$defs/d0', $defs };
 }
 
 const hookOf = (id: string, parameters: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
@@ -132,19 +125,8 @@ describe('a budget of work per check run', () => {
 
   it('stops a schema that recurses twice per level of nested data', async () => {
     const h = host('recursion');
-    const schema = {
-      $defs: {
-        node: {
-          anyOf: [
-            { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 },
-            { type: 'array', items: { $ref: '#/$defs/node' } },
-          ],
-        },
-      },
-      $ref: '#/$defs/node',
-    };
-    const hook = hookOf('default.jsonSchema', { schema, failOnError: true }, { deny: true });
-    const answered = await post(JSON.stringify(target(h, { before_request_hooks: [hook] })), chat(`${'['.repeat(40)}"x"${']'.repeat(40)}`));
+    const hook = hookOf('default.jsonSchema', { schema: recursiveTwice, failOnError: true }, { deny: true });
+    const answered = await post(JSON.stringify(target(h, { before_request_hooks: [hook] })), chat(nestedArrays(40)));
     expect(answered.status).toBe(446);
     expect(answered.body.hook_results.before_request_hooks[0].checks[0].error).toMatch(/validation steps/);
   });

@@ -10,6 +10,7 @@ import { WordFinder } from '../../../lib/guardrails/word-finder';
 import { seededUniform } from '../../../lib/core/seeded-random';
 import { stepLimits } from '../../../lib/guardrails/work-budget';
 import { run } from './check-input';
+import { doublingSchema, nestedArrays, recursiveTwice } from '../../support/pathological-checks';
 
 /**
  * Every check that takes a schema or a list, given the largest input it accepts shaped to cost the
@@ -24,28 +25,6 @@ function deepFreeze<T>(value: T): T {
   }
   return value;
 }
-
-/** `$defs` where each level offers two references to the next: 2^levels subschemas once expanded. */
-function doublingSchema(levels: number) {
-  const $defs: Record<string, unknown> = {};
-  for (let level = 0; level < levels; level++) $defs[`d${level}`] = { anyOf: [{ $ref: `#/$defs/d${level + 1}` }, { $ref: `#/$defs/d${level + 1}` }] };
-  $defs[`d${levels}`] = { type: 'number' };
-  return { $ref: '#/$defs/d0', $defs };
-}
-
-/** Nested arrays against a schema that tries each level twice: the work doubles per level of the data, not the schema. */
-const recursiveTwice = {
-  $defs: {
-    node: {
-      anyOf: [
-        { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 0 },
-        { type: 'array', items: { $ref: '#/$defs/node' } },
-      ],
-    },
-  },
-  $ref: '#/$defs/node',
-};
-const nestedArrays = (depth: number) => `${'['.repeat(depth)}"x"${']'.repeat(depth)}`;
 
 describe('jsonSchema limits when a schema is accepted', () => {
   it('refuses a schema larger than the size limit, naming it', async () => {
