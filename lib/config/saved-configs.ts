@@ -218,6 +218,9 @@ export function maskConfigSecrets<T>(config: T): T {
   return walk(config) as T;
 }
 
+/** The JSON path of `key` under `path`: `.name` for a plain name, `["odd key"]` otherwise. */
+const pathOf = (path: string, key: string) => `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`;
+
 /** JSON paths (`config.targets[0].api_key`) of secret fields whose value is the mask placeholder. */
 export function maskedSecretPaths(config: unknown): string[] {
   const found: string[] = [];
@@ -225,7 +228,7 @@ export function maskedSecretPaths(config: unknown): string[] {
     if (Array.isArray(value)) return value.forEach((child, index) => walk(child, `${path}[${index}]`));
     if (value === null || typeof value !== 'object') return;
     for (const [key, child] of Object.entries(value)) {
-      const childPath = `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`;
+      const childPath = pathOf(path, key);
       if (secretConfigFields.has(key) && child === maskedSecret) found.push(childPath);
       else walk(child, childPath);
     }
@@ -253,7 +256,7 @@ export function restoreMaskedSecrets(input: unknown, previous: unknown, root = '
     const old = before !== null && typeof before === 'object' && !Array.isArray(before) ? (before as Record<string, unknown>) : {};
     const out: Record<string, unknown> = {};
     for (const [key, child] of Object.entries(node)) {
-      const childPath = `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`;
+      const childPath = pathOf(path, key);
       if (secretConfigFields.has(key) && child === maskedSecret) {
         if (Object.hasOwn(old, key) && old[key] !== undefined && old[key] !== null && old[key] !== maskedSecret) {
           out[key] = old[key];
