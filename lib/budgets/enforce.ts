@@ -5,8 +5,9 @@
  */
 import { GatewayError } from '../core/errors';
 import { bucketOf, selects, type ValueOf } from '../ratelimit/enforce';
-import { claim, settle, type Reservation } from '../store/reserved-counters';
-import { markAlerted, usageCounter, type UsageSlot } from '../store/usage-counters';
+import type { CounterStore } from '../store/counters';
+import type { Reservation } from '../store/reserved-counters';
+import { usageCounter, type UsageSlot } from '../store/usage-counters';
 import { periodAt } from './periods';
 import type { ActiveBudget } from './policies';
 
@@ -61,6 +62,7 @@ export type Estimate = (budget: ActiveBudget) => number;
  * last one's usage, when each uses no more than it reserved.
  */
 export async function enforceBudgets(
+  counters: CounterStore,
   budgets: readonly ActiveBudget[],
   valueOf: ValueOf,
   estimate: Estimate = () => 0,
@@ -70,7 +72,7 @@ export async function enforceBudgets(
   for (const { budget, slot } of selected) if (spentBuckets.has(spentKey(budget, slot))) throw budgetExceeded(budget, slot, true);
   const claims = await Promise.allSettled(
     selected.map(({ budget, slot }) =>
-      claim(usageCounter(slot), Math.max(0, Math.round(estimate(budget))), counterUnits(budget.type, budget.creditLimit), now),
+      counters.claim(usageCounter(slot), Math.max(0, Math.round(estimate(budget))), counterUnits(budget.type, budget.creditLimit), now),
     ),
   );
   const reserved: BudgetSlot[] = [];
@@ -85,7 +87,7 @@ export async function enforceBudgets(
     refusal ??= budgetExceeded(budget, slot, spent);
   });
   if (!refusal) return reserved;
-  await releaseBudgets(reserved);
+  await releaseBudgets(counters, reserved);
   throw refusal;
 }
 
@@ -99,8 +101,8 @@ export function refuseSpent(budgets: readonly ActiveBudget[], valueOf: ValueOf, 
 }
 
 /** Lets reservations go unused (a refused request, an attempt a fallback replaced). */
-export function releaseBudgets(slots: readonly BudgetSlot[]): Promise<unknown> {
-  return Promise.all(slots.map(({ slot, reservation }) => settleUsage(usageCounter(slot), reservation, 0)));
+export function releaseBudgets(counters: CounterStore, slots: readonly BudgetSlot[]): Promise<unknown> {
+  return Promise.all(slots.map(({ slot, reservation }) => settleUsage(counters, slot, reservation, 0)));
 }
 
 /**
@@ -140,23 +142,23 @@ export interface Spend {
  * Settles each reservation with what the request spent (the rest is released), and raises each
  * bucket's alert once per period.
  */
-export async function countSpend(slots: readonly BudgetSlot[], spend: Spend, now = Date.now()): Promise<void> {
+export async function countSpend(counters: CounterStore, slots: readonly BudgetSlot[], spend: Spend, now = Date.now()): Promise<void> {
   await Promise.all(
     slots.map(async ({ budget, slot, reservation }) => {
       const amount = budget.type === 'cost' ? counterUnits('cost', spend.cost ?? 0) : spend.tokens;
-      const total = await settleUsage(usageCounter(slot), reservation, Math.max(0, amount), now);
+      const total = await settleUsage(counters, slot, reservation, Math.max(0, amount), now);
       if (amount <= 0) return;
       if (total >= counterUnits(budget.type, budget.creditLimit)) rememberSpent(budget, slot);
       if (budget.alertThreshold === undefined || total < counterUnits(budget.type, budget.alertThreshold)) return;
-      if (await markAlerted(slot, now)) emitBudgetAlert(budget, slot, budgetUnits(budget.type, total), now);
+      if (await counters.markAlerted(slot, now)) emitBudgetAlert(budget, slot, budgetUnits(budget.type, total), now);
     }),
   );
 }
 
 /** Nothing reserved and nothing spent needs no write. */
-function settleUsage(counter: ReturnType<typeof usageCounter>, reservation: Reservation, used: number, now = Date.now()): Promise<number> {
+function settleUsage(counters: CounterStore, slot: UsageSlot, reservation: Reservation, used: number, now = Date.now()): Promise<number> {
   if (reservation.amount === 0 && used === 0) return Promise.resolve(0);
-  return settle(counter, reservation, used, now);
+  return counters.settle(usageCounter(slot), reservation, used, now);
 }
 
 /** Filter pattern of a budget alert in the process log (a metric filter or subscription can pick it up). */

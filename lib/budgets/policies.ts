@@ -25,13 +25,8 @@ export interface ActiveBudget {
   reset: Pick<UsageLimitPolicyItem, 'periodic_reset' | 'periodic_reset_days' | 'created_at'>;
 }
 
-/**
- * The workspace's active budgets, from memory for at most the policies' cache TTL. Those known
- * before routing are checked once per request; those on a target key per attempt.
- */
-export const activeBudgets = activePolicyCache(
-  usageLimitPolicyStore,
-  (item: UsageLimitPolicyItem, groupKeys): ActiveBudget => ({
+export function toActiveBudget(item: UsageLimitPolicyItem, groupKeys: string[]): ActiveBudget {
+  return {
     id: item.id,
     workspaceId: item.workspace_id,
     type: item.type,
@@ -40,5 +35,11 @@ export const activeBudgets = activePolicyCache(
     conditions: item.conditions,
     groupKeys,
     reset: { periodic_reset: item.periodic_reset, periodic_reset_days: item.periodic_reset_days, created_at: item.created_at },
-  }),
-);
+  };
+}
+
+/**
+ * The workspace's active budgets, from memory for at most the policies' cache TTL. Those known
+ * before routing are checked once per request; those on a target key per attempt.
+ */
+export const activeBudgets = activePolicyCache(usageLimitPolicyStore, toActiveBudget);

@@ -11,6 +11,7 @@
  * The hot-path lookup (`findProviderIntegration`) is one GetItem on a cache miss.
  */
 import type { GatewayConfig } from '../config/types';
+import { deepFreeze } from '../core/deep-freeze';
 import { newId } from '../core/ids';
 import { destinationFields, secretCredentialFields, settingFields } from '../providers/provider-fields';
 import { decryptSecrets, encryptSecrets, isBlob, type EncryptedBlob } from '../secrets/envelope';
@@ -214,6 +215,13 @@ export async function findProviderIntegration(workspaceId: string, slugOrVirtual
   return cache.get(`${workspaceId}\0${slug}`, foundTtlMs, () => loadIntegration(workspaceId, slug));
 }
 
+/** Where the core reads the provider integrations targets name: the table, through the cache above; a test's map. */
+export interface ProviderCatalog {
+  find(workspaceId: string, slugOrVirtualKey: string): Promise<ProviderIntegration | undefined>;
+}
+
+export const storedCatalog: ProviderCatalog = { find: findProviderIntegration };
+
 /** `@my-slug`, `my-slug`, `My-Slug` → `my-slug`; undefined when it cannot be a slug. */
 export function normaliseSlug(value: string): string | undefined {
   if (typeof value !== 'string') return undefined;
@@ -281,12 +289,4 @@ function pick<T extends object, K extends string>(source: T, fields: readonly K[
     if (value !== undefined && value !== null) picked[field] = value;
   }
   return picked as T;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

@@ -14,6 +14,7 @@
  * `latest_version`); the latest version's item may lag, and reads fall back to the head for it.
  * A pinned reference (`cfg_…@3`) is one BatchGetItem of the head and the version item.
  */
+import { deepFreeze } from '../core/deep-freeze';
 import { newId } from '../core/ids';
 import { maskedConfigFields } from '../providers/provider-fields';
 import { decryptSecrets, encryptSecrets, isBlob } from '../secrets/envelope';
@@ -187,7 +188,7 @@ const cache = new LoadingCache<ResolvedConfig>({ maxEntries: 2_000, missingTtlMs
  * The config a saved-config reference (`cfg_…` or `cfg_…@3`) names in a workspace, decrypted and
  * deep-frozen; undefined when there is none (or the reference is malformed). Cached in memory.
  */
-export async function findSavedConfig(workspaceId: string, ref: string): Promise<{ id: string; version: number; config: GatewayConfig } | undefined> {
+export async function findSavedConfig(workspaceId: string, ref: string): Promise<ResolvedConfig | undefined> {
   const parsed = parseConfigRef(ref);
   if (!parsed) return undefined;
   const key = `${workspaceId}\0${parsed.id}\0${parsed.version ?? 'latest'}`;
@@ -195,6 +196,13 @@ export async function findSavedConfig(workspaceId: string, ref: string): Promise
     readConfig(workspaceId, parsed, false).then((found) => (found ? deepFreeze({ id: found.id, version: found.version, config: found.config }) : undefined)),
   );
 }
+
+/** Where the core reads the saved configs requests name: the table, through the cache above; a test's map. */
+export interface SavedConfigs {
+  find(workspaceId: string, ref: string): Promise<ResolvedConfig | undefined>;
+}
+
+export const storedConfigs: SavedConfigs = { find: findSavedConfig };
 
 /** Drops the in-memory lookup cache (tests). */
 export function clearSavedConfigCache(): void {
@@ -316,12 +324,4 @@ function toSummary(item: ConfigHeadSummary): SavedConfigSummary {
     created_at: Number(item.created_at),
     updated_at: Number(item.updated_at),
   };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

@@ -6,6 +6,7 @@ import type { TokenUsage } from '../core/usage';
 import { attemptProvider } from './provider-attempt';
 import { AttemptTimeout } from './provider-body';
 import { resolveTarget } from './target';
+import type { ProviderCatalog } from '../catalog/providers';
 import type { WorkspaceCacheSettings } from '../store/workspaces';
 
 /** An embedding slower than this is a semantic miss: the lookup must never cost more than it saves. */
@@ -24,10 +25,15 @@ export interface CacheEmbedding {
  * more, an error answer, a timeout, an answer without a vector), which the cache treats as a
  * semantic miss, never as a failed request. The reason goes to the process log.
  */
-export async function embedForCache(workspaceId: string, settings: WorkspaceCacheSettings, text: string): Promise<CacheEmbedding | undefined> {
+export async function embedForCache(
+  catalog: ProviderCatalog,
+  workspaceId: string,
+  settings: WorkspaceCacheSettings,
+  text: string,
+): Promise<CacheEmbedding | undefined> {
   try {
     const leaf = { path: 'cache.embedding_provider', config: { provider: settings.embedding_provider }, settings: {}, children: [] };
-    const target = await resolveTarget(leaf, {}, workspaceId, true);
+    const target = await resolveTarget(catalog, leaf, {}, workspaceId, true);
     const timeout = new AttemptTimeout(target.provider.name, embeddingTimeoutMs);
     let usage: TokenUsage | undefined;
     try {

@@ -18,6 +18,8 @@ import type { InferenceRequest } from './inference-request';
 import type { AttemptTimeout } from './provider-body';
 import type { RequestPlan } from './request-config';
 import type { Step } from './steps';
+import type { InferenceStores } from './stores';
+import type { RequestLogRecord } from '../observability/request-log';
 
 /**
  * `x-gateway-cache-status` of an answer: `DISABLED` without a cache setting; `MISS`/`HIT` for the
@@ -36,12 +38,15 @@ export interface InferenceResult extends RoutingResult {
 /**
  * Where a request runs. A route brings the recorder its pipeline finishes and the invocation's
  * `waitUntil`; a worker brings neither: the context makes a recorder, keeps the deferred work, and
- * `finish` ends both.
+ * `finish` ends both. The stores are the deployment's unless some are given (a test's memory).
  */
 export interface InferenceEnvironment {
   recorder?: RequestRecorder;
   /** Work (state writes) that must finish before the invocation ends but must not delay the answer. */
   waitUntil?(work: Promise<unknown>): void;
+  stores?: Partial<InferenceStores>;
+  /** Where the log record of a request goes when the context makes its recorder (the process log by default). */
+  logSink?(record: RequestLogRecord): void;
 }
 
 /** How a request that did not come over HTTP ended, for its log record (the rest comes from the request). */
@@ -56,6 +61,7 @@ export interface InferenceEnd {
 export interface InferenceContext {
   readonly request: InferenceRequest;
   readonly recorder: RequestRecorder;
+  readonly stores: InferenceStores;
   /** Work (state writes) that must finish before the invocation ends but must not delay the answer. */
   waitUntil(work: Promise<unknown>): void;
   /**

@@ -1,4 +1,4 @@
-import { findSavedConfig, parseConfigRef } from '../config/saved-configs';
+import { parseConfigRef, type SavedConfigs } from '../config/saved-configs';
 import { configError, parseConfigHeader } from '../config/schema';
 import type { GatewayConfig } from '../config/types';
 import { canonicalJson } from '../core/canonical-json';
@@ -64,11 +64,11 @@ export function readConfigHeader(headers: Record<string, string>): ConfigSource 
 }
 
 /** The strategy tree of the config a request names, a saved one read from the workspace's store. */
-export async function resolveRequestPlan(source: ConfigSource, workspaceId: string): Promise<RequestPlan> {
+export async function resolveRequestPlan(source: ConfigSource, workspaceId: string, configs: SavedConfigs): Promise<RequestPlan> {
   if (source.kind === 'headers') return headerOnlyPlan;
   if (source.kind === 'inline')
     return source.plan ?? { root: buildPlan(source.config), identity: `inline:${configHash(source.config)}`, fromConfig: true, saved: false };
-  const saved = await findSavedConfig(workspaceId, source.ref);
+  const saved = await configs.find(workspaceId, source.ref);
   if (!saved) {
     throw new GatewayError(
       400,

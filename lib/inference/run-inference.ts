@@ -4,6 +4,7 @@ import { RequestRecorder } from '../observability/request-recorder';
 import type { InferenceContext, InferenceEnvironment, InferenceResult, RequestStep } from './context';
 import type { InferenceRequest } from './inference-request';
 import { runSteps } from './steps';
+import { storedState } from './stores';
 import { requestBudgetStep } from './steps/budgets';
 import { requestHooksStep } from './steps/hooks';
 import { requestRateLimitStep } from './steps/rate-limits';
@@ -17,7 +18,7 @@ import { routeStrategy } from './steps/route-strategy';
 export const requestSteps: readonly RequestStep[] = [resolveConfig, requestRateLimitStep, requestBudgetStep, requestHooksStep, routeStrategy];
 
 export function inferenceContext(request: InferenceRequest, environment: InferenceEnvironment = {}): InferenceContext {
-  const recorder = environment.recorder ?? new RequestRecorder(newId('log'));
+  const recorder = environment.recorder ?? new RequestRecorder(newId('log'), environment.logSink);
   recorder.requestedBy(request.caller, request.metadata);
   if (request.kind === 'unified') recorder.requested({ stream: request.stream, model: request.body.model });
   const deferred: DeferredWork = [];
@@ -25,6 +26,7 @@ export function inferenceContext(request: InferenceRequest, environment: Inferen
   return {
     request,
     recorder,
+    stores: environment.stores ? { ...storedState, ...environment.stores } : storedState,
     waitUntil: handOver ? (work) => handOver(work) : (work) => void deferred.push(work),
     cacheStatus: 'DISABLED',
     // Every field the steps set, present from the start: one object shape for every request, so

@@ -1,4 +1,4 @@
-import { findProviderIntegration, integrationAsConfig, type ProviderIntegration } from '../catalog/providers';
+import { integrationAsConfig, type ProviderCatalog, type ProviderIntegration } from '../catalog/providers';
 import { badRequest, GatewayError } from '../core/errors';
 import { cloudHeaderFields, destinationFields, secretCredentialFields } from '../providers/provider-fields';
 import { defaultBaseUrl, findProvider, providerNames } from '../providers/registry';
@@ -45,6 +45,7 @@ const howToSelect =
  * lookup, decryption and destination checks of a target do not change between attempts.
  */
 export function targetResolver(
+  catalog: ProviderCatalog,
   headers: ProviderCredentials,
   workspaceId: string,
   plan: { fromConfig: boolean; saved: boolean },
@@ -52,7 +53,7 @@ export function targetResolver(
   const resolved = new Map<PlanNode, Promise<ResolvedTarget>>();
   return (leaf) => {
     let target = resolved.get(leaf);
-    if (!target) resolved.set(leaf, (target = resolveTarget(leaf, headers, workspaceId, plan.fromConfig, plan.saved)));
+    if (!target) resolved.set(leaf, (target = resolveTarget(catalog, leaf, headers, workspaceId, plan.fromConfig, plan.saved)));
     return target;
   };
 }
@@ -63,6 +64,7 @@ export function targetResolver(
  * saved config's targets, whose credentials are stored ones.
  */
 export async function resolveTarget(
+  catalog: ProviderCatalog,
   leaf: PlanNode,
   headers: ProviderCredentials,
   workspaceId: string,
@@ -80,7 +82,7 @@ export async function resolveTarget(
   let settings: ProviderSettings = headers.cloud && !config.provider ? { ...headers.cloud, ...definedOnly(config) } : config;
   let customHost = leaf.settings.custom_host ?? settings.custom_host ?? headerSettings.custom_host;
   if (slug) {
-    const integration = await findProviderIntegration(workspaceId, slug);
+    const integration = await catalog.find(workspaceId, slug);
     if (!integration) {
       throw badRequest(
         `No provider "${slug}" in this workspace's catalog. Create it with POST /v1/providers, or check the slug.`,

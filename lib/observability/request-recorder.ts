@@ -46,14 +46,20 @@ export class RequestRecorder {
   private awaited = 0;
   private end?: { fields: RecordedEnd; at: number };
   private finished = false;
-  private readonly finishers: ((record: RequestLogRecord) => void)[] = [emitRequestLog];
+  private readonly finishers: ((record: RequestLogRecord) => void)[];
   private caller?: { organisationId: string; workspaceId: string; keyId?: string };
   private metadata?: Record<string, unknown>;
   private markWritten!: () => void;
   /** Settles once the record is written and every `onFinish` work has been handed what it needs. */
   readonly written = new Promise<void>((resolve) => (this.markWritten = resolve));
 
-  constructor(readonly id: string) {}
+  /** `sink` takes the finished record: the process log (and from there, log ingestion) unless given. */
+  constructor(
+    readonly id: string,
+    sink: (record: RequestLogRecord) => void = emitRequestLog,
+  ) {
+    this.finishers = [sink];
+  }
 
   /** The request's trace headers, once they are read. */
   traced(trace: TraceContext): void {

@@ -5,7 +5,8 @@
 import { sha256Hex } from '../core/sha256';
 import { GatewayError } from '../core/errors';
 import { tokenCounter, type CounterSlot } from '../store/rate-counters';
-import { claim, settle, type Reservation } from '../store/reserved-counters';
+import type { CounterStore } from '../store/counters';
+import type { Reservation } from '../store/reserved-counters';
 import { admitRequest } from './limiter';
 import { metadataPrefix, windowMs, type ActivePolicy } from './policies';
 
@@ -83,6 +84,7 @@ export function newRateLimitState(targetPolicies: readonly ActivePolicy[]): Rate
  * are released.
  */
 export async function enforce(
+  counters: CounterStore,
   policies: readonly ActivePolicy[],
   valueOf: ValueOf,
   state: RateLimitState,
@@ -94,7 +96,7 @@ export async function enforce(
   // Token policies first: a refused reservation is released, whereas a taken request stays taken.
   // Their windows are claimed at once; the first policy in order that refuses answers.
   const tokenPolicies = selected.filter((policy) => policy.type === 'tokens').map((policy) => ({ policy, slot: slotOf(policy, valueOf, now) }));
-  const claims = await Promise.allSettled(tokenPolicies.map(({ policy, slot }) => claim(tokenCounter(slot), tokens, policy.value, now)));
+  const claims = await Promise.allSettled(tokenPolicies.map(({ policy, slot }) => counters.claim(tokenCounter(slot), tokens, policy.value, now)));
   let refusal: unknown;
   claims.forEach((result, index) => {
     const { policy, slot } = tokenPolicies[index]!;
@@ -107,16 +109,16 @@ export async function enforce(
     reserved.push({ slot, reservation: result.value.reservation });
   });
   if (refusal) {
-    await releaseTokens(reserved);
+    await releaseTokens(counters, reserved);
     throw refusal;
   }
   for (const policy of selected) {
     if (policy.type !== 'requests') continue;
     const slot = slotOf(policy, valueOf, now);
-    const admission = await admitRequest(slot, policy.value);
+    const admission = await admitRequest(slot, policy.value, counters);
     const verdict = { policy, remaining: admission.remaining, windowEnd: slot.windowEnd };
     if (!admission.admitted) {
-      await releaseTokens(reserved);
+      await releaseTokens(counters, reserved);
       throw rateLimited(verdict, now);
     }
     keepTightest(state, verdict);
@@ -180,15 +182,15 @@ export function duration(ms: number): string {
 }
 
 /** Settles each reservation with the answer's tokens: the window keeps those and lets the rest of the reservation go. */
-export function countTokens(reserved: readonly TokenReservation[], tokens: number): Promise<unknown> {
+export function countTokens(counters: CounterStore, reserved: readonly TokenReservation[], tokens: number): Promise<unknown> {
   return Promise.all(
     reserved.map(({ slot, reservation }) =>
-      reservation.amount === 0 && tokens <= 0 ? undefined : settle(tokenCounter(slot), reservation, Math.max(0, tokens)),
+      reservation.amount === 0 && tokens <= 0 ? undefined : counters.settle(tokenCounter(slot), reservation, Math.max(0, tokens)),
     ),
   );
 }
 
 /** Lets reservations go unused (a refused request, an attempt a fallback replaced). */
-export function releaseTokens(reserved: readonly TokenReservation[]): Promise<unknown> {
-  return countTokens(reserved, 0);
+export function releaseTokens(counters: CounterStore, reserved: readonly TokenReservation[]): Promise<unknown> {
+  return countTokens(counters, reserved, 0);
 }

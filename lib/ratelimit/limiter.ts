@@ -8,7 +8,8 @@
  * fairness cost: near the limit, another process may be refused while one still holds at most an
  * eighth of what was left).
  */
-import { reserveOnCounter, type CounterSlot } from '../store/rate-counters';
+import type { CounterStore } from '../store/counters';
+import type { CounterSlot } from '../store/rate-counters';
 
 export interface Admission {
   admitted: boolean;
@@ -35,10 +36,10 @@ const headroomShare = 8;
 const maxBudgets = 10_000;
 const budgets = new Map<string, Budget>();
 
-export type Reserve = (slot: CounterSlot, amount: number, limit: number) => Promise<number | undefined>;
+export type Windows = Pick<CounterStore, 'reserveWindow'>;
 
 /** Takes one request from the slot's window, or refuses it when the limit is reached. */
-export async function admitRequest(slot: CounterSlot, limit: number, reserve: Reserve = reserveOnCounter): Promise<Admission> {
+export async function admitRequest(slot: CounterSlot, limit: number, windows: Windows): Promise<Admission> {
   const key = `${slot.policyId}#${slot.bucket}`;
   for (;;) {
     const budget = budgetOf(key, slot.windowStart, limit);
@@ -47,7 +48,7 @@ export async function admitRequest(slot: CounterSlot, limit: number, reserve: Re
       return { admitted: true, remaining: Math.max(0, limit - budget.counted) + budget.left };
     }
     if (budget.spent) return { admitted: false, remaining: 0 };
-    budget.reserving ??= reserveChunk(budget, slot, reserve).finally(() => (budget.reserving = undefined));
+    budget.reserving ??= reserveChunk(budget, slot, windows).finally(() => (budget.reserving = undefined));
     await budget.reserving;
   }
 }
@@ -63,10 +64,10 @@ function budgetOf(key: string, windowStart: number, limit: number): Budget {
   return budget;
 }
 
-async function reserveChunk(budget: Budget, slot: CounterSlot, reserve: Reserve): Promise<void> {
+async function reserveChunk(budget: Budget, slot: CounterSlot, windows: Windows): Promise<void> {
   let amount = Math.max(1, Math.min(budget.chunk, Math.floor((budget.limit - budget.counted) / headroomShare)));
   for (;;) {
-    const counted = await reserve(slot, amount, budget.limit);
+    const counted = await windows.reserveWindow(slot, amount, budget.limit);
     if (counted !== undefined) {
       budget.left += amount;
       budget.counted = counted;

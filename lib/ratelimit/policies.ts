@@ -46,22 +46,26 @@ export const policyCacheTtlMs = 5_000;
  * `policyCacheTtlMs`; one Query on a miss, and a workspace without any costs a Map lookup.
  */
 export function activePolicyCache<T extends WorkspacePolicyItem, P>(store: WorkspacePolicyStore<T>, toActive: (item: T, groupKeys: string[]) => P) {
-  const none: ActiveSplit<P> = Object.freeze({ request: [], target: [] }) as unknown as ActiveSplit<P>;
   const cache = new LoadingCache<ActiveSplit<P>>({ maxEntries: 10_000, missingTtlMs: policyCacheTtlMs });
   return (workspaceId: string): Promise<ActiveSplit<P>> =>
-    cache
-      .get(workspaceId, policyCacheTtlMs, async () => {
-        const items = (await store.list(workspaceId)).filter((item) => item.status === 'active');
-        if (items.length === 0) return none;
-        const split: ActiveSplit<P> = { request: [], target: [] };
-        for (const item of items) {
-          const groupKeys = item.group_by.map((group) => group.key);
-          const perTarget = groupKeys.some(isTargetKey) || item.conditions.some((condition) => isTargetKey(condition.key));
-          (perTarget ? split.target : split.request).push(toActive(item, groupKeys));
-        }
-        return split;
-      })
-      .then((found) => found ?? none);
+    cache.get(workspaceId, policyCacheTtlMs, async () => splitActive(await store.list(workspaceId), toActive)).then((found) => found ?? noPolicies<P>());
+}
+
+/** One answer for every workspace without policies: nothing to allocate on the hot path. */
+const none = Object.freeze({ request: [], target: [] }) as ActiveSplit<never>;
+const noPolicies = <P>() => none as ActiveSplit<P>;
+
+/** A workspace's policies of one kind as the hot path reads them: the active ones, split by when they can be checked. */
+export function splitActive<T extends WorkspacePolicyItem, P>(items: readonly T[], toActive: (item: T, groupKeys: string[]) => P): ActiveSplit<P> {
+  const active = items.filter((item) => item.status === 'active');
+  if (active.length === 0) return noPolicies<P>();
+  const split: ActiveSplit<P> = { request: [], target: [] };
+  for (const item of active) {
+    const groupKeys = item.group_by.map((group) => group.key);
+    const perTarget = groupKeys.some(isTargetKey) || item.conditions.some((condition) => isTargetKey(condition.key));
+    (perTarget ? split.target : split.request).push(toActive(item, groupKeys));
+  }
+  return split;
 }
 
 /** A policy as the hot path reads it: conditions and groups split by when they can be known. */
@@ -74,15 +78,9 @@ export interface ActivePolicy {
   groupKeys: string[];
 }
 
+export function toActivePolicy(item: RateLimitPolicyItem, groupKeys: string[]): ActivePolicy {
+  return { id: item.id, type: item.type, unit: item.unit, value: item.value, conditions: item.conditions, groupKeys };
+}
+
 /** The workspace's active rate-limit policies. */
-export const activePolicies = activePolicyCache(
-  rateLimitPolicyStore,
-  (item: RateLimitPolicyItem, groupKeys): ActivePolicy => ({
-    id: item.id,
-    type: item.type,
-    unit: item.unit,
-    value: item.value,
-    conditions: item.conditions,
-    groupKeys,
-  }),
-);
+export const activePolicies = activePolicyCache(rateLimitPolicyStore, toActivePolicy);

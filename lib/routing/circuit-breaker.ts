@@ -1,5 +1,5 @@
 import type { CircuitBreakerSettings } from '../config/types';
-import { dynamoBreakerStore, type BreakerStateStore, type StoredBreaker } from '../store/breaker-state';
+import type { BreakerStateStore, StoredBreaker } from '../store/breaker-state';
 
 /**
  * Circuit breakers shared by every Lambda container: one item per (config identity, target path)
@@ -12,33 +12,44 @@ export type BreakerState = StoredBreaker;
 export type BreakerVerdict = 'closed' | 'open' | 'half-open';
 
 const readCacheMs = 1_000;
-const cache = new Map<string, { states: Map<string, BreakerState>; expiresAt: number }>();
+const maxCachedIdentities = 5_000;
 
-let store: BreakerStateStore = dynamoBreakerStore;
+/** The breakers of one store (the state table; a test's memory), with this process's read cache in front. */
+export class CircuitBreakers {
+  private readonly cache = new Map<string, { states: Map<string, BreakerState>; expiresAt: number }>();
 
-/**
- * Puts the breakers in another store (a test's in-memory one) until the returned function is called.
- * A module variable rather than a parameter, so the request path passes no store around.
- */
-export function useBreakerStateStore(next: BreakerStateStore): () => void {
-  const previous = store;
-  store = next;
-  // States read from one store must not answer for another.
-  cache.clear();
-  return () => {
-    store = previous;
-    cache.clear();
-  };
-}
+  constructor(private readonly store: BreakerStateStore) {}
 
-/** The breaker states of one config, by target path. */
-export async function loadBreakerStates(identity: string, now = Date.now()): Promise<Map<string, BreakerState>> {
-  const cached = cache.get(identity);
-  if (cached && cached.expiresAt > now) return cached.states;
-  const states = await store.read(identity);
-  cache.set(identity, { states, expiresAt: now + readCacheMs });
-  if (cache.size > 5_000) cache.delete(cache.keys().next().value!);
-  return states;
+  /** The breaker states of one config, by target path. */
+  async load(identity: string, now = Date.now()): Promise<Map<string, BreakerState>> {
+    const cached = this.cache.get(identity);
+    if (cached && cached.expiresAt > now) return cached.states;
+    const states = await this.store.read(identity);
+    this.cache.set(identity, { states, expiresAt: now + readCacheMs });
+    if (this.cache.size > maxCachedIdentities) this.cache.delete(this.cache.keys().next().value!);
+    return states;
+  }
+
+  /** Claims the half-open probe; false when another request claimed it first. */
+  async claimProbe(identity: string, path: string, settings: CircuitBreakerSettings, now = Date.now()): Promise<boolean> {
+    const claimed = await this.store.claimProbe(identity, path, now, now - settings.cooldown_interval);
+    if (claimed) this.cache.delete(identity);
+    return claimed;
+  }
+
+  /** Counts a failure; opens (or re-opens, after a failed probe) once the threshold is reached. */
+  async recordFailure(identity: string, path: string, settings: CircuitBreakerSettings, now = Date.now()): Promise<void> {
+    const state = await this.store.addFailure(identity, path, now);
+    const probeFailed = state.probeAt !== undefined;
+    if (state.failures >= settings.failure_threshold && (!state.openedAt || probeFailed)) await this.store.open(identity, path, now);
+    this.cache.delete(identity);
+  }
+
+  /** A success closes the breaker (only written when there was something to clear). */
+  async recordSuccess(identity: string, path: string): Promise<void> {
+    await this.store.delete(identity, path);
+    this.cache.delete(identity);
+  }
 }
 
 export function verdict(state: BreakerState | undefined, settings: CircuitBreakerSettings, now = Date.now()): BreakerVerdict {
@@ -49,33 +60,8 @@ export function verdict(state: BreakerState | undefined, settings: CircuitBreake
   return 'half-open';
 }
 
-/** Claims the half-open probe; false when another request claimed it first. */
-export async function claimProbe(identity: string, path: string, settings: CircuitBreakerSettings, now = Date.now()): Promise<boolean> {
-  const claimed = await store.claimProbe(identity, path, now, now - settings.cooldown_interval);
-  if (claimed) forget(identity);
-  return claimed;
-}
-
 /** Whether a finished attempt counts as a failure for the breaker. */
 export function isBreakerFailure(settings: CircuitBreakerSettings, status: number, network: boolean): boolean {
   if (network || status === 408) return true;
   return settings.failure_status_codes ? settings.failure_status_codes.includes(status) : status > 500;
-}
-
-/** Counts a failure; opens (or re-opens, after a failed probe) once the threshold is reached. */
-export async function recordFailure(identity: string, path: string, settings: CircuitBreakerSettings, now = Date.now()): Promise<void> {
-  const state = await store.addFailure(identity, path, now);
-  const probeFailed = state.probeAt !== undefined;
-  if (state.failures >= settings.failure_threshold && (!state.openedAt || probeFailed)) await store.open(identity, path, now);
-  forget(identity);
-}
-
-/** A success closes the breaker (only written when there was something to clear). */
-export async function recordSuccess(identity: string, path: string): Promise<void> {
-  await store.delete(identity, path);
-  forget(identity);
-}
-
-function forget(identity: string): void {
-  cache.delete(identity);
 }

@@ -2,7 +2,7 @@ import type { GatewayConfig } from '../config/types';
 import { badRequest } from '../core/errors';
 import { sleep } from '../core/time';
 import type { AttemptOutcome } from './attempt-outcome';
-import { claimProbe, isBreakerFailure, loadBreakerStates, recordFailure, recordSuccess, verdict, type BreakerState } from './circuit-breaker';
+import { isBreakerFailure, verdict, type BreakerState, type CircuitBreakers } from './circuit-breaker';
 import { matchesQuery, type QueryInput } from './conditional-query';
 import { isLeaf, leavesOf, type PlanNode } from './plan';
 import { maxRetryAfterTotalMs, retryDelayMs, shouldRetry } from './retry-policy';
@@ -11,6 +11,8 @@ import { maxRetryAfterTotalMs, retryDelayMs, shouldRetry } from './retry-policy'
 export interface RoutingEnvironment {
   /** Breaker state key of the config: its saved id, or the hash of an inline config. */
   identity: string;
+  /** Where the targets' circuit breakers are kept. */
+  breakers: CircuitBreakers;
   query: QueryInput;
   attempt(leaf: PlanNode): Promise<AttemptOutcome>;
   /** Work that must finish before the invocation ends but must not delay the answer. */
@@ -30,8 +32,8 @@ export interface RoutingResult {
  * depth, with retries and circuit breakers on the targets.
  */
 export async function runStrategy(root: PlanNode, env: RoutingEnvironment): Promise<RoutingResult> {
-  const breakers = usesBreakers(root) ? await loadBreakerStates(env.identity) : undefined;
-  return new Router(env, breakers).run(root);
+  const states = usesBreakers(root) ? await env.breakers.load(env.identity) : undefined;
+  return new Router(env, states).run(root);
 }
 
 interface Candidate {
@@ -43,7 +45,8 @@ interface Candidate {
 class Router {
   constructor(
     private readonly env: RoutingEnvironment,
-    private readonly breakers: Map<string, BreakerState> | undefined,
+    /** The breakers' states, when a target of the tree has one. */
+    private readonly states: Map<string, BreakerState> | undefined,
   ) {}
 
   async run(node: PlanNode): Promise<RoutingResult> {
@@ -109,18 +112,18 @@ class Router {
    * probe claimed first. When every target is open, all of them are candidates again.
    */
   private candidates(children: PlanNode[]): Candidate[] {
-    if (!this.breakers) return children.map((node) => ({ node, probe: false }));
+    if (!this.states) return children.map((node) => ({ node, probe: false }));
     const usable: Candidate[] = [];
     for (const node of children) {
       const settings = node.settings.cb_config;
-      const state = settings && isLeaf(node) ? verdict(this.breakers.get(node.path), settings) : 'closed';
+      const state = settings && isLeaf(node) ? verdict(this.states.get(node.path), settings) : 'closed';
       if (state !== 'open') usable.push({ node, probe: state === 'half-open' });
     }
     return usable.length > 0 ? usable : children.map((node) => ({ node, probe: false }));
   }
 
   private async admit(candidate: Candidate): Promise<boolean> {
-    return !candidate.probe || claimProbe(this.env.identity, candidate.node.path, candidate.node.settings.cb_config!);
+    return !candidate.probe || this.env.breakers.claimProbe(this.env.identity, candidate.node.path, candidate.node.settings.cb_config!);
   }
 
   private async runTarget(leaf: PlanNode): Promise<RoutingResult> {
@@ -143,13 +146,13 @@ class Router {
 
   private recordBreaker(leaf: PlanNode, outcome: AttemptOutcome): void {
     const settings = leaf.settings.cb_config;
-    if (!settings || !this.breakers) return;
+    if (!settings || !this.states) return;
     const failed = !outcome.ok && isBreakerFailure(settings, outcome.status, outcome.network);
-    const known = this.breakers.get(leaf.path);
-    if (failed) this.env.waitUntil(recordFailure(this.env.identity, leaf.path, settings).catch(reportBreakerError));
+    const known = this.states.get(leaf.path);
+    if (failed) this.env.waitUntil(this.env.breakers.recordFailure(this.env.identity, leaf.path, settings).catch(reportBreakerError));
     else if (known) {
-      this.breakers.delete(leaf.path);
-      this.env.waitUntil(recordSuccess(this.env.identity, leaf.path).catch(reportBreakerError));
+      this.states.delete(leaf.path);
+      this.env.waitUntil(this.env.breakers.recordSuccess(this.env.identity, leaf.path).catch(reportBreakerError));
     }
   }
 }

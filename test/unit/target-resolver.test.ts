@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { memoryStores } from '../../lib/inference/memory-stores';
 import { resolveTarget, targetResolver, type ProviderCredentials } from '../../lib/inference/target';
 import { buildPlan, leavesOf } from '../../lib/routing/plan';
+
+const { catalog } = memoryStores();
 
 describe('targetResolver', () => {
   it('resolves each leaf once per request, however often it is attempted', async () => {
@@ -12,7 +15,7 @@ describe('targetResolver', () => {
       ],
     });
     const [first, second] = leavesOf(plan);
-    const targetOf = targetResolver({}, 'ws_test', { fromConfig: true, saved: false });
+    const targetOf = targetResolver(catalog, {}, 'ws_test', { fromConfig: true, saved: false });
     const attempts = [targetOf(first!), targetOf(first!), targetOf(second!)];
     expect(attempts[0]).toBe(attempts[1]);
     expect(attempts[2]).not.toBe(attempts[0]);
@@ -24,7 +27,7 @@ describe('targetResolver', () => {
 
 describe("a saved target's stored credentials", () => {
   const resolveSaved = (config: Record<string, unknown>, headers: ProviderCredentials) =>
-    resolveTarget(leavesOf(buildPlan(config))[0]!, headers, 'ws_test', true, true);
+    resolveTarget(catalog, leavesOf(buildPlan(config))[0]!, headers, 'ws_test', true, true);
   const refusal = (param: string) => ({ status: 400, code: 'catalog_host_fixed', param });
 
   it('never go to a host, provider, catalog entry or cloud setting a request names when the target names no provider', async () => {
@@ -56,7 +59,14 @@ describe("a saved target's stored credentials", () => {
   });
 
   it("are the caller's own in an inline config, which may name its host by header", async () => {
-    const inline = await resolveTarget(leavesOf(buildPlan({ api_key: 'sk-inline' }))[0]!, { customHost: 'http://models.example/v1' }, 'ws_test', true, false);
+    const inline = await resolveTarget(
+      catalog,
+      leavesOf(buildPlan({ api_key: 'sk-inline' }))[0]!,
+      { customHost: 'http://models.example/v1' },
+      'ws_test',
+      true,
+      false,
+    );
     expect([inline.baseUrl, inline.settings.api_key]).toEqual(['http://models.example/v1', 'sk-inline']);
   });
 });

@@ -8,7 +8,6 @@ import {
   type BudgetState,
   type Estimate,
 } from '../../budgets/enforce';
-import { activeBudgets } from '../../budgets/policies';
 import { costOf, priceOf } from '../../pricing/prices';
 import type { AttemptOutcome } from '../../routing/attempt-outcome';
 import type { InferenceContext, RequestStep, TargetAttempt, TargetStep } from '../context';
@@ -26,7 +25,7 @@ export const requestBudgetStep: RequestStep = {
   name: 'budgets',
   async run(context, next) {
     const { request } = context;
-    const budgets = await activeBudgets(request.caller.workspaceId);
+    const budgets = await context.stores.policies.budgets(request.caller.workspaceId);
     if (budgets.request.length === 0 && budgets.target.length === 0) return next();
     const tokenBudgets = budgets.request.filter((budget) => budget.type === 'tokens');
     const costBudgets = budgets.request.filter((budget) => budget.type === 'cost');
@@ -34,7 +33,8 @@ export const requestBudgetStep: RequestStep = {
     context.budgets = state;
     try {
       refuseSpent(costBudgets, requestValues(request));
-      if (tokenBudgets.length > 0) state.requestSlots = await enforceBudgets(tokenBudgets, requestValues(request), () => estimatedTokens(context));
+      if (tokenBudgets.length > 0)
+        state.requestSlots = await enforceBudgets(context.stores.counters, tokenBudgets, requestValues(request), () => estimatedTokens(context));
     } catch (error) {
       if (error instanceof BudgetExceededError) context.recorder.budgetExceeded(error.policyId);
       throw error;
@@ -53,10 +53,11 @@ export const targetBudgetStep: TargetStep = {
   async run(attempt, next) {
     const state = attempt.inference.budgets;
     if (!state || state.attemptBudgets.length === 0) return next();
+    const { counters } = attempt.inference.stores;
     // The attempt before this one failed: what it reserved is no longer needed.
-    if (state.targetSlots.length > 0) attempt.inference.waitUntil(releaseBudgets(state.targetSlots.splice(0)).catch(reportCountError));
+    if (state.targetSlots.length > 0) attempt.inference.waitUntil(releaseBudgets(counters, state.targetSlots.splice(0)).catch(reportCountError));
     try {
-      state.targetSlots = await enforceBudgets(state.attemptBudgets, targetValues(attempt), attemptEstimate(attempt));
+      state.targetSlots = await enforceBudgets(counters, state.attemptBudgets, targetValues(attempt), attemptEstimate(attempt));
     } catch (error) {
       if (!(error instanceof BudgetExceededError)) throw error;
       attempt.inference.recorder.budgetExceeded(error.policyId);
@@ -87,7 +88,7 @@ function attemptEstimate(attempt: TargetAttempt): Estimate {
 function settleWhenFinished(context: InferenceContext, state: BudgetState): void {
   context.recorder.onFinish((record) => {
     const spend = { tokens: (record.usage?.total_tokens ?? 0) + (record.cache_embedding_usage?.total_tokens ?? 0), cost: record.cost };
-    context.waitUntil(countSpend([...state.requestSlots, ...state.targetSlots], spend).catch(reportCountError));
+    context.waitUntil(countSpend(context.stores.counters, [...state.requestSlots, ...state.targetSlots], spend).catch(reportCountError));
   });
 }
 

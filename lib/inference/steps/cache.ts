@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { defaultPartition, namespacePartition, requestKey, semanticQuery, type AnswerShaping, type SemanticQuery } from '../../cache/cache-key';
 import { embedForCache } from '../cache-embedding';
-import { findCachedAnswer, rememberAnswer, defaultMaxAgeSeconds, type AnswerToKeep, type CacheSlot } from '../../cache/response-cache';
-import { findSemanticAnswer, rememberSemanticAnswer, semanticSettingsOf } from '../../cache/semantic-cache';
+import { defaultMaxAgeSeconds, type AnswerToKeep, type CacheSlot } from '../../cache/response-cache';
+import type { AnswerCache } from '../../cache/semantic-cache';
 import { replayAsSse, replayAsSseText } from '../../cache/sse-replay';
 import { captureStream } from '../../cache/stream-capture';
 import { isReadable } from '../../core/readable';
@@ -34,6 +34,7 @@ export const cacheStep: TargetStep = {
     const body = attemptBody(attempt);
     const shaping = attemptShaping(attempt, request);
     const { namespace, forceRefresh } = request.options.cache;
+    const answers = inference.stores.cache;
     const slot: CacheSlot = {
       workspaceId: request.caller.workspaceId,
       partition: namespace !== undefined ? namespacePartition(namespace) : defaultPartition(request.metadata, target),
@@ -47,17 +48,17 @@ export const cacheStep: TargetStep = {
     };
 
     if (!forceRefresh) {
-      const stored = await findCachedAnswer(slot);
+      const stored = await answers.exact.find(slot);
       if (stored) return serve('HIT', stored);
     }
     const semantic =
-      settings.mode === 'semantic' && request.operation === 'chat' ? await semanticLookup(request, target, body, shaping, slot.partition) : undefined;
+      settings.mode === 'semantic' && request.operation === 'chat' ? await semanticLookup(answers, request, target, body, shaping, slot.partition) : undefined;
     let vector: Promise<number[] | undefined> | undefined;
     if (semantic) {
       vector = embed(inference, semantic);
       if (!forceRefresh) {
         const found = await vector;
-        const match = found && (await findSemanticAnswer(slot.workspaceId, semantic.query.scope, found, semantic.settings.similarity_threshold));
+        const match = found && (await answers.semantic.find(slot.workspaceId, semantic.query.scope, found, semantic.settings.similarity_threshold));
         if (match) return serve('SEMANTIC HIT', match.entry);
       }
     }
@@ -69,8 +70,8 @@ export const cacheStep: TargetStep = {
         // An answer the output hooks flagged or withheld is never kept.
         if (attempt.answerChecked && !(await attempt.answerChecked)) return;
         const found = await vector;
-        if (semantic && found) await rememberSemanticAnswer(slot, answer, expiresAt, { scope: semantic.query.scope, vector: found });
-        else await rememberAnswer(slot, answer, expiresAt);
+        if (semantic && found) await answers.semantic.remember(slot, answer, expiresAt, { scope: semantic.query.scope, vector: found });
+        else await answers.exact.remember(slot, answer, expiresAt);
       });
     }
     return outcome;
@@ -87,13 +88,14 @@ interface SemanticLookup {
  * embedding settings (semantic mode then behaves as simple), or the request no text to embed.
  */
 async function semanticLookup(
+  answers: AnswerCache,
   request: UnifiedRequest,
   target: ResolvedTarget,
   body: JsonObject,
   shaping: AnswerShaping,
   partition: string,
 ): Promise<SemanticLookup | undefined> {
-  const settings = await semanticSettingsOf(request.caller.workspaceId);
+  const settings = await answers.semantic.settingsOf(request.caller.workspaceId);
   if (!settings) return undefined;
   const query = semanticQuery(target, body, shaping, partition, { provider: settings.embedding_provider, model: settings.embedding_model });
   return query && { settings, query };
@@ -106,7 +108,7 @@ function embed(inference: InferenceContext, semantic: SemanticLookup): Promise<n
   const key = `${semantic.settings.embedding_provider}\n${semantic.settings.embedding_model}\n${semantic.query.text}`;
   let vector = embeddings.get(key);
   if (!vector) {
-    vector = embedForCache(inference.request.caller.workspaceId, semantic.settings, semantic.query.text).then((embedding) => {
+    vector = embedForCache(inference.stores.catalog, inference.request.caller.workspaceId, semantic.settings, semantic.query.text).then((embedding) => {
       if (embedding?.usage) inference.recorder.embeddedForCache(embedding.usage, { provider: embedding.provider, model: semantic.settings.embedding_model });
       return embedding?.vector;
     });

@@ -1,6 +1,5 @@
 import type { AttemptOutcome } from '../../routing/attempt-outcome';
 import { answerHeaders, countTokens, enforce, newRateLimitState, RateLimitedError, releaseTokens, type RateLimitState } from '../../ratelimit/enforce';
-import { activePolicies } from '../../ratelimit/policies';
 import type { InferenceContext, RequestStep, TargetStep } from '../context';
 import { estimatedTokens, requestValues, targetValues } from '../policy-values';
 
@@ -15,13 +14,13 @@ export const requestRateLimitStep: RequestStep = {
   name: 'rate-limits',
   async run(context, next) {
     const { request } = context;
-    const policies = await activePolicies(request.caller.workspaceId);
+    const policies = await context.stores.policies.rateLimits(request.caller.workspaceId);
     if (policies.request.length === 0 && policies.target.length === 0) return next();
     const state = newRateLimitState(policies.target);
     context.rateLimits = state;
     if (policies.request.length > 0) {
       try {
-        state.requestTokens = await enforce(policies.request, requestValues(request), state, estimatedTokens(context));
+        state.requestTokens = await enforce(context.stores.counters, policies.request, requestValues(request), state, estimatedTokens(context));
       } catch (error) {
         if (error instanceof RateLimitedError) context.recorder.rateLimited(error.policyId);
         throw error;
@@ -47,10 +46,12 @@ export const targetRateLimitStep: TargetStep = {
   async run(attempt, next) {
     const state = attempt.inference.rateLimits;
     if (!state || state.targetPolicies.length === 0) return next();
+    const { counters } = attempt.inference.stores;
     // The attempt before this one failed: what it reserved is no longer needed.
-    if (state.targetTokens.length > 0) attempt.inference.waitUntil(releaseTokens(state.targetTokens.splice(0)).catch(reportCountError));
+    if (state.targetTokens.length > 0) attempt.inference.waitUntil(releaseTokens(counters, state.targetTokens.splice(0)).catch(reportCountError));
     try {
       state.targetTokens = await enforce(
+        counters,
         state.targetPolicies,
         targetValues(attempt),
         state,
@@ -74,7 +75,9 @@ export const targetRateLimitStep: TargetStep = {
  */
 function settleWhenFinished(context: InferenceContext, state: RateLimitState): void {
   context.recorder.onFinish((record) =>
-    context.waitUntil(countTokens([...state.requestTokens, ...state.targetTokens], record.usage?.total_tokens ?? 0).catch(reportCountError)),
+    context.waitUntil(
+      countTokens(context.stores.counters, [...state.requestTokens, ...state.targetTokens], record.usage?.total_tokens ?? 0).catch(reportCountError),
+    ),
   );
 }
 

@@ -7,9 +7,10 @@ export const resolveConfig: RequestStep = {
   name: 'config',
   run(context, next) {
     const { options, caller } = context.request;
-    return resolveRequestPlan(options.config, caller.workspaceId).then((plan) => {
+    const { configs, catalog } = context.stores;
+    return resolveRequestPlan(options.config, caller.workspaceId, configs).then((plan) => {
       context.plan = plan;
-      context.targetOf = targetResolver(options.credentials, caller.workspaceId, plan);
+      context.targetOf = targetResolver(catalog, options.credentials, caller.workspaceId, plan);
       return next();
     });
   },

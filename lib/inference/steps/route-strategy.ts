@@ -15,6 +15,7 @@ export const routeStrategy: RequestStep = {
     const steps = targetSteps[request.kind];
     const routing = await runStrategy(plan.root, {
       identity: plan.identity,
+      breakers: context.stores.breakers,
       query: { metadata: request.metadata, params: request.kind === 'unified' ? request.body : {}, url: { pathname: request.path } },
       waitUntil: context.waitUntil,
       // Every field the target steps set, present from the start: one shape for every attempt.

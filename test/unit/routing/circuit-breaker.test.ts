@@ -1,14 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { CircuitBreakerSettings } from '../../../lib/config/types';
-import {
-  claimProbe,
-  isBreakerFailure,
-  loadBreakerStates,
-  recordFailure,
-  recordSuccess,
-  useBreakerStateStore,
-  verdict,
-} from '../../../lib/routing/circuit-breaker';
+import { CircuitBreakers, isBreakerFailure, verdict } from '../../../lib/routing/circuit-breaker';
 import type { BreakerStateStore } from '../../../lib/store/breaker-state';
 import { memoryBreakerStore } from '../../../lib/store/memory/breaker-state';
 
@@ -20,28 +12,27 @@ const settings: CircuitBreakerSettings = { failure_threshold: 2, cooldown_interv
 const t0 = Date.parse('2026-11-22T10:00:00Z');
 
 let store: BreakerStateStore;
-let restore: () => void;
+let breakers: CircuitBreakers;
 beforeEach(() => {
   store = memoryBreakerStore();
-  restore = useBreakerStateStore(store);
+  breakers = new CircuitBreakers(store);
 });
-afterEach(() => restore());
 
 async function verdictAt(now: number) {
-  return verdict((await loadBreakerStates(identity, now)).get(path), settings, now);
+  return verdict((await breakers.load(identity, now)).get(path), settings, now);
 }
 
 /** Fails the target until it opens, at `now`. */
 async function openAt(now: number) {
-  for (let failure = 0; failure < settings.failure_threshold; failure++) await recordFailure(identity, path, settings, now);
+  for (let failure = 0; failure < settings.failure_threshold; failure++) await breakers.recordFailure(identity, path, settings, now);
 }
 
 describe('circuit breaker', () => {
   it('opens after failure_threshold failures', async () => {
     expect(await verdictAt(t0)).toBe('closed');
-    await recordFailure(identity, path, settings, t0);
+    await breakers.recordFailure(identity, path, settings, t0);
     expect(await verdictAt(t0)).toBe('closed');
-    await recordFailure(identity, path, settings, t0 + 10);
+    await breakers.recordFailure(identity, path, settings, t0 + 10);
     expect(await verdictAt(t0 + 10)).toBe('open');
     expect((await store.read(identity)).get(path)).toMatchObject({ failures: 2, openedAt: t0 + 10 });
   });
@@ -49,13 +40,13 @@ describe('circuit breaker', () => {
   it('stays open until the cooldown has passed, then lets a probe through', async () => {
     await openAt(t0);
     expect(await verdictAt(t0 + settings.cooldown_interval - 1)).toBe('open');
-    expect(await claimProbe(identity, path, settings, t0 + settings.cooldown_interval - 1)).toBe(false);
+    expect(await breakers.claimProbe(identity, path, settings, t0 + settings.cooldown_interval - 1)).toBe(false);
     expect(await verdictAt(t0 + settings.cooldown_interval)).toBe('half-open');
   });
 
   it('failures of requests already under way do not push the cooldown further', async () => {
     await openAt(t0);
-    await recordFailure(identity, path, settings, t0 + 5_000);
+    await breakers.recordFailure(identity, path, settings, t0 + 5_000);
     expect((await store.read(identity)).get(path)).toMatchObject({ failures: 3, openedAt: t0 });
     expect(await verdictAt(t0 + settings.cooldown_interval)).toBe('half-open');
   });
@@ -63,26 +54,26 @@ describe('circuit breaker', () => {
   it('lets exactly one of concurrent requests claim the probe, and keeps the target open to the others', async () => {
     await openAt(t0);
     const cooled = t0 + settings.cooldown_interval;
-    const claims = await Promise.all(Array.from({ length: 5 }, () => claimProbe(identity, path, settings, cooled)));
+    const claims = await Promise.all(Array.from({ length: 5 }, () => breakers.claimProbe(identity, path, settings, cooled)));
     expect(claims.filter(Boolean)).toHaveLength(1);
     expect(await verdictAt(cooled + 1)).toBe('open');
-    expect(await claimProbe(identity, path, settings, cooled + settings.cooldown_interval - 1)).toBe(false);
+    expect(await breakers.claimProbe(identity, path, settings, cooled + settings.cooldown_interval - 1)).toBe(false);
   });
 
   it('offers another probe when the last one has not reported back within a cooldown', async () => {
     await openAt(t0);
     const cooled = t0 + settings.cooldown_interval;
-    expect(await claimProbe(identity, path, settings, cooled)).toBe(true);
+    expect(await breakers.claimProbe(identity, path, settings, cooled)).toBe(true);
     // The probe's container may have been frozen or stopped before it could record anything.
     expect(await verdictAt(cooled + settings.cooldown_interval)).toBe('half-open');
-    expect(await claimProbe(identity, path, settings, cooled + settings.cooldown_interval)).toBe(true);
+    expect(await breakers.claimProbe(identity, path, settings, cooled + settings.cooldown_interval)).toBe(true);
   });
 
   it('re-opens on a failed probe, for another full cooldown', async () => {
     await openAt(t0);
     const probedAt = t0 + settings.cooldown_interval + 500;
-    expect(await claimProbe(identity, path, settings, probedAt)).toBe(true);
-    await recordFailure(identity, path, settings, probedAt + 200);
+    expect(await breakers.claimProbe(identity, path, settings, probedAt)).toBe(true);
+    await breakers.recordFailure(identity, path, settings, probedAt + 200);
     const reopened = (await store.read(identity)).get(path);
     expect(reopened?.openedAt).toBe(probedAt + 200);
     expect(reopened?.probeAt).toBeUndefined();
@@ -93,21 +84,21 @@ describe('circuit breaker', () => {
   it('closes on a success: the breaker is gone and counting starts again', async () => {
     await openAt(t0);
     const probedAt = t0 + settings.cooldown_interval;
-    expect(await claimProbe(identity, path, settings, probedAt)).toBe(true);
-    await recordSuccess(identity, path);
+    expect(await breakers.claimProbe(identity, path, settings, probedAt)).toBe(true);
+    await breakers.recordSuccess(identity, path);
     expect((await store.read(identity)).has(path)).toBe(false);
     expect(await verdictAt(probedAt + 1)).toBe('closed');
-    await recordFailure(identity, path, settings, probedAt + 2);
+    await breakers.recordFailure(identity, path, settings, probedAt + 2);
     expect(await verdictAt(probedAt + 2)).toBe('closed');
   });
 
   it('keeps breakers of other targets and other configs apart', async () => {
     await openAt(t0);
-    await recordFailure('saved:cfg_other', path, { ...settings, failure_threshold: 1 }, t0);
-    const states = await loadBreakerStates(identity, t0);
+    await breakers.recordFailure('saved:cfg_other', path, { ...settings, failure_threshold: 1 }, t0);
+    const states = await breakers.load(identity, t0);
     expect(verdict(states.get('config.targets[1]'), settings, t0)).toBe('closed');
     expect((await store.read('saved:cfg_other')).get(path)).toMatchObject({ failures: 1, openedAt: t0 });
-    await recordSuccess('saved:cfg_other', path);
+    await breakers.recordSuccess('saved:cfg_other', path);
     expect(await verdictAt(t0 + 1)).toBe('open');
   });
 
@@ -136,23 +127,22 @@ describe('circuit breaker', () => {
     expect(await verdictAt(t0 + 999)).toBe('closed');
     expect(await verdictAt(t0 + 1_000)).toBe('open');
 
-    await recordSuccess(identity, path);
+    await breakers.recordSuccess(identity, path);
     expect(await verdictAt(t0 + 1_001)).toBe('closed');
     await openAt(t0 + 1_002);
     expect(await verdictAt(t0 + 1_003)).toBe('open');
 
     const cooled = t0 + 1_002 + settings.cooldown_interval;
     expect(await verdictAt(cooled)).toBe('half-open');
-    expect(await claimProbe(identity, path, settings, cooled)).toBe(true);
+    expect(await breakers.claimProbe(identity, path, settings, cooled)).toBe(true);
     expect(await verdictAt(cooled + 1)).toBe('open');
   });
 
-  it('reads a store put in its place at once, and the previous one again once it is given back', async () => {
+  it("keeps the breakers of one store apart from another store's", async () => {
     await openAt(t0);
     expect(await verdictAt(t0)).toBe('open');
-    const giveBack = useBreakerStateStore(memoryBreakerStore());
-    expect(await verdictAt(t0 + 1)).toBe('closed');
-    giveBack();
+    const elsewhere = new CircuitBreakers(memoryBreakerStore());
+    expect(verdict((await elsewhere.load(identity, t0 + 1)).get(path), settings, t0 + 1)).toBe('closed');
     expect(await verdictAt(t0 + 2)).toBe('open');
   });
 });

@@ -4,8 +4,12 @@ import { GatewayError } from '../../../lib/core/errors';
 import type { AttemptOutcome } from '../../../lib/routing/attempt-outcome';
 import { pickWeighted, runStrategy } from '../../../lib/routing/engine';
 import { buildPlan, type PlanNode } from '../../../lib/routing/plan';
+import { CircuitBreakers } from '../../../lib/routing/circuit-breaker';
+import { memoryBreakerStore } from '../../../lib/store/memory/breaker-state';
 
 process.env.GATEWAY_RETRY_BASE_MS = '1';
+
+const breakers = new CircuitBreakers(memoryBreakerStore());
 
 const ok = (name: string): AttemptOutcome => ({ ok: true, status: 200, headers: { 'x-gateway-provider': name }, body: name });
 const fail = (status: number, headers: Record<string, string> = {}): AttemptOutcome => ({
@@ -25,6 +29,7 @@ async function route(
   const calls: string[] = [];
   const result = await runStrategy(buildPlan(config), {
     identity: 'test',
+    breakers,
     query,
     waitUntil: () => undefined,
     async attempt(leaf: PlanNode) {
