@@ -11,6 +11,15 @@ export type BreakerState = StoredBreaker;
 
 export type BreakerVerdict = 'closed' | 'open' | 'half-open';
 
+/**
+ * The identity a workspace's breakers for one config are kept under. A workspace of its own in the
+ * key: two tenants that send the same inline config (whose `@slug`s may name different hosts in
+ * each) never open each other's targets.
+ */
+export function breakerIdentity(workspaceId: string, configIdentity: string): string {
+  return `${workspaceId}#${configIdentity}`;
+}
+
 const readCacheMs = 1_000;
 const maxCachedIdentities = 5_000;
 

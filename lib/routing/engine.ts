@@ -9,7 +9,7 @@ import { maxRetryAfterTotalMs, retryDelayMs, shouldRetry } from './retry-policy'
 
 /** What routing needs from the route: how to call one target, and what conditions look at. */
 export interface RoutingEnvironment {
-  /** Breaker state key of the config: its saved id, or the hash of an inline config. */
+  /** Breaker state key of the workspace's config (`breakerIdentity`): the workspace, and the saved id or an inline config's hash. */
   identity: string;
   /** Where the targets' circuit breakers are kept. */
   breakers: CircuitBreakers;

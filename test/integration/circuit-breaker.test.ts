@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configHash } from '../../lib/inference/request-config';
+import { breakerIdentity } from '../../lib/routing/circuit-breaker';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, spawnSharedGateway } from '../support/gateway-client';
 import type { SpawnedGateway } from '../support/spawn-gateway';
 import { pollUntil } from '../support/poll';
 import { ageBreaker, readBreaker } from '../support/state-table';
+import { connectToGatewayStore } from '../support/gateway-store';
+
+const store = connectToGatewayStore();
 
 let upstream: FakeUpstream;
 let second: SpawnedGateway;
@@ -33,7 +37,7 @@ describe('circuit breaker shared by two gateway processes', () => {
         { provider: 'openai', api_key: 'k', custom_host: `${upstream.url}${b}/v1` },
       ],
     };
-    const identity = `inline:${configHash(config as never)}`;
+    const identity = breakerIdentity(store.workspaceId, `inline:${configHash(config as never)}`);
     const hits = (prefix: string) => upstream.requests.filter((request) => request.path.startsWith(prefix)).length;
     const call = async (gatewayUrl: string) => {
       const response = await fetch(`${gatewayUrl}/chat/completions`, {
@@ -97,7 +101,7 @@ describe('circuit breaker shared by two gateway processes', () => {
         { provider: 'openai', api_key: 'k', custom_host: `${upstream.url}/cb-all/b/v1` },
       ],
     };
-    const identity = `inline:${configHash(config as never)}`;
+    const identity = breakerIdentity(store.workspaceId, `inline:${configHash(config as never)}`);
     upstream.script('/cb-all/a', [{ status: 502 }, { status: 502 }]);
     upstream.script('/cb-all/b', [{ status: 502 }]);
     const call = () =>

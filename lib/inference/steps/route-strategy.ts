@@ -1,3 +1,4 @@
+import { breakerIdentity } from '../../routing/circuit-breaker';
 import { runStrategy } from '../../routing/engine';
 import type { RequestStep } from '../context';
 import { runSteps, setByStep } from '../steps';
@@ -14,7 +15,7 @@ export const routeStrategy: RequestStep = {
     const plan = setByStep(context.plan, 'config');
     const steps = targetSteps[request.kind];
     const routing = await runStrategy(plan.root, {
-      identity: plan.identity,
+      identity: breakerIdentity(request.caller.workspaceId, plan.identity),
       breakers: context.stores.breakers,
       query: { metadata: request.metadata, params: request.kind === 'unified' ? request.body : {}, url: { pathname: request.path } },
       waitUntil: context.waitUntil,
