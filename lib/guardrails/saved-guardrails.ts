@@ -90,6 +90,13 @@ export function findSavedGuardrail(workspaceId: string, id: string): Promise<Sav
   });
 }
 
+/** Where the hooks steps read the guardrails configs name: the table, through the cache above; a test's map. */
+export interface SavedGuardrails {
+  find(workspaceId: string, id: string): Promise<SavedGuardrailSpec | undefined>;
+}
+
+export const storedGuardrails: SavedGuardrails = { find: findSavedGuardrail };
+
 async function seal(workspaceId: string, saved: SavedGuardrail): Promise<GuardrailItem> {
   const body = await encryptSecrets({ checks: saved.checks, actions: saved.actions as object }, workspaceId);
   return { id: saved.id, workspace_id: workspaceId, name: saved.name, body, created_at: saved.created_at, updated_at: saved.updated_at };

@@ -11,6 +11,8 @@ import { parseConfigRef, type ResolvedConfig, type SavedConfigs } from '../confi
 import type { GatewayConfig } from '../config/types';
 import { deepFreeze } from '../core/deep-freeze';
 import { newId } from '../core/ids';
+import type { SavedGuardrailSpec } from '../guardrails/hook-specs';
+import type { SavedGuardrails } from '../guardrails/saved-guardrails';
 import { splitActive, toActivePolicy, type RateLimitPolicy } from '../ratelimit/policies';
 import { CircuitBreakers } from '../routing/circuit-breaker';
 import { memoryAnswers } from '../store/memory/answers';
@@ -27,6 +29,7 @@ type NewIntegration = Pick<ProviderIntegration, 'slug' | 'provider'> & Partial<O
 export interface MemoryStores extends InferenceStores {
   configs: SavedConfigs & { save(workspaceId: string, config: GatewayConfig, id?: string): ResolvedConfig };
   catalog: ProviderCatalog & { save(workspaceId: string, integration: NewIntegration): ProviderIntegration };
+  guardrails: SavedGuardrails & { save(workspaceId: string, guardrail: Omit<SavedGuardrailSpec, 'id'>): SavedGuardrailSpec };
   policies: ActivePolicies & {
     saveRateLimit(workspaceId: string, fields: PolicyFields<RateLimitPolicy>): RateLimitPolicy;
     saveBudget(workspaceId: string, fields: PolicyFields<UsageLimitPolicy>): UsageLimitPolicy;
@@ -41,6 +44,7 @@ export interface MemoryStores extends InferenceStores {
 export function memoryStores(): MemoryStores {
   const configs = new Map<string, ResolvedConfig[]>();
   const integrations = new Map<string, ProviderIntegration>();
+  const guardrails = new Map<string, SavedGuardrailSpec>();
   const rateLimits = new Map<string, RateLimitPolicy[]>();
   const budgets = new Map<string, UsageLimitPolicy[]>();
   const answers = memoryAnswers();
@@ -83,6 +87,16 @@ export function memoryStores(): MemoryStores {
           workspace_id: workspaceId,
         });
         integrations.set(`${workspaceId}\n${integration.slug}`, saved);
+        return saved;
+      },
+    },
+    guardrails: {
+      async find(workspaceId, id) {
+        return guardrails.get(`${workspaceId}\n${id}`);
+      },
+      save(workspaceId, guardrail) {
+        const saved = deepFreeze({ id: newId('grd'), ...structuredClone(guardrail) });
+        guardrails.set(`${workspaceId}\n${saved.id}`, saved);
         return saved;
       },
     },

@@ -18,11 +18,16 @@ export function runSteps<Context, Result>(steps: readonly Step<Context, Result>[
     const step = steps[index];
     if (!step) return Promise.reject(new Error(`Step "${steps[index - 1]?.name}" called next, but no step follows it.`));
     let called = false;
-    return step.run(context, () => {
-      if (called) return Promise.reject(new Error(`Step "${step.name}" called next a second time; each step may call it once.`));
-      called = true;
-      return runFrom(index + 1);
-    });
+    try {
+      return step.run(context, () => {
+        if (called) return Promise.reject(new Error(`Step "${step.name}" called next a second time; each step may call it once.`));
+        called = true;
+        return runFrom(index + 1);
+      });
+    } catch (error) {
+      // A step that is not async and throws still fails as a promise, as its type says.
+      return Promise.reject(error);
+    }
   };
   return runFrom(0);
 }

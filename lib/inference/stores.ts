@@ -7,6 +7,7 @@ import { activeBudgets, type ActiveBudget } from '../budgets/policies';
 import { answerCache, type AnswerCache } from '../cache/semantic-cache';
 import { storedCatalog, type ProviderCatalog } from '../catalog/providers';
 import { storedConfigs, type SavedConfigs } from '../config/saved-configs';
+import { storedGuardrails, type SavedGuardrails } from '../guardrails/saved-guardrails';
 import { activePolicies, type ActivePolicy, type ActiveSplit } from '../ratelimit/policies';
 import { CircuitBreakers } from '../routing/circuit-breaker';
 import { dynamoAnswers } from '../store/answer-store';
@@ -24,6 +25,8 @@ export interface InferenceStores {
   configs: SavedConfigs;
   /** Provider integrations a target names (`@slug`, a legacy virtual key). */
   catalog: ProviderCatalog;
+  /** Saved guardrails a config's hooks name (`grd_…`). */
+  guardrails: SavedGuardrails;
   /** Rate-limit policies and budgets. */
   policies: ActivePolicies;
   /** What the policies and budgets count: request windows, token windows, budget periods. */
@@ -38,6 +41,7 @@ export interface InferenceStores {
 export const storedState: InferenceStores = {
   configs: storedConfigs,
   catalog: storedCatalog,
+  guardrails: storedGuardrails,
   policies: { rateLimits: activePolicies, budgets: activeBudgets },
   counters: dynamoCounters,
   cache: answerCache(dynamoAnswers),

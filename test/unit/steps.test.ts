@@ -43,6 +43,15 @@ describe('runSteps', () => {
     expect(trail).toEqual(['ran']);
   });
 
+  it('fails as a promise when a step that is not async throws', async () => {
+    const throwing = step('throws', () => {
+      throw new Error('refused at once');
+    });
+    const running = runSteps([step('outer', (_, next) => next()), throwing], []);
+    expect(running).toBeInstanceOf(Promise);
+    await expect(running).rejects.toThrow('refused at once');
+  });
+
   it('names the step that must come first when a list is out of order', () => {
     expect(() => setByStep(undefined, 'config')).toThrow('The "config" step must run before this one.');
     expect(setByStep(0, 'config')).toBe(0);

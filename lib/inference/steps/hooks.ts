@@ -6,7 +6,6 @@ import { runConfiguredCheck } from '../../guardrails/check-runner';
 import { hookResultsJson } from '../../guardrails/hook-results-json';
 import { hasHooks, hooksOfSide, UnknownGuardrailError, type HookSide, type HookSpec } from '../../guardrails/hook-specs';
 import { HooksFailedError, runHooks, type HookResults, type HooksOutcome } from '../../guardrails/run-hooks';
-import { findSavedGuardrail } from '../../guardrails/saved-guardrails';
 import { badRequest } from '../../core/errors';
 import type { JsonObject } from '../../providers/types';
 import type { AttemptOutcome } from '../../routing/attempt-outcome';
@@ -171,8 +170,9 @@ async function runSpecs(
 
 async function specsOf(inference: InferenceContext, settings: InheritedSettings, side: HookSide): Promise<HookSpec[]> {
   const workspaceId = inference.request.caller.workspaceId;
+  const { guardrails } = inference.stores;
   try {
-    return await hooksOfSide(settings, side, (id) => findSavedGuardrail(workspaceId, id));
+    return await hooksOfSide(settings, side, (id) => guardrails.find(workspaceId, id));
   } catch (error) {
     if (error instanceof UnknownGuardrailError) throw badRequest(error.message, `config.${error.where}`, 'guardrail_not_found');
     throw error;
