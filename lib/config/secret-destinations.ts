@@ -5,6 +5,7 @@
  * and no edit that keeps the secret without sending it again, can point it somewhere else.
  */
 import { destinationFields, secretCredentialFields } from '../providers/provider-fields';
+import { badRequest, type GatewayError } from '../core/errors';
 import { isPlainObject } from '../core/plain-object';
 import type { ConfigIssue } from './types';
 
@@ -57,4 +58,19 @@ export function unboundSecretIssues(config: unknown): ConfigIssue[] {
   };
   walk(config, 'config', undefined);
   return issues;
+}
+
+/**
+ * The 400 of an edit that keeps stored secrets (sent back masked, `maskedPlaceholder`) while
+ * changing where they go (`destination`: what decides it in that kind of object): the secret
+ * itself must be sent again to move it.
+ */
+export function movedSecretError(paths: readonly string[], destination: string, maskedPlaceholder: string): GatewayError {
+  const one = paths.length === 1;
+  return badRequest(
+    `${paths.join(', ')} ${one ? 'keeps its' : 'keep their'} stored value ("${maskedPlaceholder}") while the ${destination} ${one ? 'it goes' : 'they go'} to changes. ` +
+      'A stored secret only ever goes where it was saved for: send the secret itself again in this PUT to move it, or keep the destination.',
+    paths[0]!,
+    'credentials_required',
+  );
 }

@@ -14,9 +14,9 @@ import {
   type SavedConfigSummary,
 } from '../config/saved-configs';
 import { configError, parseConfig } from '../config/schema';
-import { unboundSecretIssues } from '../config/secret-destinations';
+import { movedSecretError, unboundSecretIssues } from '../config/secret-destinations';
 import type { GatewayConfig } from '../config/types';
-import { badRequest, GatewayError, notFound } from '../core/errors';
+import { GatewayError, notFound } from '../core/errors';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import { listEnvelope, pageQuery } from '../http/pagination';
 
@@ -125,7 +125,7 @@ export const configsRoute = controlRoutes(
         if (!latest) throw configNotFound(configId);
         const restored = restoreMaskedSecrets(config, latest.config);
         if (restored.unresolved.length > 0) throw maskedPlaceholderError(restored.unresolved);
-        if (restored.moved.length > 0) throw movedSecretError(restored.moved);
+        if (restored.moved.length > 0) throw movedSecretError(restored.moved, 'provider, host, catalog entry or URL', maskedSecret);
         config = restored.config;
         expectedVersion = latest.version;
       }
@@ -178,15 +178,6 @@ function validate(input: unknown): GatewayConfig {
   const unbound = unboundSecretIssues(result.config);
   if (unbound.length > 0) throw configError(unbound);
   return result.config;
-}
-
-function movedSecretError(paths: string[]): GatewayError {
-  return badRequest(
-    `${paths.join(', ')} ${paths.length === 1 ? 'keeps its' : 'keep their'} stored value ("${maskedSecret}") while the provider, host, catalog entry or URL ${paths.length === 1 ? 'it goes' : 'they go'} to changes. ` +
-      'A stored secret only ever goes where it was saved for: send the secret itself again in this PUT to move it, or keep the destination.',
-    paths[0]!,
-    'credentials_required',
-  );
 }
 
 function maskedPlaceholderError(paths: string[]): GatewayError {

@@ -1,5 +1,6 @@
 import { array, boolean, maxLength, minLength, number, object, optional, record, string, unknown } from 'zod/mini';
-import { maskConfigSecrets, maskedSecretPaths, restoreMaskedSecrets } from '../config/saved-configs';
+import { maskConfigSecrets, maskedSecret, maskedSecretPaths, restoreMaskedSecrets } from '../config/saved-configs';
+import { movedSecretError } from '../config/secret-destinations';
 import type { HookCheck } from '../guardrails/hook-types';
 import { badRequest, notFound } from '../core/errors';
 import {
@@ -131,13 +132,7 @@ export const guardrailsRoute = controlRoutes(
           null,
           'invalid_guardrail_body',
         );
-      if (restored.moved.length > 0) {
-        throw badRequest(
-          `${restored.moved[0]} keeps its stored value ("********") while the URL it is sent to changes. A stored secret only ever goes where it was saved for: send the headers again in this PUT to move them, or keep the URL.`,
-          restored.moved[0]!,
-          'credentials_required',
-        );
-      }
+      if (restored.moved.length > 0) throw movedSecretError(restored.moved, 'URL', maskedSecret);
       const replaced = await replaceGuardrail(
         auth.workspaceId,
         guardrailId,
