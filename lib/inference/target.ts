@@ -19,23 +19,6 @@ export interface ProviderCredentials {
   cloud?: ProviderSettings;
 }
 
-export function readProviderCredentials(headers: Record<string, string>): ProviderCredentials {
-  const credentials: ProviderCredentials = {};
-  const provider = headers['x-gateway-provider']?.trim();
-  if (provider) credentials.provider = provider;
-  const authorization = headers.authorization?.trim();
-  if (authorization) credentials.apiKey = /^Bearer\s+(.+)$/i.exec(authorization)?.[1] ?? authorization;
-  const customHost = headers['x-gateway-custom-host']?.trim();
-  if (customHost) credentials.customHost = customHost;
-  const virtualKey = headers['x-gateway-virtual-key']?.trim();
-  if (virtualKey) credentials.virtualKey = virtualKey;
-  for (const name in cloudHeaderFields) {
-    const value = headers[name]?.trim();
-    if (value) (credentials.cloud ??= {})[cloudHeaderFields[name]] = value as never;
-  }
-  return credentials;
-}
-
 const howToSelect =
   'Select a provider with the x-gateway-provider header (for example "openai") and send its key as Authorization: Bearer <provider key>, ' +
   'use a provider from the catalog (x-gateway-provider: @<slug>), send x-gateway-config, or send x-gateway-custom-host with the base URL of an OpenAI-compatible server.';

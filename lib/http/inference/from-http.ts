@@ -11,9 +11,7 @@ import {
   type UnifiedRequest,
 } from '../../inference/inference-request';
 import { passthroughPath } from '../../inference/passthrough-path';
-import { readConfigHeader } from '../../inference/request-config';
-import { readCacheHeaders, readForwardHeaderNames, readRequestTimeoutHeader } from '../../inference/request-options';
-import { readProviderCredentials } from '../../inference/target';
+import { readCacheHeaders, readConfigHeader, readForwardHeaderNames, readProviderCredentials, readRequestTimeoutHeader } from './option-headers';
 
 const passthroughMethods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
