@@ -1,8 +1,8 @@
-import { createServer } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxJsonDepth } from '../../lib/wire/client-json';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { closedPort } from '../support/loopback-upstream';
 import { env, gatewayFetch, type TestResponse } from '../support/gateway-client';
 
 const json = { 'content-type': 'application/json', 'x-gateway-provider': 'openai', authorization: 'Bearer sk-test' };
@@ -146,16 +146,6 @@ describe('fuzzing the unified and pass-through routes', () => {
     );
   }, 60_000);
 });
-
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('input that used to earn a 500 or a misleading answer', () => {
   let upstream: FakeUpstream;

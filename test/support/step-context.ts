@@ -73,6 +73,16 @@ export function nextAnswering<T>(answer: () => T | Promise<T>) {
   return next;
 }
 
+/** A chat completion in OpenAI's shape that answers `content`; `extra` adds fields (usage). */
+export const chatCompletion = (content: string, extra: Record<string, unknown> = {}) => ({
+  id: 'chatcmpl-unit',
+  object: 'chat.completion',
+  created: 1,
+  model: 'gpt-4o-mini',
+  choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+  ...extra,
+});
+
 /** A provider's whole 200 answer; `body` is JSON-encoded unless it is a string. */
 export const okOutcome = (body: unknown = { id: 'chatcmpl-test', object: 'chat.completion', choices: [] }): AttemptOutcome => ({
   ok: true,

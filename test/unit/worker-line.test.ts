@@ -4,28 +4,16 @@
  * (`inferenceRequest`, `inferenceContext`, `runInference`, read the answer, `finish`). It
  * completes, its tokens are counted on both, and its log record carries the caller and the line's id.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inferenceRequest } from '../../lib/inference/inference-request';
 import { memoryStores } from '../../lib/inference/memory-stores';
 import { inferenceContext, runInference } from '../../lib/inference/run-inference';
 import type { RequestLogRecord } from '../../lib/observability/request-log';
 import { tokenCounter } from '../../lib/store/rate-counters';
 import { usageCounter } from '../../lib/store/usage-counters';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { useLoopbackUpstream } from '../support/loopback-upstream';
 
-let upstream: FakeUpstream;
-let previousMode: string | undefined;
-beforeAll(async () => {
-  // Loopback providers are reachable in local mode only.
-  previousMode = process.env.GATEWAY_MODE;
-  process.env.GATEWAY_MODE = 'local';
-  upstream = await startFakeUpstream();
-});
-afterAll(async () => {
-  if (previousMode === undefined) delete process.env.GATEWAY_MODE;
-  else process.env.GATEWAY_MODE = previousMode;
-  await upstream.close();
-});
+const loopback = useLoopbackUpstream();
 
 const caller = { organisationId: 'org_worker', workspaceId: 'ws_worker' };
 const everyRequest = { conditions: [], group_by: [] };
@@ -35,7 +23,7 @@ describe("a worker's line", () => {
     const stores = memoryStores();
     stores.policies.saveBudget(caller.workspaceId, { name: 'batch', type: 'tokens', credit_limit: 1_000_000, ...everyRequest });
     stores.policies.saveRateLimit(caller.workspaceId, { type: 'tokens', unit: 'rph', value: 1_000_000, ...everyRequest });
-    const saved = stores.configs.save(caller.workspaceId, { provider: 'openai', api_key: 'sk-line', custom_host: `${upstream.url}/worker/v1` });
+    const saved = stores.configs.save(caller.workspaceId, { provider: 'openai', api_key: 'sk-line', custom_host: `${loopback.upstream.url}/worker/v1` });
     const records: RequestLogRecord[] = [];
 
     const request = inferenceRequest({
@@ -71,7 +59,7 @@ describe("a worker's line", () => {
 
   it("cannot name another workspace's saved config", async () => {
     const stores = memoryStores();
-    const saved = stores.configs.save('ws_elsewhere', { provider: 'openai', api_key: 'sk-other', custom_host: `${upstream.url}/other/v1` });
+    const saved = stores.configs.save('ws_elsewhere', { provider: 'openai', api_key: 'sk-other', custom_host: `${loopback.upstream.url}/other/v1` });
     const request = inferenceRequest({
       kind: 'unified',
       operation: 'chat',
@@ -83,6 +71,6 @@ describe("a worker's line", () => {
       status: 400,
       code: 'config_not_found',
     });
-    expect(upstream.requests.filter((recorded) => recorded.path.startsWith('/other/'))).toEqual([]);
+    expect(loopback.upstream.requests.filter((recorded) => recorded.path.startsWith('/other/'))).toEqual([]);
   });
 });

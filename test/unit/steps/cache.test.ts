@@ -7,7 +7,7 @@
  * its meaning. The same behaviour over HTTP is test/integration/cache.test.ts and semantic-cache.test.ts.
  */
 import { PassThrough, type Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../../lib/config/types';
 import { GatewayError } from '../../../lib/core/errors';
 import type { TargetStep } from '../../../lib/inference/context';
@@ -17,20 +17,23 @@ import { cacheStep } from '../../../lib/inference/steps/cache';
 import { resolveConfig } from '../../../lib/inference/steps/resolve-config';
 import { resolveTargetStep } from '../../../lib/inference/steps/resolve-target';
 import type { AttemptOutcome } from '../../../lib/routing/attempt-outcome';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
-import { attemptAt, chatRequest, nextAnswering, okOutcome, okResult, stepContext, testCaller, type StepContext } from '../../support/step-context';
+import { useLoopbackUpstream } from '../../support/loopback-upstream';
+import {
+  attemptAt,
+  chatCompletion,
+  chatRequest,
+  nextAnswering,
+  okOutcome,
+  okResult,
+  stepContext,
+  testCaller,
+  type StepContext,
+} from '../../support/step-context';
 
 const simple: GatewayConfig = { provider: 'openai', api_key: 'sk-cache-unit', cache: { mode: 'simple' } };
 const usage = { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 };
 const chat = (content: unknown, extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra });
-const completion = (content: string) => ({
-  id: 'chatcmpl-unit',
-  object: 'chat.completion',
-  created: 1,
-  model: 'gpt-4o-mini',
-  choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-  usage,
-});
+const completion = (content: string) => chatCompletion(content, { usage });
 
 type Provider = ReturnType<typeof nextAnswering<AttemptOutcome>>;
 
@@ -221,25 +224,14 @@ describe('cache step, simple mode', () => {
 describe('cache step, semantic mode', () => {
   const semantic: GatewayConfig = { ...simple, cache: { mode: 'semantic' } };
   const question = 'What is the capital of France?';
-  let upstream: FakeUpstream;
-  const mode = process.env.GATEWAY_MODE;
-  beforeAll(async () => {
-    // Outbound calls to loopback (the fake embedder) are allowed in local mode only.
-    process.env.GATEWAY_MODE = 'local';
-    upstream = await startFakeUpstream();
-  });
-  afterAll(async () => {
-    await upstream.close();
-    if (mode === undefined) delete process.env.GATEWAY_MODE;
-    else process.env.GATEWAY_MODE = mode;
-  });
+  const loopback = useLoopbackUpstream();
 
   function semanticStores() {
     const stores = memoryStores();
     stores.catalog.save(testCaller.workspaceId, {
       slug: 'embedder',
       provider: 'openai',
-      custom_host: `${upstream.url}/v1`,
+      custom_host: `${loopback.upstream.url}/v1`,
       credentials: { api_key: 'sk-embed' },
     });
     stores.answers.settings.set(testCaller.workspaceId, {
@@ -249,10 +241,10 @@ describe('cache step, semantic mode', () => {
     });
     return stores;
   }
-  const embedded = () => upstream.requests.filter((sent) => sent.path === '/v1/embeddings').map((sent) => (sent.json as { input: string }).input);
+  const embedded = () => loopback.upstream.requests.filter((sent) => sent.path === '/v1/embeddings').map((sent) => (sent.json as { input: string }).input);
 
   it('misses by meaning, then finds the answer for the same text sent another way', async () => {
-    upstream.reset();
+    loopback.upstream.reset();
     const stores = semanticStores();
     const miss = await request(stores, semantic, () => okOutcome(completion('Paris')), { body: chat(question) });
     expect([miss.next.calls, miss.step.context.cacheStatus]).toEqual([1, 'SEMANTIC MISS']);
@@ -274,7 +266,7 @@ describe('cache step, semantic mode', () => {
   });
 
   it('caches exactly when the workspace has no semantic settings', async () => {
-    upstream.reset();
+    loopback.upstream.reset();
     const stores = memoryStores();
     const miss = await request(stores, semantic, () => okOutcome(completion('Paris')), { body: chat(question) });
     expect([miss.next.calls, miss.step.context.cacheStatus]).toEqual([1, 'MISS']);

@@ -17,17 +17,21 @@ import { requestHooksStep, targetHooksStep } from '../../../lib/inference/steps/
 import { resolveConfig } from '../../../lib/inference/steps/resolve-config';
 import { HooksFailedError } from '../../../lib/guardrails/run-hooks';
 import type { AttemptOutcome } from '../../../lib/routing/attempt-outcome';
-import { attemptAt, chatRequest, nextAnswering, okOutcome, okResult, stepContext, testCaller, type StepContext } from '../../support/step-context';
+import {
+  attemptAt,
+  chatCompletion,
+  chatRequest,
+  nextAnswering,
+  okOutcome,
+  okResult,
+  stepContext,
+  testCaller,
+  type StepContext,
+} from '../../support/step-context';
 
 const target: GatewayConfig = { provider: 'openai', api_key: 'sk-hooks-unit' };
 const chat = (content: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
-const completion = (content: string) => ({
-  id: 'chatcmpl-unit',
-  object: 'chat.completion',
-  created: 1,
-  model: 'gpt-4o-mini',
-  choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-});
+const completion = (content: string) => chatCompletion(content);
 
 /** An inline guardrail whose one check fails on a message that mentions a password. */
 const noPasswords = (deny: boolean) => ({ id: 'no-passwords', deny, 'default.regexMatch': { rule: 'password', flags: 'i', not: true } });

@@ -1,13 +1,5 @@
-/*
- * The `call` step of pass-through (`passthroughCallStep`) against a fake provider on loopback, with
- * the steps it needs before it (`config`, `target`, `timeout`) and in-memory stores: the client's
- * method, path, query and bytes reach the provider unchanged, the provider's status, headers and
- * body come back as they were (relayed as a body without a config, held as `raw` with one), a
- * refused connection is a network failure, and the log record names the caller's workspace.
- */
-import { createServer, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../../lib/config/types';
 import type { TargetStep } from '../../../lib/inference/context';
 import { inferenceRequest, type InferenceCaller, type PassthroughRequest } from '../../../lib/inference/inference-request';
@@ -17,22 +9,11 @@ import { resolveConfig } from '../../../lib/inference/steps/resolve-config';
 import { resolveTargetStep } from '../../../lib/inference/steps/resolve-target';
 import { timeoutStep } from '../../../lib/inference/steps/timeout';
 import type { AttemptOutcome } from '../../../lib/routing/attempt-outcome';
-import { ownPath, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
+import { ownPath } from '../../support/fake-upstream';
+import { closedPort, useLoopbackUpstream } from '../../support/loopback-upstream';
 import { attemptAt, chatRequest, okResult, stepContext } from '../../support/step-context';
 
-let upstream: FakeUpstream;
-let previousMode: string | undefined;
-beforeAll(async () => {
-  // The outbound address guard lets a call reach loopback only in local mode.
-  previousMode = process.env.GATEWAY_MODE;
-  process.env.GATEWAY_MODE = 'local';
-  upstream = await startFakeUpstream();
-});
-afterAll(async () => {
-  if (previousMode === undefined) delete process.env.GATEWAY_MODE;
-  else process.env.GATEWAY_MODE = previousMode;
-  await upstream.close();
-});
+const loopback = useLoopbackUpstream();
 
 /** A caller of its own, so the log record's workspace can only have come from the request. */
 const caller: InferenceCaller = { organisationId: 'org_passthrough', workspaceId: 'ws_passthrough', keyId: 'key_passthrough' };
@@ -78,21 +59,12 @@ function answered(outcome: AttemptOutcome): Extract<AttemptOutcome, { ok: true }
   return outcome;
 }
 
-/** A loopback port nothing listens on: one the system handed out and took back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** Bytes that are not UTF-8 text, so any decoding and re-encoding on the way would show. */
 const binaryBytes = Buffer.from([0x00, 0xff, 0xfe, 0x7b, 0x22, 0x0d, 0x0a, 0xc3, 0x28, 0x80, 0x41]);
 
 describe('passthroughCallStep: the request reaches the provider as it came', () => {
   it('sends the method, path, query and bytes unchanged, with the target key in place of the client headers that must not go', async () => {
-    const host = ownPath(upstream, 'pt', 'echo');
+    const host = ownPath(loopback.upstream, 'pt', 'echo');
     const { outcome } = await forward(
       passthroughRequest(
         {
@@ -127,23 +99,23 @@ describe('passthroughCallStep: the request reaches the provider as it came', () 
     });
     expect(Object.keys(echoed.headers).filter((name) => name.startsWith('x-gateway-'))).toEqual([]);
     // What the fake recorded agrees with what it echoed: one call, the bytes as sent.
-    const received = upstream.requests.filter((request) => request.path.startsWith(host.prefix));
+    const received = loopback.upstream.requests.filter((request) => request.path.startsWith(host.prefix));
     expect(received).toHaveLength(1);
     expect(received[0].body.equals(binaryBytes)).toBe(true);
   });
 
   it('sends a GET without a body, and a DELETE with its own method', async () => {
-    const host = ownPath(upstream, 'pt', 'methods');
+    const host = ownPath(loopback.upstream, 'pt', 'methods');
     for (const method of ['GET', 'DELETE']) {
       const { outcome } = await forward(passthroughRequest({ method, providerPath: 'files/file-1/echo', rawQuery: '' }, host.custom_host));
       const echoed = JSON.parse((await readAll(answered(outcome).body)).toString('utf8'));
       expect(echoed).toMatchObject({ method, url: `${host.prefix}/v1/files/file-1/echo`, bodyLength: 0 });
     }
-    expect(upstream.requests.filter((request) => request.path.startsWith(host.prefix)).map((request) => request.method)).toEqual(['GET', 'DELETE']);
+    expect(loopback.upstream.requests.filter((request) => request.path.startsWith(host.prefix)).map((request) => request.method)).toEqual(['GET', 'DELETE']);
   });
 
   it("writes the caller's workspace and the request's method and path to the log record", async () => {
-    const host = ownPath(upstream, 'pt', 'logged');
+    const host = ownPath(loopback.upstream, 'pt', 'logged');
     const { outcome, context, records } = await forward(
       passthroughRequest({ method: 'POST', providerPath: 'echo/x', rawQuery: 'a=1', bytes: Buffer.from('{"log":true}') }, host.custom_host),
     );
@@ -171,8 +143,8 @@ describe("passthroughCallStep: the provider's error comes back as it was", () =>
   const scriptedError = { status: 429, body: errorBody, headers: { 'content-type': 'application/json', 'retry-after': '7' } };
 
   it('without a config, relays the status, headers and body as an answer: nothing would retry it', async () => {
-    const host = ownPath(upstream, 'pt', 'error-relayed');
-    upstream.script(host.prefix, [scriptedError]);
+    const host = ownPath(loopback.upstream, 'pt', 'error-relayed');
+    loopback.upstream.script(host.prefix, [scriptedError]);
     const { outcome } = await forward(
       passthroughRequest({ method: 'POST', providerPath: 'echo/x', rawQuery: 'a=1', bytes: Buffer.from('{}') }, host.custom_host),
     );
@@ -183,8 +155,8 @@ describe("passthroughCallStep: the provider's error comes back as it was", () =>
   });
 
   it('with a config, holds the error whole as raw, so routing can retry or fall back', async () => {
-    const host = ownPath(upstream, 'pt', 'error-held');
-    upstream.script(host.prefix, [scriptedError]);
+    const host = ownPath(loopback.upstream, 'pt', 'error-held');
+    loopback.upstream.script(host.prefix, [scriptedError]);
     const config: GatewayConfig = { provider: 'openai', api_key: 'sk-configured', custom_host: host.custom_host };
     const { outcome, context, records } = await forward(
       passthroughRequest({ method: 'POST', providerPath: 'echo/x', rawQuery: 'a=1', bytes: Buffer.from('{}') }, host.custom_host, config),
@@ -196,7 +168,7 @@ describe("passthroughCallStep: the provider's error comes back as it was", () =>
     expect(outcome.headers).toMatchObject({ 'content-type': 'application/json', 'retry-after': '7', 'x-gateway-provider': 'openai' });
     expect(outcome.error).toMatchObject({ status: 429, code: 'provider_error', provider: 'openai', message: 'openai answered 429.' });
     // The config's key, not the credentials', went to the provider.
-    expect(upstream.requests.filter((request) => request.path.startsWith(host.prefix)).map((request) => request.headers.authorization)).toEqual([
+    expect(loopback.upstream.requests.filter((request) => request.path.startsWith(host.prefix)).map((request) => request.headers.authorization)).toEqual([
       'Bearer sk-configured',
     ]);
     await context.finish({ status: 429 });

@@ -1,12 +1,5 @@
-/*
- * The `call` step of the unified routes (`providerCallStep`) against a fake OpenAI provider on
- * loopback, with the steps it needs before it (`target`, `timeout`) and in-memory stores: a whole
- * answer and what the provider received, usage reaching the log record, a streamed answer, and a
- * provider's error, a network failure and a timeout each coming back as an outcome, never thrown.
- */
-import { createServer, type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../../lib/config/types';
 import type { TargetStep } from '../../../lib/inference/context';
 import { inferenceRequest } from '../../../lib/inference/inference-request';
@@ -17,22 +10,11 @@ import { resolveTargetStep } from '../../../lib/inference/steps/resolve-target';
 import { timeoutStep } from '../../../lib/inference/steps/timeout';
 import type { JsonObject } from '../../../lib/providers/types';
 import type { AttemptOutcome } from '../../../lib/routing/attempt-outcome';
-import { ownPath, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
+import { ownPath } from '../../support/fake-upstream';
+import { closedPort, useLoopbackUpstream } from '../../support/loopback-upstream';
 import { attemptAt, chatRequest, okResult, stepContext, testCaller } from '../../support/step-context';
 
-let upstream: FakeUpstream;
-let previousMode: string | undefined;
-beforeAll(async () => {
-  // The outbound address guard lets a call reach loopback only in local mode.
-  previousMode = process.env.GATEWAY_MODE;
-  process.env.GATEWAY_MODE = 'local';
-  upstream = await startFakeUpstream();
-});
-afterAll(async () => {
-  if (previousMode === undefined) delete process.env.GATEWAY_MODE;
-  else process.env.GATEWAY_MODE = previousMode;
-  await upstream.close();
-});
+const loopback = useLoopbackUpstream();
 
 /** The target steps up to and including the call, in the order `targetSteps.unified` runs them. */
 const callSteps: readonly TargetStep[] = [resolveTargetStep, timeoutStep, providerCallStep];
@@ -60,18 +42,9 @@ async function readAll(body: Readable): Promise<string> {
   return text;
 }
 
-/** A loopback port nothing listens on: one the system handed out and took back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe('providerCallStep: a whole answer', () => {
   it("answers the provider's chat completion in OpenAI's shape, with status 200", async () => {
-    const host = ownPath(upstream, 'call', 'whole');
+    const host = ownPath(loopback.upstream, 'call', 'whole');
     const { outcome } = await callProvider({ provider: 'openai', api_key: 'sk-whole', custom_host: host.custom_host }, userSays('hello there'));
     expect(outcome).toMatchObject({ ok: true, status: 200, headers: { 'content-type': 'application/json', 'x-gateway-provider': 'openai' } });
     const answer = JSON.parse(bodyText(outcome));
@@ -84,7 +57,7 @@ describe('providerCallStep: a whole answer', () => {
   });
 
   it('sends the body with override_params over it, and the key as a bearer token', async () => {
-    const host = ownPath(upstream, 'call', 'override');
+    const host = ownPath(loopback.upstream, 'call', 'override');
     const body = userSays('override me', { temperature: 0.2 });
     const { outcome } = await callProvider(
       { provider: 'openai', api_key: 'sk-override', custom_host: host.custom_host, override_params: { model: 'gpt-4o', temperature: 0 } },
@@ -94,7 +67,7 @@ describe('providerCallStep: a whole answer', () => {
     // The answer names the model the provider was asked for: the override's, not the client's.
     expect(JSON.parse(bodyText(outcome)).model).toBe('gpt-4o');
 
-    const received = upstream.requests.filter((request) => request.path.startsWith(host.prefix));
+    const received = loopback.upstream.requests.filter((request) => request.path.startsWith(host.prefix));
     expect(received.map((request) => [request.method, request.path])).toEqual([['POST', `${host.prefix}/v1/chat/completions`]]);
     expect(received[0].json).toEqual({ ...body, model: 'gpt-4o', temperature: 0 });
     expect(received[0].headers.authorization).toBe('Bearer sk-override');
@@ -102,7 +75,7 @@ describe('providerCallStep: a whole answer', () => {
   });
 
   it("puts the answer's usage on the context, and in the log record once the request finishes", async () => {
-    const host = ownPath(upstream, 'call', 'usage');
+    const host = ownPath(loopback.upstream, 'call', 'usage');
     const { outcome, context, records } = await callProvider(
       { provider: 'openai', api_key: 'sk-usage', custom_host: host.custom_host, override_params: { model: 'gpt-4o' } },
       userSays('count my tokens'),
@@ -133,7 +106,7 @@ describe('providerCallStep: a whole answer', () => {
 
 describe('providerCallStep: a streamed answer', () => {
   it('answers a readable SSE body that ends with [DONE], and records the usage it asked for', async () => {
-    const host = ownPath(upstream, 'call', 'stream');
+    const host = ownPath(loopback.upstream, 'call', 'stream');
     const { outcome, context, records } = await callProvider(
       { provider: 'openai', api_key: 'sk-stream', custom_host: host.custom_host },
       userSays('stream me', { stream: true }),
@@ -154,7 +127,7 @@ describe('providerCallStep: a streamed answer', () => {
     // The gateway asked for usage the client did not: the provider's usage chunk is not relayed.
     expect(events.some((event) => event.usage)).toBe(false);
 
-    const sent = upstream.requests.filter((request) => request.path.startsWith(host.prefix));
+    const sent = loopback.upstream.requests.filter((request) => request.path.startsWith(host.prefix));
     expect(sent).toHaveLength(1);
     expect(sent[0].json).toMatchObject({ stream: true, stream_options: { include_usage: true } });
     expect(sent[0].headers.accept).toBe('text/event-stream');
@@ -168,7 +141,7 @@ describe('providerCallStep: a streamed answer', () => {
 
 describe('providerCallStep: failures are outcomes', () => {
   it("answers a provider's 429 with its status and message, not a rejection", async () => {
-    const host = ownPath(upstream, 'call', 'error-model');
+    const host = ownPath(loopback.upstream, 'call', 'error-model');
     const { outcome } = await callProvider(
       { provider: 'openai', api_key: 'sk-429', custom_host: host.custom_host },
       userSays('too many', { model: 'error-429' }),
@@ -186,8 +159,8 @@ describe('providerCallStep: failures are outcomes', () => {
   });
 
   it('answers a scripted 429 on a streamed request before anything is streamed', async () => {
-    const host = ownPath(upstream, 'call', 'scripted');
-    upstream.script(host.prefix, [{ status: 429, json: { error: { message: 'Slow down, scripted.', type: 'requests', code: 'scripted_limit' } } }]);
+    const host = ownPath(loopback.upstream, 'call', 'scripted');
+    loopback.upstream.script(host.prefix, [{ status: 429, json: { error: { message: 'Slow down, scripted.', type: 'requests', code: 'scripted_limit' } } }]);
     const { outcome, context, records } = await callProvider(
       { provider: 'openai', api_key: 'sk-scripted', custom_host: host.custom_host },
       userSays('stream or not', { stream: true }),
@@ -212,8 +185,8 @@ describe('providerCallStep: failures are outcomes', () => {
   });
 
   it("answers a provider that says nothing within the target's request_timeout as a 408 network failure", async () => {
-    const host = ownPath(upstream, 'call', 'hang');
-    upstream.script(host.prefix, [{ hangMs: 5_000 }]);
+    const host = ownPath(loopback.upstream, 'call', 'hang');
+    loopback.upstream.script(host.prefix, [{ hangMs: 5_000 }]);
     const started = performance.now();
     const { outcome } = await callProvider({ provider: 'openai', api_key: 'sk-hang', custom_host: host.custom_host, request_timeout: 200 }, userSays('wait'));
     expect(performance.now() - started).toBeLessThan(3_000);
@@ -225,7 +198,7 @@ describe('providerCallStep: failures are outcomes', () => {
 
 describe('providerCallStep: its place in the steps', () => {
   it('names the step that must run before it', async () => {
-    const config: GatewayConfig = { provider: 'openai', api_key: 'sk-order', custom_host: ownPath(upstream, 'call', 'order').custom_host };
+    const config: GatewayConfig = { provider: 'openai', api_key: 'sk-order', custom_host: ownPath(loopback.upstream, 'call', 'order').custom_host };
     const { context } = stepContext(chatRequest(config));
     await resolveConfig.run(context, async () => okResult());
     // Wrapped in an async function: the step throws these synchronously rather than rejecting.

@@ -4,7 +4,7 @@
  * breakers kept in the context's own breaker store (opened by one request, honoured by the next, and
  * unseen by another store).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../../lib/config/types';
 import type { InferenceResult } from '../../../lib/inference/context';
 import { memoryStores, type MemoryStores } from '../../../lib/inference/memory-stores';
@@ -12,32 +12,19 @@ import { resolveConfig } from '../../../lib/inference/steps/resolve-config';
 import { routeStrategy } from '../../../lib/inference/steps/route-strategy';
 import { runSteps } from '../../../lib/inference/steps';
 import { breakerIdentity } from '../../../lib/routing/circuit-breaker';
-import { ownPath, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
+import { ownPath } from '../../support/fake-upstream';
+import { useLoopbackUpstream } from '../../support/loopback-upstream';
 import { chatRequest, nextAnswering, okResult, stepContext, testCaller } from '../../support/step-context';
 
-let upstream: FakeUpstream;
-const saved = { mode: process.env.GATEWAY_MODE, retryBase: process.env.GATEWAY_RETRY_BASE_MS };
-const restore = (name: string, value: string | undefined) => (value === undefined ? delete process.env[name] : (process.env[name] = value));
-
-beforeAll(async () => {
-  // The outbound guard lets the gateway reach loopback only in local mode.
-  process.env.GATEWAY_MODE = 'local';
-  // Retries wait a jittered backoff; a millisecond keeps the retry test fast without changing what it checks.
-  process.env.GATEWAY_RETRY_BASE_MS = '1';
-  upstream = await startFakeUpstream();
-});
-afterAll(async () => {
-  restore('GATEWAY_MODE', saved.mode);
-  restore('GATEWAY_RETRY_BASE_MS', saved.retryBase);
-  await upstream?.close();
-});
+// Retries wait a jittered backoff; a millisecond keeps the retry test fast without changing what it checks.
+const loopback = useLoopbackUpstream({ GATEWAY_RETRY_BASE_MS: '1' });
 
 const breakerSettings = { failure_threshold: 1, cooldown_interval: 60_000 };
 const overloaded = { status: 503, json: { error: { message: 'overloaded', type: 'server_error', param: null, code: null } } };
 
 /** A target on a base path of its own, so each test counts the provider calls it caused. */
 function fakeTarget(label: string, extra: GatewayConfig = {}) {
-  const host = ownPath(upstream, 'strategy', label);
+  const host = ownPath(loopback.upstream, 'strategy', label);
   return { ...host, config: { provider: 'openai', api_key: 'sk-fake', custom_host: host.custom_host, ...extra } satisfies GatewayConfig };
 }
 
@@ -62,7 +49,7 @@ describe('routeStrategy', () => {
   it('falls back from a target that answers 503 to one that works, and says which answered', async () => {
     const failing = fakeTarget('fallback-503');
     const working = fakeTarget('fallback-ok');
-    upstream.script(failing.prefix, [overloaded]);
+    loopback.upstream.script(failing.prefix, [overloaded]);
     const config: GatewayConfig = { strategy: { mode: 'fallback' }, targets: [failing.config, working.config] };
 
     const { result, context, records } = await route(config, memoryStores());
@@ -79,8 +66,8 @@ describe('routeStrategy', () => {
   it('answers the last failure when every target of a fallback fails', async () => {
     const first = fakeTarget('all-fail-1');
     const second = fakeTarget('all-fail-2');
-    upstream.script(first.prefix, [overloaded]);
-    upstream.script(second.prefix, [{ status: 502, json: { error: { message: 'bad gateway', type: 'server_error', param: null, code: null } } }]);
+    loopback.upstream.script(first.prefix, [overloaded]);
+    loopback.upstream.script(second.prefix, [{ status: 502, json: { error: { message: 'bad gateway', type: 'server_error', param: null, code: null } } }]);
 
     const { result } = await route({ strategy: { mode: 'fallback' }, targets: [first.config, second.config] }, memoryStores());
     expect(result).toMatchObject({ path: 'config.targets[1]', retries: 0 });
@@ -91,7 +78,7 @@ describe('routeStrategy', () => {
   it('retries a target before falling back, and counts the retries of the target that answered', async () => {
     const flaky = fakeTarget('retry-flaky', { retry: { attempts: 2, on_status_codes: [503] } });
     const spare = fakeTarget('retry-spare');
-    upstream.script(flaky.prefix, [overloaded]);
+    loopback.upstream.script(flaky.prefix, [overloaded]);
 
     const { result } = await route({ strategy: { mode: 'fallback' }, targets: [flaky.config, spare.config] }, memoryStores());
     expect(result).toMatchObject({ path: 'config.targets[0]', retries: 1 });
@@ -166,7 +153,7 @@ describe('routeStrategy', () => {
   it('closes an open breaker in the store once its target answers again', async () => {
     const recovering = fakeTarget('breaker-recovers', { cb_config: { failure_threshold: 1, cooldown_interval: 1 } });
     const spare = fakeTarget('breaker-recovers-spare');
-    upstream.script(recovering.prefix, [overloaded]);
+    loopback.upstream.script(recovering.prefix, [overloaded]);
     const config: GatewayConfig = { strategy: { mode: 'fallback' }, targets: [recovering.config, spare.config] };
     const stores = memoryStores();
 
