@@ -56,13 +56,14 @@ export async function resolveTarget(
 ): Promise<ResolvedTarget> {
   const config = leaf.config;
   if (saved && storesSecret(config)) refuseStoredSecretRedirect(leaf, headers);
+  if (fromConfig) refuseContradictingHeaders(leaf, headers);
   const providerRef = config.provider ?? headers.provider;
   const slug = providerRef?.startsWith('@') ? providerRef.slice(1) : (config.virtual_key ?? (config.provider ? undefined : headers.virtualKey));
-  // Header settings fill in what a target that names its provider by header leaves out.
-  const headerSettings = config.provider ? {} : { ...headers.cloud, ...(headers.customHost ? { custom_host: headers.customHost } : {}) };
+  // Headers fill in what the target leaves out (what contradicts it was refused above).
+  const headerSettings: ProviderSettings = { ...headers.cloud, ...(headers.customHost ? { custom_host: headers.customHost } : {}) };
 
   let name: string | undefined = slug ? undefined : providerRef;
-  let settings: ProviderSettings = headers.cloud && !config.provider ? { ...headers.cloud, ...definedOnly(config) } : config;
+  let settings: ProviderSettings = headers.cloud ? { ...headers.cloud, ...definedOnly(config) } : config;
   let customHost = leaf.settings.custom_host ?? settings.custom_host ?? headerSettings.custom_host;
   if (slug) {
     const integration = await catalog.find(workspaceId, slug);
@@ -135,6 +136,45 @@ function refuseStoredSecretRedirect(leaf: PlanNode, headers: ProviderCredentials
   if (headers.virtualKey !== undefined) refuse('x-gateway-virtual-key');
   if (headers.provider !== undefined && (headers.provider.startsWith('@') || storedHost === undefined)) refuse('x-gateway-provider');
   for (const field in headers.cloud) refuse(cloudHeaderOf(field));
+}
+
+/**
+ * With a config, the headers that name a provider, host or cloud setting fill in what a target
+ * leaves out; one that says something else than the target does is refused, naming both, rather
+ * than silently losing to it (docs/headers.md has the table). Authorization is apart: a target's
+ * own key wins, as OpenAI's clients send the header whatever the config holds.
+ */
+function refuseContradictingHeaders(leaf: PlanNode, headers: ProviderCredentials): void {
+  const config = leaf.config;
+  const contradiction = (header: string, said: string, field: string, own: string): never => {
+    throw badRequest(
+      `${header} says ${JSON.stringify(said.slice(0, 200))}, but ${leaf.path}.${field} is ${JSON.stringify(own.slice(0, 200))}: with a config, each target's own ${field} is used. ` +
+        `Remove the header, or change the config's ${field}.`,
+      header,
+      'config_header_conflict',
+    );
+  };
+  const ownProvider = config.provider ?? (config.virtual_key !== undefined ? `@${config.virtual_key}` : undefined);
+  if (ownProvider !== undefined) {
+    const field = config.provider !== undefined ? 'provider' : 'virtual_key';
+    if (headers.provider !== undefined && !sameProvider(headers.provider, ownProvider))
+      contradiction('x-gateway-provider', headers.provider, field, ownProvider);
+    if (headers.virtualKey !== undefined && !sameProvider(`@${headers.virtualKey}`, ownProvider))
+      contradiction('x-gateway-virtual-key', headers.virtualKey, field, ownProvider);
+  }
+  const ownHost = leaf.settings.custom_host ?? config.custom_host;
+  if (headers.customHost !== undefined && ownHost !== undefined && parseCustomHost(headers.customHost) !== parseCustomHost(ownHost))
+    contradiction('x-gateway-custom-host', headers.customHost, 'custom_host', ownHost);
+  for (const field in headers.cloud) {
+    const own = config[field as keyof ProviderSettings];
+    const said = headers.cloud[field as keyof ProviderSettings];
+    if (own !== undefined && !sameSetting(said, own)) contradiction(cloudHeaderOf(field), String(said), field, String(own));
+  }
+}
+
+/** `openai` and `OpenAI`, `@My-Slug` and `@my-slug`: one provider. */
+function sameProvider(a: string, b: string): boolean {
+  return a.trim().toLowerCase() === b.trim().toLowerCase();
 }
 
 /** Cloud headers that carry a credential: a catalog provider's stored credentials cannot be mixed with them. */
