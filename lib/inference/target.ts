@@ -17,6 +17,12 @@ export interface ProviderCredentials {
   virtualKey?: string;
   /** Cloud settings from the `x-gateway-cloudA-*`, `-cloudB-*` and `-cloudC-*` headers. */
   cloud?: ProviderSettings;
+  /**
+   * What the work itself names when the caller named no provider (a prompt's saved provider): it
+   * selects the provider of targets that name none, and unlike the caller's own, never contradicts a
+   * target that names one.
+   */
+  defaults?: Pick<ProviderCredentials, 'provider' | 'virtualKey'>;
 }
 
 const howToSelect =
@@ -49,14 +55,16 @@ export function targetResolver(
 export async function resolveTarget(
   catalog: ProviderCatalog,
   leaf: PlanNode,
-  headers: ProviderCredentials,
+  requested: ProviderCredentials,
   workspaceId: string,
   fromConfig: boolean,
   saved = false,
 ): Promise<ResolvedTarget> {
   const config = leaf.config;
+  const headers = requested.defaults ? { ...requested, ...requested.defaults } : requested;
   if (saved && storesSecret(config)) refuseStoredSecretRedirect(leaf, headers);
-  if (fromConfig) refuseContradictingHeaders(leaf, headers);
+  // The caller's own headers only: what the work names by default gives way to a target's own.
+  if (fromConfig) refuseContradictingHeaders(leaf, requested);
   const providerRef = config.provider ?? headers.provider;
   const slug = providerRef?.startsWith('@') ? providerRef.slice(1) : (config.virtual_key ?? (config.provider ? undefined : headers.virtualKey));
   // Headers fill in what the target leaves out (what contradicts it was refused above).

@@ -45,7 +45,8 @@ export const promptRunRoute: RouteHandler = async function promptRun(context: Ro
 
 /**
  * The prompt's saved provider stands where an `x-gateway-provider` header would: a request that
- * names its own provider (by header) keeps it, and a config's targets that name one keep theirs.
+ * names its own provider (by header) keeps it, and a config's targets that name one keep theirs
+ * (a default, so it never contradicts them as a header would).
  * The log's metadata names the prompt (`_prompt`), and so can conditional routing; rate-limit
  * policies on `prompt` see its id.
  */
@@ -54,10 +55,10 @@ function withPromptDefaults(request: UnifiedRequest, prompt: SavedTemplate): Uni
   const saved = typeof prompt.fields.provider === 'string' ? prompt.fields.provider : undefined;
   const virtualKey = typeof prompt.fields.virtual_key === 'string' ? prompt.fields.virtual_key : undefined;
   const named = credentials.provider !== undefined || credentials.virtualKey !== undefined || credentials.customHost !== undefined;
-  const fromPrompt = named ? {} : saved ? { provider: saved } : virtualKey ? { virtualKey } : {};
+  const fromPrompt = named ? undefined : saved ? { provider: saved } : virtualKey ? { virtualKey } : undefined;
   return {
     ...request,
-    options: { ...request.options, credentials: { ...credentials, ...fromPrompt } },
+    options: { ...request.options, credentials: fromPrompt ? { ...credentials, defaults: fromPrompt } : credentials },
     metadata: { ...request.metadata, _prompt: prompt.id },
     // Rate-limit policies on `prompt` match runs of this prompt.
     promptId: prompt.id,
