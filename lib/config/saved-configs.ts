@@ -15,6 +15,7 @@
  * A pinned reference (`cfg_…@3`) is one BatchGetItem of the head and the version item.
  */
 import { deepFreeze } from '../core/deep-freeze';
+import { pathStep } from '../core/json-path';
 import { newId } from '../core/ids';
 import { maskedConfigFields } from '../providers/provider-fields';
 import { decryptSecrets, encryptSecrets, isBlob } from '../secrets/envelope';
@@ -227,10 +228,10 @@ export function maskConfigSecrets<T>(config: T): T {
 }
 
 /** The JSON path of `key` under `path`: `.name` for a plain name, `["odd key"]` otherwise. */
-const pathOf = (path: string, key: string) => `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`;
+const pathOf = (path: string, key: string) => `${path}${pathStep(key)}`;
 
-/** JSON paths (`config.targets[0].api_key`) of secret fields whose value is the mask placeholder. */
-export function maskedSecretPaths(config: unknown): string[] {
+/** JSON paths (`config.targets[0].api_key`; `root` names the value, `checks` for a guardrail's) of secret fields whose value is the mask placeholder. */
+export function maskedSecretPaths(config: unknown, root = 'config'): string[] {
   const found: string[] = [];
   const walk = (value: unknown, path: string) => {
     if (Array.isArray(value)) return value.forEach((child, index) => walk(child, `${path}[${index}]`));
@@ -241,7 +242,7 @@ export function maskedSecretPaths(config: unknown): string[] {
       else walk(child, childPath);
     }
   };
-  walk(config, 'config');
+  walk(config, root);
   return found;
 }
 

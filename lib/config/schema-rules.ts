@@ -15,6 +15,7 @@
  *   `url.pathname`, operators are known and their operands typed, and a `$regex` compiles on the
  *   linear-time engine — so `{"$and": 5}` or a pattern needing backtracking is a 400 at its own path.
  */
+import { jsonPath } from '../core/json-path';
 import { isPlainObject } from '../core/plain-object';
 import { queryFields, queryOperators } from './condition-query';
 import { compileSafeRegex, RegexSyntaxError } from '../core/regex/safe-regex';
@@ -26,17 +27,9 @@ export type Path = ReadonlyArray<PropertyKey>;
 
 export const strategyModes = ['single', 'loadbalance', 'fallback', 'conditional'] as const;
 
-const identifier = /^[A-Za-z_$][\w$]*$/;
-
 /** `['targets', 1, 'retry']` → `config.targets[1].retry`; keys that are not identifiers use `["…"]`. */
 export function formatPath(path: Path, root = 'config'): string {
-  let out = root;
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else if (typeof key === 'string' && identifier.test(key)) out += `.${key}`;
-    else out += `[${JSON.stringify(String(key))}]`;
-  }
-  return out;
+  return jsonPath(root, path);
 }
 
 /** The value at `path` in `input`, and whether the last key is present in its parent. */

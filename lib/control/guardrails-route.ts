@@ -14,7 +14,7 @@ import {
   type SavedGuardrail,
 } from '../guardrails/saved-guardrails';
 import { checkIssues } from '../guardrails/validate-checks';
-import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
+import { answerFields, controlRoutes, defineRoute, knownFields, messageAt } from '../http/define-route';
 import { listEnvelope, pageQuery } from '../http/pagination';
 
 const guardrailNotFound = (id: string) => notFound(`No saved guardrail ${id.slice(0, 100)} in this workspace.`, 'guardrail_not_found');
@@ -22,15 +22,16 @@ const guardrailNotFound = (id: string) => notFound(`No saved guardrail ${id.slic
 const maxChecks = 50;
 const invalidName = 'name must be a string of 1 to 255 characters.';
 const checksRule = `checks must be a list of 1 to ${maxChecks} {"id": "<check id>", "parameters": {…}} objects.`;
+const noField = (takes: string) => (field: string, at: string) => `${at} has no field "${field.slice(0, 100)}"; ${takes}.`;
 
 const feedback = optional(
   knownFields(
     {
-      value: optional(number('feedback.value must be a number.')),
-      weight: optional(number('feedback.weight must be a number.')),
-      metadata: optional(record(string(), unknown())),
+      value: optional(number(messageAt('must be a number.'))),
+      weight: optional(number(messageAt('must be a number.'))),
+      metadata: optional(record(string(), unknown(), messageAt('must be an object of metadata keys to values.'))),
     },
-    (field) => `Unknown field "${field}"; feedback takes value, weight and metadata.`,
+    noField('feedback takes value, weight and metadata'),
   ),
 );
 
@@ -40,27 +41,26 @@ const guardrailBody = knownFields(
     checks: array(
       knownFields(
         {
-          id: string('A check needs an id, e.g. "default.regexMatch".').check(minLength(1, 'A check id cannot be empty.')),
-          parameters: optional(record(string(), unknown())),
+          id: string(messageAt('must be a check id, e.g. "default.regexMatch".')).check(
+            minLength(1, messageAt('is empty; give a check id, e.g. "default.regexMatch".')),
+          ),
+          parameters: optional(record(string(), unknown(), messageAt('must be an object of parameter names to values.'))),
         },
-        (field) => `Unknown field "${field}"; a check takes id and parameters.`,
+        noField('a check takes id and parameters'),
       ),
       checksRule,
     ).check(minLength(1, checksRule), maxLength(maxChecks, checksRule)),
     actions: optional(
       knownFields(
         {
-          deny: optional(boolean('actions.deny must be true or false.')),
-          async: optional(boolean('actions.async must be true or false.')),
+          deny: optional(boolean(messageAt('must be true or false.'))),
+          async: optional(boolean(messageAt('must be true or false.'))),
           on_fail: optional(
-            knownFields(
-              { feedback, deny: optional(boolean('on_fail.deny must be true or false.')) },
-              (field) => `Unknown field "${field}"; on_fail takes feedback and deny.`,
-            ),
+            knownFields({ feedback, deny: optional(boolean(messageAt('must be true or false.'))) }, noField('on_fail takes feedback and deny')),
           ),
-          on_success: optional(knownFields({ feedback }, (field) => `Unknown field "${field}"; on_success takes feedback.`)),
+          on_success: optional(knownFields({ feedback }, noField('on_success takes feedback'))),
         },
-        (field) => `Unknown field "${field}"; actions take deny, async, on_fail and on_success.`,
+        noField('actions take deny, async, on_fail and on_success'),
       ),
     ),
     ...answerFields(['object', 'id', 'created_at', 'updated_at']),
@@ -92,8 +92,9 @@ export const guardrailsRoute = controlRoutes(
     body: guardrailBody,
     invalidCode: 'invalid_guardrail_body',
     async handler({ body }, { auth }) {
-      if (maskedSecretPaths(body.checks).length > 0)
-        throw badRequest('A check parameter holds the mask placeholder "********"; send the real value.', null, 'invalid_guardrail_body');
+      const [masked] = maskedSecretPaths(body.checks, 'checks');
+      if (masked)
+        throw badRequest(`${masked} is the mask placeholder "${maskedSecret}" that answers show; send the real value.`, masked, 'invalid_guardrail_body');
       return present(await createGuardrail(auth.workspaceId, validated(body as GuardrailBody)));
     },
   }),
@@ -126,10 +127,11 @@ export const guardrailsRoute = controlRoutes(
       const current = await getGuardrail(auth.workspaceId, guardrailId);
       if (!current) throw guardrailNotFound(guardrailId);
       const restored = restoreMaskedSecrets(body.checks, current.checks, 'checks');
-      if (restored.unresolved.length > 0)
+      const [unresolved] = restored.unresolved;
+      if (unresolved)
         throw badRequest(
-          `${restored.unresolved[0]} is the mask placeholder and nothing is stored there to keep; send the real value.`,
-          null,
+          `${unresolved} is the mask placeholder and nothing is stored there to keep; send the real value.`,
+          unresolved,
           'invalid_guardrail_body',
         );
       if (restored.moved.length > 0) throw movedSecretError(restored.moved, 'URL', maskedSecret);

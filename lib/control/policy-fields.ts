@@ -6,35 +6,36 @@ import { array, enum as oneOf, maxLength, minLength, object, optional, refine, s
 import type { AuthContext } from '../auth/authenticate';
 import { findWorkspace } from '../auth/workspaces';
 import { badRequest, forbidden } from '../core/errors';
-import { defineRoute, knownFields, type ControlRoute } from '../http/define-route';
+import { defineRoute, knownFields, messageAt, type ControlRoute } from '../http/define-route';
 import { isPolicyKey } from '../ratelimit/policies';
 
 const keyRule = 'api_key, workspace_id, provider, model, config, virtual_key, prompt or metadata.<key>';
 const maxConditions = 20;
 const maxConditionValues = 100;
 // One message for both forms: a union names no branch, so it must state every limit itself.
-const conditionValueRule = `A condition value must be a non-empty string (or "*" for any request with the key), or a list of 1 to ${maxConditionValues} strings.`;
+const conditionValueRule = messageAt(`must be a non-empty string (or "*" for any request with the key), or a list of 1 to ${maxConditionValues} strings.`);
 
 const condition = knownFields(
   {
-    key: string(`A condition key must be one of ${keyRule}.`),
+    key: string(messageAt(`must be one of ${keyRule}.`)),
     value: union(
       [
         string(conditionValueRule).check(minLength(1, conditionValueRule)),
         array(string(conditionValueRule), conditionValueRule).check(minLength(1, conditionValueRule), maxLength(maxConditionValues, conditionValueRule)),
       ],
-      {
-        error: conditionValueRule,
-      },
+      conditionValueRule,
     ),
   },
-  (field) => `Unknown field "${field}"; a condition takes key and value.`,
+  (field, at) => `${at} has no field "${field.slice(0, 100)}"; a condition takes key and value.`,
 );
 const conditionsRule = `conditions must be a list of 1 to ${maxConditions} {"key", "value"} objects.`;
 export const conditions = array(condition, conditionsRule).check(minLength(1, conditionsRule), maxLength(maxConditions, conditionsRule));
 const groupRule = `group_by must be a list of 1 to ${maxConditions} {"key"} objects.`;
 export const groupBy = array(
-  knownFields({ key: string(`A group_by key must be one of ${keyRule}.`) }, (field) => `Unknown field "${field}"; a group_by item takes key.`),
+  knownFields(
+    { key: string(messageAt(`must be one of ${keyRule}.`)) },
+    (field, at) => `${at} has no field "${field.slice(0, 100)}"; a group_by item takes key.`,
+  ),
   groupRule,
 ).check(minLength(1, groupRule), maxLength(maxConditions, groupRule));
 
@@ -48,7 +49,8 @@ export function checkKeys(conditionList: readonly { key: string }[], groups: rea
     ['group_by', groups],
   ] as const) {
     items.forEach((item, index) => {
-      if (!isPolicyKey(item.key)) throw badRequest(`Unknown key "${item.key.slice(0, 100)}"; a key is one of ${keyRule}.`, `${list}[${index}].key`, code);
+      const param = `${list}[${index}].key`;
+      if (!isPolicyKey(item.key)) throw badRequest(`${param} "${item.key.slice(0, 100)}" is not a key the gateway reads; use one of ${keyRule}.`, param, code);
     });
   }
 }

@@ -103,7 +103,7 @@ export const usageLimitsRoute = controlRoutes(
       checkKeys(body.conditions, body.group_by, invalidCode);
       if (body.periodic_reset !== undefined && body.periodic_reset_days !== undefined)
         throw badRequest('periodic_reset and periodic_reset_days are exclusive: give one of them.', 'periodic_reset_days', invalidCode);
-      if (body.type === 'tokens' && !Number.isSafeInteger(body.credit_limit)) throw badRequest(invalidLimit, 'credit_limit', invalidCode);
+      checkTokenLimit(body);
       checkThreshold(body);
       const budget = await createBudget(
         { workspaceId, organisationId: auth.organisationId },
@@ -157,7 +157,7 @@ export const usageLimitsRoute = controlRoutes(
           status: body.status,
         },
         (budget) => {
-          if (budget.type === 'tokens' && !Number.isSafeInteger(budget.credit_limit)) throw badRequest(invalidLimit, 'credit_limit', invalidCode);
+          checkTokenLimit(budget);
           checkThreshold(budget);
         },
       );
@@ -168,8 +168,19 @@ export const usageLimitsRoute = controlRoutes(
   ...policyByIdRoutes('/v1/policies/usage-limits/{policyId}', { find: findBudget, change: changeBudget }, budgetNotFound, present),
 );
 
+/** A tokens budget counts whole tokens, so its limit is one; a cost budget's is any amount of USD. */
+function checkTokenLimit(budget: { type: string; credit_limit: number }): void {
+  if (budget.type === 'tokens' && !Number.isSafeInteger(budget.credit_limit))
+    throw badRequest(`credit_limit must be a whole number of tokens for a tokens budget; got ${budget.credit_limit}.`, 'credit_limit', invalidCode);
+}
+
 function checkThreshold(budget: { alert_threshold?: number; credit_limit: number }): void {
-  if (budget.alert_threshold !== undefined && budget.alert_threshold > budget.credit_limit) throw badRequest(invalidThreshold, 'alert_threshold', invalidCode);
+  if (budget.alert_threshold !== undefined && budget.alert_threshold > budget.credit_limit)
+    throw badRequest(
+      `alert_threshold (${budget.alert_threshold}) must be at most credit_limit (${budget.credit_limit}); lower it or raise credit_limit.`,
+      'alert_threshold',
+      invalidCode,
+    );
 }
 
 /** A budget with its current period: `current_usage` is the bucket with the most usage, `usage` lists buckets (the fullest first). */

@@ -1,3 +1,5 @@
+import { jsonPath, type PathKey } from '../core/json-path';
+
 /**
  * The contract between the hook runner and the built-in checks. A check is pure apart from the
  * network checks (webhook, log, jwt, validUrls), which go out only through the guarded outbound client.
@@ -57,14 +59,23 @@ export interface CheckDefinition<P> {
   run(parameters: P, input: CheckInput): Promise<CheckOutcome> | CheckOutcome;
 }
 
-/** A parameter a check cannot run with; `parameter` names it and the message says what to fix. */
+/**
+ * A parameter a check cannot run with; the message says what to fix. `path` locates it inside the
+ * check's parameters, list positions and nested keys included (`['rules', 'metadata', 'tier']`), so
+ * the JSON path a 400 reports ends at the value itself rather than at the parameter holding it.
+ */
 export class CheckParameterError extends Error {
-  constructor(
-    readonly parameter: string,
-    message: string,
-  ) {
+  readonly path: readonly PathKey[];
+
+  constructor(parameter: string | readonly PathKey[], message: string) {
     super(message);
     this.name = 'CheckParameterError';
+    this.path = typeof parameter === 'string' ? [parameter] : parameter;
+  }
+
+  /** The path as messages write it: `maxWords`, `words[2]`, `headers["x-api-key"]`. */
+  get parameter(): string {
+    return jsonPath('', this.path);
   }
 }
 

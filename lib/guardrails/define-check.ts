@@ -24,24 +24,26 @@ export function defineCheck<P>(spec: CheckSpec<P>): CheckDefinition<P> {
     ...spec,
     parse(parameters: unknown): P {
       const params = parameters ?? {};
+      // Messages leave the check's id out: a saved config or guardrail prefixes it
+      // (parseCheckParameters), and a hook result shows it next to the error.
       if (!isPlainObject(params))
         throw new CheckParameterError(
-          'parameters',
-          `The parameters of ${spec.id} must be an object; got ${Array.isArray(params) ? 'an array' : typeof params}.`,
+          [],
+          `\`parameters\` must be an object of parameter names to values; got ${Array.isArray(params) ? 'an array' : typeof params}.`,
         );
       for (const name of Object.keys(params)) {
         if (known.includes(name)) continue;
         const close = closestNames(name, known, 1)[0];
         throw new CheckParameterError(
           name,
-          `${spec.id} has no parameter \`${name}\`${close ? ` — did you mean \`${close}\`?` : ''} It takes ${known.map((item) => `\`${item}\``).join(', ')}.`,
+          `Unknown parameter \`${name.slice(0, 100)}\`${close ? ` — did you mean \`${close}\`?` : '.'} This check takes ${known.map((item) => `\`${item}\``).join(', ')}.`,
         );
       }
       const not = optionalBoolean(params, 'not', false);
       if (not && !spec.invertible)
         throw new CheckParameterError(
           'not',
-          `${spec.id} does not support \`not\`: ${spec.parameters.includes('operator') ? 'use `operator` instead' : 'its verdict cannot be meaningfully inverted'}.`,
+          `This check does not support \`not\`: ${spec.parameters.includes('operator') ? 'use `operator` instead' : 'its verdict cannot be meaningfully inverted; remove `not`'}.`,
         );
       optionalBoolean(params, 'failOnError', spec.failOnErrorByDefault ?? false);
       return spec.parse(params);

@@ -1,3 +1,4 @@
+import { jsonPath, type PathKey } from '../core/json-path';
 import { isPlainObject } from '../core/plain-object';
 import { CheckParameterError } from './check-types';
 import { compileSafeRegex, isRegexSyntaxError, type SafeRegex } from '../core/regex/safe-regex';
@@ -18,8 +19,25 @@ const describe = (value: unknown) =>
         ? `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
         : `${typeof value} ${JSON.stringify(value)}`;
 
-export function fail(name: string, expected: string, value: unknown): never {
-  throw new CheckParameterError(name, `\`${name}\` must be ${expected}; got ${describe(value)}.`);
+/** `at` is a parameter's name, or the path to a value inside one (`['words', 2]`). */
+export function fail(at: string | readonly PathKey[], expected: string, value: unknown): never {
+  const path = typeof at === 'string' ? [at] : at;
+  throw new CheckParameterError(path, `\`${jsonPath('', path)}\` must be ${expected}; got ${describe(value)}.`);
+}
+
+/**
+ * Runs a reader on an object nested in the parameters (`rules`, `params.values.model`), so that what
+ * it refuses is reported at its whole path: `rules.defaults` rather than `defaults`, in the path and
+ * in the message alike.
+ */
+export function within<T>(prefix: readonly PathKey[], read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (!(error instanceof CheckParameterError)) throw error;
+    const path = [...prefix, ...error.path];
+    throw new CheckParameterError(path, error.message.replaceAll(`\`${error.parameter}\``, `\`${jsonPath('', path)}\``));
+  }
 }
 
 export function requireParameter(params: Params, name: string, expected: string): unknown {
@@ -104,8 +122,8 @@ export function stringList(
   if (!Array.isArray(value)) fail(name, 'a list of strings', value);
   if (value.length > maxItems) throw new CheckParameterError(name, `\`${name}\` has ${value.length} items; at most ${maxItems} are allowed.`);
   value.forEach((item, index) => {
-    if (typeof item !== 'string' || item.length === 0) fail(`${name}[${index}]`, 'a non-empty string', item);
-    if (item.length > maxLength) throw new CheckParameterError(`${name}[${index}]`, `\`${name}[${index}]\` is longer than ${maxLength} characters.`);
+    if (typeof item !== 'string' || item.length === 0) fail([name, index], 'a non-empty string', item);
+    if (item.length > maxLength) throw new CheckParameterError([name, index], `\`${name}[${index}]\` is longer than ${maxLength} characters; shorten it.`);
   });
   if (required && value.length === 0) throw new CheckParameterError(name, `\`${name}\` must list at least one string.`);
   return value as string[];
@@ -133,10 +151,13 @@ export function headerParameter(params: Params, name = 'headers'): Record<string
   const headers: Record<string, string> = {};
   for (const [header, headerValue] of Object.entries(value)) {
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header))
-      throw new CheckParameterError(`${name}.${header}`, `\`${name}\` has a header name HTTP does not allow: ${JSON.stringify(header)}.`);
+      throw new CheckParameterError(
+        [name, header],
+        `\`${name}\` has a header name HTTP does not allow: ${JSON.stringify(header.slice(0, 100))}; use letters, digits and !#$%&'*+-.^_\`|~.`,
+      );
     if (header.toLowerCase() === 'host')
-      throw new CheckParameterError(`${name}.host`, `\`${name}\` may not set \`host\`: the URL decides where the request goes.`);
-    if (typeof headerValue !== 'string' || /[\r\n\0]/.test(headerValue)) fail(`${name}.${header}`, 'a string without line breaks', headerValue);
+      throw new CheckParameterError([name, header], `\`${name}\` may not set \`host\`: the URL decides where the request goes; remove it.`);
+    if (typeof headerValue !== 'string' || /[\r\n\0]/.test(headerValue)) fail([name, header], 'a string without line breaks', headerValue);
     headers[header] = headerValue;
   }
   return headers;

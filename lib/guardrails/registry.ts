@@ -13,7 +13,7 @@ import { allLowercase, allUppercase, characterCount, contains, endsWith, notNull
 // The element type is erased on purpose: the runner handles every check alike.
 type AnyCheck = CheckDefinition<any>;
 
-/** Every built-in check, in the order the README lists them. */
+/** Every built-in check, in the order docs/guardrails.md lists them. */
 export const builtInChecks: readonly AnyCheck[] = [
   regexMatch,
   sentenceCount,
@@ -69,14 +69,16 @@ export function requireCheck(id: string): AnyCheck {
 /**
  * Validates a check's parameters when a config or saved guardrail is validated, and returns them
  * parsed (patterns compiled, schemas loaded). Throws UnknownCheckError for an unknown id and
- * CheckParameterError naming the parameter for bad parameters.
+ * CheckParameterError naming the parameter for bad parameters, its message led by the check's id
+ * as written (`default.wordCount: \`maxWords\` must be …`): a list of checks may hold the same
+ * parameter name in several checks, and a position alone does not say which one to fix.
  */
 export function parseCheckParameters(id: string, parameters: unknown): unknown {
   const check = requireCheck(id);
   try {
     return check.parse(parameters);
   } catch (error) {
-    if (error instanceof CheckParameterError) throw error;
-    throw new CheckParameterError('parameters', `The parameters of ${check.id} cannot be used: ${(error as Error).message}`);
+    if (error instanceof CheckParameterError) throw new CheckParameterError(error.path, `${id}: ${error.message}`);
+    throw new CheckParameterError([], `${id}: the parameters cannot be used: ${(error as Error).message}`);
   }
 }

@@ -1,3 +1,4 @@
+import { jsonPath } from '../core/json-path';
 import type { HookCheck } from './hook-types';
 import { parseCheckParameters } from './registry';
 import { CheckParameterError, UnknownCheckError } from './check-types';
@@ -10,8 +11,9 @@ export interface CheckIssue {
 
 /**
  * What is wrong with a check list, each problem at its path (`<where>[i].id`, or
- * `<where>[i].parameters.<name>`): an id no built-in check has (with the nearest ids), or
- * parameters that check cannot run with. Empty when every check can run.
+ * `<where>[i].parameters.<name>` down to the value at fault, e.g. `….parameters.words[2]`): an id
+ * no built-in check has (with the nearest ids), or parameters that check cannot run with, the
+ * message naming the check. Empty when every check can run.
  */
 export function checkIssues(checks: readonly HookCheck[], where: (index: number) => { id: string; parameters: string }): CheckIssue[] {
   const issues: CheckIssue[] = [];
@@ -21,7 +23,7 @@ export function checkIssues(checks: readonly HookCheck[], where: (index: number)
       parseCheckParameters(check.id, check.parameters);
     } catch (error) {
       if (error instanceof UnknownCheckError) issues.push({ param: at.id, message: error.message });
-      else if (error instanceof CheckParameterError) issues.push({ param: `${at.parameters}.${error.parameter}`, message: error.message });
+      else if (error instanceof CheckParameterError) issues.push({ param: jsonPath(at.parameters, error.path), message: error.message });
       else throw error;
     }
   });

@@ -137,6 +137,12 @@ export function eachField<const Field extends string, S extends Schema>(fields: 
 /** Fields of an answer that an edited copy of it may send back: accepted, and ignored. */
 export const answerFields = <const Field extends string>(fields: readonly Field[]) => eachField(fields, () => optional(unknown()));
 
+/**
+ * A schema's message led by the path of the value it refuses (`checks[2].id must be …`): in a list,
+ * or in an object that appears in several places, the path is what says which value to fix.
+ */
+export const messageAt = (rule: string) => ({ error: (issue: { path?: PropertyKey[] }) => `${paramOf(issue.path ?? [])} ${rule}` });
+
 /** `['deployments', 0, 'alias']` → `deployments[0].alias`. */
 export function paramOf(path: readonly PropertyKey[]): string {
   return path.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? String(key) : `.${String(key)}`)).join('');

@@ -12,6 +12,7 @@
  */
 import Mustache from 'mustache';
 import { badRequest } from '../core/errors';
+import { jsonPath } from '../core/json-path';
 
 type Token = [type: string, value: string, start: number, end: number, children?: Token[], ...rest: unknown[]];
 
@@ -90,7 +91,7 @@ export function parseTemplate(source: string, param = 'string'): ParsedTemplate 
     ? { kind: 'messages', messages: messageList(parsed, param) }
     : { kind: 'text', messages: [{ role: 'user', content: source }] };
   for (const [index, text] of texts(template).entries())
-    checkMustache(text, template.kind === 'text' ? param : `${param} (text ${index + 1} of the message list)`);
+    checkMustache(text, param, template.kind === 'text' ? param : `${param} (text ${index + 1} of the message list)`);
   return template;
 }
 
@@ -117,30 +118,32 @@ function messageList(value: unknown, param: string): TemplateMessage[] {
   });
 }
 
-function checkMustache(text: string, param: string): void {
+/** `label` says which text of the template it is in messages; `param` stays the body field's path. */
+function checkMustache(text: string, param: string, label = param): void {
   let tokens: Token[];
   try {
     tokens = parse(text, false);
   } catch (error) {
-    throw badRequest(`${param} is not a valid Mustache template: ${(error as Error).message}.`, param, 'invalid_prompt_template');
+    throw badRequest(`${label} is not a valid Mustache template: ${(error as Error).message}.`, param, 'invalid_prompt_template');
   }
-  if (deepestSection(tokens) > maxSectionDepth) throw sectionsTooDeep(param);
+  const tooDeep = sectionPastLimit(tokens);
+  if (tooDeep) throw sectionsTooDeep(param, tooDeep, label);
 }
 
-/** The deepest nesting of sections, counted only up to one past the limit (the recursion is bounded). */
-function deepestSection(tokens: Token[], depth = 0): number {
-  let deepest = depth;
+/** The first section nested past the limit, as its tag (`{{#name}}`); the recursion stops there, so it is bounded. */
+function sectionPastLimit(tokens: Token[], depth = 0): string | undefined {
   for (const token of tokens) {
     if (token[0] !== '#' && token[0] !== '^') continue;
-    deepest = depth + 1 > maxSectionDepth ? depth + 1 : Math.max(deepest, deepestSection(token[4] ?? [], depth + 1));
-    if (deepest > maxSectionDepth) return deepest;
+    if (depth + 1 > maxSectionDepth) return `{{${token[0]}${token[1].slice(0, 100)}}}`;
+    const deeper = sectionPastLimit(token[4] ?? [], depth + 1);
+    if (deeper) return deeper;
   }
-  return deepest;
+  return undefined;
 }
 
-const sectionsTooDeep = (param: string) =>
+const sectionsTooDeep = (param: string, section: string, label = param) =>
   badRequest(
-    `${param} nests sections ({{#name}} or {{^name}} inside one another) more than ${maxSectionDepth} levels deep; the limit is ${maxSectionDepth}.`,
+    `${label} nests sections more than ${maxSectionDepth} levels deep, at ${section}; the limit is ${maxSectionDepth}. Nest fewer sections inside one another.`,
     param,
     'template_too_deep',
   );
@@ -309,7 +312,7 @@ function renderTokens(tokens: Token[], stack: unknown[], work: RenderWork, parti
       if (value === undefined) work.missing.add(name);
       else out += work.emit(printable(value));
     } else if (type === '#' || type === '^') {
-      if (sectionDepth >= maxSectionDepth) throw sectionsTooDeep('string');
+      if (sectionDepth >= maxSectionDepth) throw sectionsTooDeep('string', `{{${type}${name.slice(0, 100)}}}`);
       const value = lookup(stack, name, work);
       const children = token[4] ?? [];
       if (type === '^') {
@@ -390,7 +393,8 @@ export function renderMessages(template: ParsedTemplate, variables: Record<strin
     const names = [...work.missing];
     throw badRequest(
       `The template uses ${names.length === 1 ? 'a variable' : 'variables'} that ${names.length === 1 ? 'was' : 'were'} not given: ${names.join(', ')}. Send ${names.length === 1 ? 'it' : 'them'} in "variables".`,
-      `variables.${names[0]}`,
+      // Mustache reads `a.b` as `b` inside `a`: the path is where the value goes in "variables".
+      jsonPath('variables', names[0]!.split('.')),
       'missing_variable',
     );
   }

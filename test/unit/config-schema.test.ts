@@ -724,7 +724,7 @@ describe('parseConfig: each rule rejects with the exact path', () => {
     expect(issuesOf({ output_guardrails: [{ id: 'g', 'default.wordCount': { minWords: 'five' } }] })).toEqual([
       {
         param: 'config.output_guardrails[0]["default.wordCount"].minWords',
-        message: '`minWords` must be a whole number of at least 0; got the string "five".',
+        message: 'default.wordCount: `minWords` must be a whole number of at least 0; got the string "five".',
       },
     ]);
   });

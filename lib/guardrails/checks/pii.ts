@@ -160,8 +160,8 @@ export const pii = defineCheck({
       if ((piiCategories as readonly string[]).includes(category)) return;
       const close = closestNames(category, piiCategories, 1)[0];
       throw new CheckParameterError(
-        `categories[${index}]`,
-        `\`categories\` has an unknown category ${JSON.stringify(category)}${close ? ` — did you mean "${close}"?` : '.'} Use ${piiCategories.join(', ')}.`,
+        ['categories', index],
+        `\`categories[${index}]\` is an unknown category ${JSON.stringify(category)}${close ? ` — did you mean "${close}"?` : '.'} Use ${piiCategories.join(', ')}.`,
       );
     });
     return { categories: (categories.length > 0 ? categories : piiCategories) as readonly PiiCategory[], redact: optionalBoolean(params, 'redact', false) };

@@ -1,8 +1,9 @@
+import { jsonPath, type PathKey } from '../../core/json-path';
 import { isPlainObject } from '../../core/plain-object';
 import { type CheckInput, CheckParameterError } from '../check-types';
 import { closestNames } from '../closest-names';
 import { defineCheck } from '../define-check';
-import { fail, optionalObject, requireParameter, stringList } from '../parameters';
+import { fail, optionalObject, requireParameter, stringList, within } from '../parameters';
 import { listVerdict, operatorParameter } from './text';
 
 /** Checks on the request itself: its model, metadata, kind and parameters. */
@@ -39,16 +40,20 @@ function parseModelRules(params: Record<string, unknown>): ModelRules {
   if (!isPlainObject(rules)) fail('rules', 'an object {"defaults": [models], "metadata": {"<key>": {"<value>": [models]}}}', rules);
   for (const key of Object.keys(rules)) {
     if (key !== 'defaults' && key !== 'metadata')
-      throw new CheckParameterError(`rules.${key}`, `\`rules\` takes \`defaults\` and \`metadata\`; \`${key}\` is not one of them.`);
+      throw new CheckParameterError(['rules', key], `\`rules\` takes \`defaults\` and \`metadata\`; \`${key}\` is not one of them.`);
   }
-  const defaults = stringList(rules, 'defaults').map(String);
+  const defaults = within(['rules'], () => stringList(rules, 'defaults')).map(String);
   const metadata = new Map<string, Map<string, string[]>>();
   const byKey = rules.metadata ?? {};
-  if (!isPlainObject(byKey)) fail('rules.metadata', 'an object of metadata keys to {"<value>": [models]} objects', byKey);
+  if (!isPlainObject(byKey)) fail(['rules', 'metadata'], 'an object of metadata keys to {"<value>": [models]} objects', byKey);
   for (const [key, values] of Object.entries(byKey)) {
-    if (!isPlainObject(values)) fail(`rules.metadata.${key}`, 'an object of metadata values to lists of models', values);
+    if (!isPlainObject(values)) fail(['rules', 'metadata', key], 'an object of metadata values to lists of models', values);
     const modelsByValue = new Map<string, string[]>();
-    for (const value of Object.keys(values)) modelsByValue.set(value, stringList(values, value, { allowCommaString: false }));
+    for (const value of Object.keys(values))
+      modelsByValue.set(
+        value,
+        within(['rules', 'metadata', key], () => stringList(values, value, { allowCommaString: false })),
+      );
     metadata.set(key, modelsByValue);
   }
   if (defaults.length === 0 && metadata.size === 0)
@@ -174,8 +179,8 @@ function requestTypeList(params: Record<string, unknown>, name: string): string[
     if (requestTypeNames.includes(item)) return;
     const close = closestNames(item, requestTypeNames, 3);
     throw new CheckParameterError(
-      `${name}[${index}]`,
-      `\`${name}\` has an unknown request type ${JSON.stringify(item)}${close.length ? ` — did you mean ${close.map((c) => `"${c}"`).join(' or ')}?` : ''} Use chat, completions, embeddings (or chatComplete, stream-chatComplete, complete, stream-complete, embed).`,
+      [name, index],
+      `\`${name}[${index}]\` is an unknown request type ${JSON.stringify(item)}${close.length ? ` — did you mean ${close.map((c) => `"${c}"`).join(' or ')}?` : ''} Use chat, completions, embeddings (or chatComplete, stream-chatComplete, complete, stream-complete, embed).`,
     );
   });
   return list;
@@ -239,24 +244,25 @@ interface ParameterRules {
 
 const maxValuesListed = 1_000;
 
-function primitiveList(owner: Record<string, unknown>, name: string, path: string): Primitive[] | undefined {
+function primitiveList(owner: Record<string, unknown>, name: string, path: readonly PathKey[]): Primitive[] | undefined {
   const value = owner[name];
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value)) fail(path, 'a list of strings, numbers or booleans', value);
-  if (value.length > maxValuesListed) throw new CheckParameterError(path, `\`${path}\` has ${value.length} items; at most ${maxValuesListed} are allowed.`);
+  if (value.length > maxValuesListed)
+    throw new CheckParameterError(path, `\`${jsonPath('', path)}\` has ${value.length} items; at most ${maxValuesListed} are allowed.`);
   value.forEach((item, index) => {
-    if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean') fail(`${path}[${index}]`, 'a string, number or boolean', item);
+    if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean') fail([...path, index], 'a string, number or boolean', item);
   });
   return value as Primitive[];
 }
 
-function refuseOthers(owner: Record<string, unknown>, known: readonly string[], path: string): void {
+function refuseOthers(owner: Record<string, unknown>, known: readonly string[], path: readonly PathKey[]): void {
   for (const key of Object.keys(owner)) {
     if (known.includes(key)) continue;
     const close = closestNames(key, known, 1)[0];
     throw new CheckParameterError(
-      `${path}.${key}`,
-      `\`${path}\` takes ${known.map((item) => `\`${item}\``).join(', ')}; \`${key}\` is not one of them${close ? ` — did you mean \`${close}\`?` : '.'}`,
+      [...path, key],
+      `\`${jsonPath('', path)}\` takes ${known.map((item) => `\`${item}\``).join(', ')}; \`${key}\` is not one of them${close ? ` — did you mean \`${close}\`?` : '.'}`,
     );
   }
 }
@@ -264,29 +270,22 @@ function refuseOthers(owner: Record<string, unknown>, known: readonly string[], 
 function parseParameterRules(params: Record<string, unknown>): ParameterRules {
   const tools = optionalObject(params, 'tools') ?? {};
   const toolKeys = ['allowedTypes', 'blockedTypes', 'allowedFunctionNames', 'blockedFunctionNames'] as const;
-  refuseOthers(tools, toolKeys, 'tools');
+  refuseOthers(tools, toolKeys, ['tools']);
   const paramRules = optionalObject(params, 'params') ?? {};
-  refuseOthers(paramRules, ['allowedKeys', 'blockedKeys', 'values'], 'params');
-  const valuesObject = optionalObject(paramRules, 'values') ?? {};
+  refuseOthers(paramRules, ['allowedKeys', 'blockedKeys', 'values'], ['params']);
+  const valuesObject = within(['params'], () => optionalObject(paramRules, 'values')) ?? {};
   const values = new Map<string, { allowedValues?: Primitive[]; blockedValues?: Primitive[] }>();
   for (const [key, rule] of Object.entries(valuesObject)) {
-    const path = `params.values.${key}`;
+    const path = ['params', 'values', key];
     if (!isPlainObject(rule)) fail(path, 'an object with `allowedValues` and/or `blockedValues`', rule);
     refuseOthers(rule, ['allowedValues', 'blockedValues'], path);
     values.set(key, {
-      allowedValues: primitiveList(rule, 'allowedValues', `${path}.allowedValues`),
-      blockedValues: primitiveList(rule, 'blockedValues', `${path}.blockedValues`),
+      allowedValues: primitiveList(rule, 'allowedValues', [...path, 'allowedValues']),
+      blockedValues: primitiveList(rule, 'blockedValues', [...path, 'blockedValues']),
     });
   }
-  const list = (owner: Record<string, unknown>, name: string, path: string) => {
-    try {
-      return new Set(stringList(owner, name, { allowCommaString: false }));
-    } catch (error) {
-      if (error instanceof CheckParameterError)
-        throw new CheckParameterError(`${path}.${error.parameter}`, error.message.replaceAll(`\`${error.parameter}\``, `\`${path}.${error.parameter}\``));
-      throw error;
-    }
-  };
+  const list = (owner: Record<string, unknown>, name: string, path: string) =>
+    within([path], () => new Set(stringList(owner, name, { allowCommaString: false })));
   return {
     tools: {
       allowedTypes: list(tools, 'allowedTypes', 'tools'),
