@@ -59,7 +59,7 @@ export interface ProviderSettings {
 /** A provider the gateway speaks: its name, default base URL and adapter. */
 export interface ProviderDefinition {
   name: string;
-  /** The default base URL (documented in the README; what `custom_host` replaces). */
+  /** The default base URL (documented in docs/providers.md; what `custom_host` replaces). */
   baseUrl: string;
   /** The unified operations it serves; any other is refused with one 400 (`capabilities.ts`). */
   operations: readonly Operation[];

@@ -1,6 +1,6 @@
 /**
- * What every answer of the gateway must satisfy, whatever it was sent (README: Errors, Security,
- * Pass-through, Streams). `judge` lists what is wrong with one answer; an empty list is a pass.
+ * What every answer of the gateway must satisfy, whatever it was sent (docs/api.md: Errors,
+ * Pass-through; docs/security.md; docs/routing.md: Streams). `judge` lists what is wrong with one answer; an empty list is a pass.
  */
 import { isBrokenFault, isStallFault, type Fault } from './fuzz-upstream';
 import { asksForStream, faultsOf, keyKindOf, requestTimeoutOf, unifiedFamilies, type FuzzRequest } from './requests';
