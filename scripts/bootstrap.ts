@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   if (result.revokedAdminKey) process.stderr.write(`${revokedAdminKeyWarning(result.revokedAdminKey)}\n`);
   if (result.createdAdminKey) {
     process.stdout.write(`Bootstrapped stage ${values.stage} (organisation ${result.organisationId}, workspace ${result.workspaceId}).\n`);
-    process.stdout.write(`Admin API key (shown once; store it now): ${result.createdAdminKey}\n`);
+    process.stdout.write(`Owner API key (shown once; store it now): ${result.createdAdminKey}\n`);
   } else {
     process.stdout.write(`Stage ${values.stage} was already bootstrapped (workspace ${result.workspaceId}); no new key was created.\n`);
   }

@@ -8,7 +8,7 @@ import { createWorkspace } from './workspaces';
 export interface BootstrapResult {
   organisationId: string;
   workspaceId: string;
-  /** Set only when this call created the first admin key; print it once. */
+  /** Set only when this call created the first owner key; print it once. */
   createdAdminKey?: string;
   /** Set when `adminKey` names a key that was revoked; it stays revoked, and the operator must hear why it fails. */
   revokedAdminKey?: { id: string; revokedAt: number };
@@ -49,7 +49,7 @@ export async function ensureBootstrap(options: { adminKey?: string } = {}): Prom
   const scope = { organisation_id: result.organisationId, workspace_id: result.workspaceId, role: 'owner' as const };
   if (options.adminKey) {
     // Installing is idempotent and never undoes a revocation: a restart must not bring a revoked key back.
-    const installed = await putApiKey(options.adminKey, { name: 'Admin key (GATEWAY_ADMIN_KEY)', ...scope }, { onlyIfAbsent: true });
+    const installed = await putApiKey(options.adminKey, { name: 'Owner key (GATEWAY_ADMIN_KEY)', ...scope }, { onlyIfAbsent: true });
     if (installed.revoked_at !== undefined) result.revokedAdminKey = { id: installed.id, revokedAt: installed.revoked_at };
     // Installed by a version without owners: the operator's key is the organisation's owner.
     else if (installed.role !== 'owner' && (await promoteApiKeyToOwner(hashApiKey(options.adminKey)))) {
@@ -57,18 +57,18 @@ export async function ensureBootstrap(options: { adminKey?: string } = {}): Prom
     }
   } else if (created) {
     const secret = generateApiKeySecret();
-    await putApiKey(secret, { name: 'First admin key', ...scope });
+    await putApiKey(secret, { name: 'First owner key', ...scope });
     result.createdAdminKey = secret;
   }
   return result;
 }
 
-/** The start-up warning for a revoked GATEWAY_ADMIN_KEY: what happened and how to get an admin key again. */
+/** The start-up warning for a revoked GATEWAY_ADMIN_KEY: what happened and how to get an owner key again. */
 export function revokedAdminKeyWarning(key: { id: string; revokedAt: number }): string {
   const revokedAt = new Date(key.revokedAt * 1000).toISOString();
   return (
-    `Warning: GATEWAY_ADMIN_KEY is the admin key ${key.id}, which was revoked at ${revokedAt}. ` +
+    `Warning: GATEWAY_ADMIN_KEY is the owner key ${key.id}, which was revoked at ${revokedAt}. ` +
     `A revoked key stays revoked: it was not installed again, and requests with it get 401. ` +
-    `To install a new admin key, set GATEWAY_ADMIN_KEY to a new value (${minAdminKeyLength} to ${maxApiKeyLength} characters) and start again.`
+    `To install a new owner key, set GATEWAY_ADMIN_KEY to a new value (${minAdminKeyLength} to ${maxApiKeyLength} characters) and start again.`
   );
 }

@@ -3,6 +3,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { revokedAdminKeyWarning } from '../auth/bootstrap';
 import { startLocalRuntime } from './runtime';
+import { stopWhenTold } from './stop-when-told';
+
+/**
+ * From the signal to the exit, at most this long: `npm start` stops within 5 s of a SIGTERM or a
+ * Ctrl-C, with room left for npm and the log worker to exit after the gateway.
+ */
+const stopDeadlineMs = 4_000;
 
 /**
  * `npm start`: the gateway on http://localhost:8787/v1 with its own emulators and data under
@@ -12,7 +19,7 @@ import { startLocalRuntime } from './runtime';
 async function main(): Promise<void> {
   // This file is bundled to .build/local/main.mjs; the project root is two levels up.
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-  const runtime = await startLocalRuntime({
+  const starting = startLocalRuntime({
     root,
     host: process.env.HOST ?? '127.0.0.1',
     port: Number(process.env.PORT ?? 8787),
@@ -26,24 +33,28 @@ async function main(): Promise<void> {
     },
     logFlushIntervalMs: process.env.GATEWAY_LOG_FLUSH_MS ? Number(process.env.GATEWAY_LOG_FLUSH_MS) : undefined,
   });
+  // Told to stop while still starting, the gateway finishes starting first (within the deadline):
+  // the first start writes the organisation, then its key, and a process that died in between
+  // would leave an organisation without a key. The handlers are in place before anything is written.
+  let stopping = false;
+  stopWhenTold({
+    name: 'gateway',
+    deadlineMs: stopDeadlineMs,
+    stop: async () => {
+      stopping = true;
+      await (await starting).stop();
+    },
+  });
+  const runtime = await starting;
+  // A key created by this start is printed even when stopping: it is shown nowhere else.
   if (runtime.bootstrap.createdAdminKey) {
     process.stdout.write(
-      `\nCreated the organisation, its default workspace and the first admin API key.\n` +
-        `Admin API key (shown once; store it now): ${runtime.bootstrap.createdAdminKey}\n\n`,
+      `\nCreated the organisation, its default workspace and its first owner API key.\n` +
+        `Owner API key (shown once; store it now): ${runtime.bootstrap.createdAdminKey}\n\n`,
     );
   }
   if (runtime.bootstrap.revokedAdminKey) process.stderr.write(`\n${revokedAdminKeyWarning(runtime.bootstrap.revokedAdminKey)}\n\n`);
-  process.stdout.write(`LLM gateway listening on ${runtime.url}\n`);
-
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await runtime.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  if (!stopping) process.stdout.write(`LLM gateway listening on ${runtime.url}\n`);
 }
 
 main().catch((error) => {

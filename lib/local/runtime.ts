@@ -31,6 +31,11 @@ export interface LocalRuntime {
 }
 
 const region = 'us-east-1';
+/**
+ * On stop, requests under way get this long to finish; connections still busy after it (a stream,
+ * a slow upstream) are cut, so stopping never waits on a client. What they log is still flushed.
+ */
+const inFlightGraceMs = 1_500;
 
 /**
  * Each function's bundle is imported on its first invocation, as Lambda loads a function when it is
@@ -118,7 +123,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     emulators,
     logs,
     async stop() {
+      // In this order: no new requests, then every log line stored (the log worker writes to the
+      // emulators), then the emulators.
+      const cut = setTimeout(() => server.server.closeAllConnections(), inFlightGraceMs);
       await server.close();
+      clearTimeout(cut);
       await logs.stop();
       await emulators.stop();
     },

@@ -216,7 +216,7 @@ describe('owner keys and hints', () => {
     expect(listed.find((key: any) => key.id === member.id).hint).toBe(member.hint);
     for (const key of listed) expect(key.hint, key.name).toMatch(/^(gwk_)?….{4}$/);
     // GATEWAY_ADMIN_KEY is the operator's choice: even its first characters are part of the secret.
-    const operatorHints = listed.filter((key: any) => key.name === 'Admin key (GATEWAY_ADMIN_KEY)').map((key: any) => key.hint);
+    const operatorHints = listed.filter((key: any) => key.name === 'Owner key (GATEWAY_ADMIN_KEY)').map((key: any) => key.hint);
     expect(operatorHints).toContain(`…${env().adminKey.slice(-4)}`);
   });
 });

@@ -23,11 +23,11 @@ async function start(environment: Record<string, string | undefined>) {
 const withoutSharedEmulators = { GATEWAY_DYNAMODB_ENDPOINT: undefined, GATEWAY_SQS_ENDPOINT: undefined, GATEWAY_S3_ENDPOINT: undefined };
 
 describe('the local runtime', () => {
-  it('creates an admin key on first start, prints it once, and keeps its data across a restart', async () => {
+  it('creates an owner key on first start, prints it once, and keeps its data across a restart', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'gateway-first-start-'));
     dirs.push(dataDir);
     const first = await start({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: undefined, ...withoutSharedEmulators });
-    const key = /Admin API key \(shown once; store it now\): (gwk_\S+)/.exec(first.output())?.[1];
+    const key = /Owner API key \(shown once; store it now\): (gwk_\S+)/.exec(first.output())?.[1];
     expect(key).toBeDefined();
     const created = await fetch(`${first.url}/api-keys`, {
       method: 'POST',
@@ -38,9 +38,9 @@ describe('the local runtime', () => {
     await first.stop();
 
     const second = await start({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_KEY: undefined, ...withoutSharedEmulators });
-    expect(second.output()).not.toContain('Admin API key');
+    expect(second.output()).not.toContain('Owner API key');
     const list = (await (await fetch(`${second.url}/api-keys`, { headers: { 'x-gateway-api-key': key! } })).json()) as any;
-    expect(list.data.map((entry: any) => entry.name)).toEqual(['survives restarts', 'First admin key']);
+    expect(list.data.map((entry: any) => entry.name)).toEqual(['survives restarts', 'First owner key']);
     await second.stop();
   });
 
@@ -70,14 +70,14 @@ describe('the local runtime', () => {
     expect(first.errors()).not.toMatch(/revoked/);
     const list = (await (await fetch(`${first.url}/api-keys?limit=100`, { headers: { 'x-gateway-api-key': operatorKey } })).json()) as any;
     const installed = list.data.find(
-      (key: any) => key.name === 'Admin key (GATEWAY_ADMIN_KEY)' && key.status === 'active' && key.hint === `…${operatorKey.slice(-4)}`,
+      (key: any) => key.name === 'Owner key (GATEWAY_ADMIN_KEY)' && key.status === 'active' && key.hint === `…${operatorKey.slice(-4)}`,
     );
     const revoked = await fetch(`${first.url}/api-keys/${installed.id}`, { method: 'DELETE', headers: { 'x-gateway-api-key': operatorKey } });
     expect(revoked.status).toBe(200);
     await first.stop();
 
     const second = await start({ ...shared, GATEWAY_ADMIN_KEY: operatorKey });
-    expect(second.errors()).toContain(`Warning: GATEWAY_ADMIN_KEY is the admin key ${installed.id}, which was revoked at `);
+    expect(second.errors()).toContain(`Warning: GATEWAY_ADMIN_KEY is the owner key ${installed.id}, which was revoked at `);
     expect(second.errors()).toMatch(/stays revoked.*set GATEWAY_ADMIN_KEY to a new value \(20 to 256 characters\) and start again/);
     expect(second.output() + second.errors()).not.toContain(operatorKey);
     const refused = await fetch(`${second.url}/logs`, { headers: { 'x-gateway-api-key': operatorKey } });

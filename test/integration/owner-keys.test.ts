@@ -22,7 +22,7 @@ beforeAll(async () => {
     GATEWAY_SQS_ENDPOINT: undefined,
     GATEWAY_S3_ENDPOINT: undefined,
   });
-  firstKey = /Admin API key \(shown once; store it now\): (gwk_\S+)/.exec(gateway.output())![1]!;
+  firstKey = /Owner API key \(shown once; store it now\): (gwk_\S+)/.exec(gateway.output())![1]!;
 });
 
 afterAll(async () => {
@@ -47,7 +47,7 @@ async function createOwnerKey(by: string, name: string): Promise<{ id: string; k
 
 async function keyIdOf(key: string): Promise<string> {
   const listed = await call(key, 'GET', '/api-keys?limit=100');
-  return listed.body.data.find((entry: any) => entry.name === 'First admin key').id;
+  return listed.body.data.find((entry: any) => entry.name === 'First owner key').id;
 }
 
 async function activeOwnerIds(key: string): Promise<string[]> {

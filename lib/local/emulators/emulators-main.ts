@@ -8,12 +8,17 @@
  * The data directory defaults to `GATEWAY_DATA_DIR`, else `.gateway`. When the emulators listen,
  * ONE JSON line goes to stdout: {"dynamodb":"http://127.0.0.1:…","sqs":"…","s3":"…"}; pass those
  * to the gateways as GATEWAY_DYNAMODB_ENDPOINT, GATEWAY_SQS_ENDPOINT and GATEWAY_S3_ENDPOINT.
- * Stops cleanly on SIGTERM/SIGINT, and when the parent goes away if started with an IPC channel.
- * Errors go to stderr with exit code 1.
+ * Stops cleanly, within 5 s, on SIGTERM/SIGINT/SIGHUP, when the parent goes away if started with
+ * an IPC channel, and when its parent exits under an npm script (see stop-when-told.ts). Errors go
+ * to stderr with exit code 1.
  */
 import '../sdk-node-notice';
 import { parseArgs } from 'node:util';
+import { stopWhenTold } from '../stop-when-told';
 import { startEmulators, type RunningEmulators } from './emulators';
+
+// The emulators' servers cut busy connections after 2 s (listen.ts): well inside this.
+const stopDeadlineMs = 4_000;
 
 function port(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
@@ -45,20 +50,7 @@ async function main(): Promise<void> {
     },
   });
 
-  let stopping = false;
-  const stop = (reason: string) => {
-    if (stopping) return;
-    stopping = true;
-    emulators.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        process.stderr.write(`emulators: error while stopping after ${reason}: ${String((err as Error)?.stack ?? err)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  const stop = stopWhenTold({ name: 'emulators', deadlineMs: stopDeadlineMs, stop: () => emulators.stop() });
   if (process.send) process.on('disconnect', () => stop('parent disconnect'));
 
   process.stdout.write(`${JSON.stringify(emulators.endpoints)}\n`);

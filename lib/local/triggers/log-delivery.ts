@@ -17,7 +17,8 @@ export function subscriptionEvent(lines: string[], logGroup: string, firstSequen
 
 /**
  * Messages between the gateway process and its log worker. A reply acknowledges one batch: `ok`
- * once its records are stored, or the error that made ingestion give it up.
+ * once its records are stored, or the error that made ingestion give it up. `signal`: the worker
+ * was told to stop, which the gateway takes as told to itself.
  */
 export type LogWorkerRequest = { id: number; lines: string[] };
-export type LogWorkerReply = { id: number; ok: boolean; error?: string } | { ready: true };
+export type LogWorkerReply = { id: number; ok: boolean; error?: string } | { ready: true } | { signal: NodeJS.Signals };

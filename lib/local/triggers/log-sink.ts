@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { stopSignals } from '../stop-when-told';
 import type { LogWorkerReply, LogWorkerRequest } from './log-delivery';
 
 export interface LogSink {
@@ -34,7 +35,9 @@ const restartMaxMs = 10_000;
 const crashesBeforeGivingUp = 3;
 // Bounds the memory held for a worker that cannot come back; lines past it are refused and counted.
 const defaultMaxBacklogChars = 64 * 1024 * 1024;
-const stopWaitMs = 10_000;
+// Stopping is bounded (`npm start` exits within 5 s of a signal, see main.ts); a worker that
+// stores nothing in this long is not about to.
+const stopWaitMs = 2_000;
 // A failed send needs no handling (the worker's exit hands its batches to the next worker), but a
 // callback keeps the failure from being emitted as an error event.
 const ignoreSendFailure = () => undefined;
@@ -147,7 +150,11 @@ class WorkerLogSink implements LogSink {
   private launch(): void {
     const child = fork(this.options.worker, [this.options.ingestBundle, this.options.logGroup], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.child = child;
-    child.on('message', (reply: LogWorkerReply) => ('ready' in reply ? this.ready(child) : this.answered(reply)));
+    child.on('message', (reply: LogWorkerReply) => {
+      if ('ready' in reply) this.ready(child);
+      else if ('signal' in reply) this.signalled(reply.signal);
+      else this.answered(reply);
+    });
     child.once('exit', (code, signal) => this.exited(child, signal ?? `code ${code}`));
     child.on('error', (error) => {
       // Without a process there is no exit event to wait for.
@@ -165,6 +172,16 @@ class WorkerLogSink implements LogSink {
       console.error(`The log worker is running again (pid ${child.pid}).`);
     }
     for (const batch of this.unacknowledged.values()) this.send(child, batch);
+  }
+
+  /**
+   * The worker was told to stop (its pid was signalled, or a Ctrl-C reached the whole process
+   * group): this process gets the same signal, so what it does on it (the local runtime stops in
+   * order, flushing to the worker first) happens whichever of the two was told.
+   */
+  private signalled(signal: NodeJS.Signals): void {
+    if (this.stopping || !stopSignals.includes(signal)) return;
+    process.kill(process.pid, signal);
   }
 
   private answered(reply: Extract<LogWorkerReply, { id: number }>): void {

@@ -1,5 +1,6 @@
 import '../sdk-node-notice';
 import { pathToFileURL } from 'node:url';
+import { stopSignals } from '../stop-when-told';
 import { subscriptionEvent, type LogWorkerReply, type LogWorkerRequest } from './log-delivery';
 
 /**
@@ -34,6 +35,15 @@ async function main(): Promise<void> {
   });
   // Exits with the gateway: the IPC channel closes when the parent goes away.
   process.on('disconnect', () => void queue.then(() => process.exit(0)));
+  // Told to stop, the worker passes it on to the gateway, which stops in order: its lines go to
+  // this worker first, then it closes the channel (above). Dying here instead would drop the
+  // batches under way and have the gateway start another worker. Without a gateway to tell, the
+  // worker exits once its queue is done.
+  for (const signal of stopSignals)
+    process.on(signal, () => {
+      if (process.connected) reply({ signal });
+      else void queue.then(() => process.exit(0));
+    });
   reply({ ready: true });
 }
 
