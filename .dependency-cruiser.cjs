@@ -18,7 +18,7 @@ const ranks = [
   ['routing', 'catalog', 'cache', 'budgets'],
   ['inference'],
   ['http'],
-  ['prompts'],
+  ['prompts', 'files'],
   ['control'],
   ['local'],
 ];

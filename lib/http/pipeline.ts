@@ -18,7 +18,10 @@ export interface RouteContext {
   waitUntil(work: Promise<unknown>): void;
 }
 
-export type RouteHandler = (context: RouteContext) => Promise<GatewayResponse>;
+export type RouteHandler = ((context: RouteContext) => Promise<GatewayResponse>) & {
+  /** The 413 for a body above the limit, for a route that can say where a larger body goes instead. */
+  readonly tooLarge?: (bytes: number) => GatewayError;
+};
 
 /** Decoded request bodies above this size are refused (API Gateway's and Lambda's limits sit above it). */
 export const maxRequestBodyBytes = 4 * 1024 * 1024;
@@ -37,9 +40,12 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
   let response: GatewayResponse;
   try {
     if (request.body.length > maxRequestBodyBytes) {
-      throw new GatewayError(413, `Request body is ${request.body.length} bytes; the limit is ${maxRequestBodyBytes} bytes (4 MB).`, {
-        code: 'request_too_large',
-      });
+      throw (
+        route.tooLarge?.(request.body.length) ??
+        new GatewayError(413, `Request body is ${request.body.length} bytes; the limit is ${maxRequestBodyBytes} bytes (4 MB).`, {
+          code: 'request_too_large',
+        })
+      );
     }
     trace = readTraceContext(request.headers, recorder.id);
     recorder.traced(trace);

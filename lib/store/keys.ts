@@ -143,3 +143,14 @@ export const usageCounterKey = {
   item: (policyId: string, periodStart: number, bucket: string) => ({ pk: usageCounterKey.partition(policyId, periodStart), sk: `B#${bucket}` }),
   sortPrefix: 'B#',
 };
+
+/**
+ * Control table: a file of the gateway's Files API, by workspace and id; listed per workspace on
+ * gsi1 by its time-sortable id. Its bytes are an S3 object whose key is made of the two ids only, so
+ * nothing a client names (the file name) ever becomes part of a key.
+ */
+export const fileKey = {
+  item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#FILE#${id}`, sk: 'FILE' }),
+  workspaceList: (workspaceId: string) => `WS#${workspaceId}#FILE`,
+  object: (workspaceId: string, id: string) => `files/${workspaceId}/${id}`,
+};

@@ -389,3 +389,72 @@ describe('provider response headers that cannot be sent on', () => {
     }
   });
 });
+
+describe('pass-through of a provider’s Files API', () => {
+  let upstream: FakeUpstream;
+  let base: string;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+    base = `${upstream.url}/ptf/v1`;
+  });
+  afterAll(() => upstream.close());
+
+  // The /v1/files routes take precedence over /v1/{proxy+}: a request that selects a provider
+  // must still reach the provider's own files API, answered as the provider answers.
+  const providerHeaders = () => ({
+    'x-gateway-api-key': env().adminKey,
+    'x-gateway-provider': 'openai',
+    'x-gateway-custom-host': base,
+    authorization: 'Bearer sk-ptf',
+  });
+  const providerFile = { id: 'file-abc123', object: 'file', bytes: 12, created_at: 1715367049, filename: 'in.jsonl', purpose: 'batch', status: 'processed' };
+
+  it('sends POST /v1/files (multipart) to the provider unchanged and relays its answer', async () => {
+    upstream.script('/ptf/v1/files', [{ status: 200, json: providerFile, headers: { 'x-request-id': 'req_files_1' } }]);
+    const body = Buffer.concat([
+      Buffer.from('--b0undary\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--b0undary\r\n'),
+      Buffer.from('Content-Disposition: form-data; name="file"; filename="in.jsonl"\r\nContent-Type: application/octet-stream\r\n\r\n'),
+      Buffer.from([0, 1, 2, 255, 254, 13, 10, 45, 45, 98, 0, 7]),
+      Buffer.from('\r\n--b0undary--\r\n'),
+    ]);
+    const response = await request(`${env().gatewayUrl}/files`, {
+      method: 'POST',
+      body,
+      headers: { ...providerHeaders(), 'content-type': 'multipart/form-data; boundary=b0undary' },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['x-request-id']).toBe('req_files_1');
+    expect(response.headers['x-gateway-provider']).toBe('openai');
+    expect(await response.body.json()).toEqual(providerFile);
+    const sent = upstream.requests.find((recorded) => recorded.path === '/ptf/v1/files')!;
+    expect(sent.method).toBe('POST');
+    expect(sent.body.equals(body)).toBe(true);
+    expect(sent.headers['content-type']).toBe('multipart/form-data; boundary=b0undary');
+    expect(sent.headers.authorization).toBe('Bearer sk-ptf');
+  });
+
+  it('passes GET /v1/files, a provider file, its content and DELETE through with the query', async () => {
+    for (const [method, path] of [
+      ['GET', '/files?purpose=batch&limit=3'],
+      ['GET', '/files/file-abc123'],
+      ['GET', '/files/file-abc123/content'],
+      ['DELETE', '/files/file-abc123'],
+    ] as const) {
+      const answer = `{"answer":"${method} ${path}"}`;
+      upstream.script(`/ptf/v1${path.split('?')[0]}`, [{ status: 200, body: answer, headers: { 'content-type': 'application/json' } }]);
+      const response = await request(`${env().gatewayUrl}${path}`, { method, headers: providerHeaders() });
+      expect(response.statusCode, `${method} ${path}`).toBe(200);
+      expect(await response.body.text()).toBe(answer);
+      expect(upstream.requests.at(-1)).toMatchObject({ method, path: `/ptf/v1${path}` });
+    }
+  });
+
+  it('selects the provider by a config too', async () => {
+    upstream.script('/ptf/v1/files', [{ status: 200, json: { object: 'list', data: [] } }]);
+    const config = JSON.stringify({ provider: 'openai', api_key: 'sk-config', custom_host: base });
+    const response = await request(`${env().gatewayUrl}/files`, { headers: { 'x-gateway-api-key': env().adminKey, 'x-gateway-config': config } });
+    expect(response.statusCode).toBe(200);
+    expect(await response.body.json()).toEqual({ object: 'list', data: [] });
+    expect(upstream.requests.at(-1)).toMatchObject({ method: 'GET', path: '/ptf/v1/files' });
+  });
+});

@@ -171,6 +171,26 @@ describe('serverless package --stage ci', () => {
     }
   });
 
+  it('streams the Files API from a function of its own, any method (a provider’s files pass through it), with rights on files/ only', () => {
+    const routes = templateRoutes(template).filter((route) => route.functionName === 'files');
+    expect(routes.map((route) => `${route.method} ${route.path}`).sort()).toEqual(
+      ['ANY /v1/files', 'ANY /v1/files/{fileId}', 'ANY /v1/files/{fileId}/content'].sort(),
+    );
+    for (const route of routes) {
+      expect(route.integration.ResponseTransferMode, route.path).toBe('STREAM');
+      expect(uriSuffix(route.integration.Uri), route.path).toBe('/response-streaming-invocations');
+    }
+    const inference = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchGetItem'];
+    const tables = (...names: string[]) => names.flatMap((table) => [table, `${table}/index/*`]);
+    expectAllowed('files', 'dynamodb', {
+      ...Object.fromEntries(inference.map((a) => [a, tables('ControlTable', 'StateTable')])),
+      'dynamodb:BatchWriteItem': ['StateTable'],
+      'dynamodb:DeleteItem': ['ControlTable'],
+    });
+    expectAllowed('files', 's3', Object.fromEntries(['s3:GetObject', 's3:PutObject', 's3:DeleteObject'].map((a) => [a, ['DataBucket/files/*']])));
+    expectAllowed('files', 'kms', { 'kms:Decrypt': ['SecretsKey'] });
+  });
+
   it('buffers the control routes within 29 seconds', () => {
     const routes = templateRoutes(template).filter((route) => CONTROL_FUNCTIONS.includes(route.functionName));
     expect(new Set(routes.map((route) => route.functionName))).toEqual(new Set(CONTROL_FUNCTIONS));

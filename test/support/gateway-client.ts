@@ -12,14 +12,18 @@ export function gatewayFetch(path: string, init: RequestInit & { headers?: Recor
   return fetch(`${gatewayUrl}${path}`, { ...init, headers: { 'x-gateway-api-key': adminKey, ...init.headers } });
 }
 
-/** The official OpenAI client pointed at the gateway, as the README shows. */
-export function openaiClient(options: { provider?: string; apiKey?: string; gatewayKey?: string; headers?: Record<string, string> } = {}): OpenAI {
+/**
+ * The official OpenAI client pointed at the gateway, as the README shows. `provider: null` sends no
+ * provider header: the client of the gateway's own Files API.
+ */
+export function openaiClient(options: { provider?: string | null; apiKey?: string; gatewayKey?: string; headers?: Record<string, string> } = {}): OpenAI {
   const { gatewayUrl, adminKey } = env();
+  const provider = options.provider === null ? {} : { 'x-gateway-provider': options.provider ?? 'openai' };
   return new OpenAI({
     baseURL: gatewayUrl,
     apiKey: options.apiKey ?? 'sk-provider-key',
     maxRetries: 0,
-    defaultHeaders: { 'x-gateway-api-key': options.gatewayKey ?? adminKey, 'x-gateway-provider': options.provider ?? 'openai', ...options.headers },
+    defaultHeaders: { 'x-gateway-api-key': options.gatewayKey ?? adminKey, ...provider, ...options.headers },
   });
 }
 
