@@ -4,10 +4,11 @@ import { controlRoutes, defineRoute, type ControlRoute } from '../http/define-ro
 import { passthroughRoute } from '../http/inference/passthrough-route';
 import { listEnvelope } from '../http/pagination';
 import { maxRequestBodyBytes, type RouteContext, type RouteHandler } from '../http/pipeline';
-import type { GatewayResponse } from '../http/types';
+import type { GatewayRequest, GatewayResponse } from '../http/types';
 import { isGatewayFileId, isGatewayFilesRequest } from './provider-selection';
 import { createFile, deleteFile, findFile, listFiles, openFileContent, presentFile } from './stored-files';
 import { readUploadForm } from './upload-form';
+import { gatewayUploadRoutes } from './uploads-route';
 
 /** OpenAI's bounds for a file listing's `limit`. */
 const maxListLimit = 10_000;
@@ -59,7 +60,7 @@ const contentRoute: ControlRoute = {
   },
 };
 
-/** The gateway's own Files API, OpenAI's routes and shapes, one workspace's files at a time. */
+/** The gateway's own Files and Uploads APIs, OpenAI's routes and shapes, one workspace's files at a time. */
 const gatewayFiles = controlRoutes(
   defineRoute({
     method: 'POST',
@@ -92,10 +93,12 @@ const gatewayFiles = controlRoutes(
     },
   }),
   contentRoute,
+  ...gatewayUploadRoutes,
 );
 
 /**
- * `/v1/files`, `/v1/files/{fileId}` and `/v1/files/{fileId}/content`, any method. These routes take
+ * `/v1/files`, `/v1/files/{fileId}`, `/v1/files/{fileId}/content`, `/v1/uploads` and
+ * `/v1/uploads/{uploadId}/{parts,complete,cancel}`, any method. These routes take
  * precedence over `/v1/{proxy+}` in API Gateway, so the requests for a provider's files come here
  * too: a request that selects a provider (and names no gateway file) goes through the same
  * pass-through as every other provider path; the rest are the gateway's own (provider-selection.ts).
@@ -106,12 +109,18 @@ export const filesRoute: RouteHandler = Object.assign(
     return passthroughRoute({ ...context, request: { ...context.request, pathParameters: { proxy: providerPath(context) } } });
   },
   {
-    tooLarge: (bytes: number) =>
-      new GatewayError(
-        413,
-        `The request body is ${bytes} bytes; a file uploaded in one request may make a body of at most ${maxRequestBodyBytes} bytes (4 MB). Upload larger files in parts with the Uploads API (POST /v1/uploads).`,
-        { param: 'file', code: 'request_too_large' },
-      ),
+    tooLarge: (bytes: number, request: GatewayRequest) =>
+      request.resource === '/v1/uploads/{uploadId}/parts'
+        ? new GatewayError(
+            413,
+            `The request body is ${bytes} bytes; a part may make a body of at most ${maxRequestBodyBytes} bytes (4 MB). Send smaller parts: an upload takes many.`,
+            { param: 'data', code: 'request_too_large' },
+          )
+        : new GatewayError(
+            413,
+            `The request body is ${bytes} bytes; a file uploaded in one request may make a body of at most ${maxRequestBodyBytes} bytes (4 MB). Upload larger files in parts with the Uploads API (POST /v1/uploads).`,
+            { param: 'file', code: 'request_too_large' },
+          ),
   },
 );
 

@@ -10,15 +10,24 @@ export function isGatewayFileId(id: string): boolean {
   return id.startsWith(`${gatewayFileIdPrefix}_`);
 }
 
+/** Ids of the gateway's uploads and their parts: prefixes of their own, as for files (OpenAI's start `upload_` and `part_`). */
+export const gatewayUploadIdPrefix = 'gwu';
+export const gatewayUploadPartIdPrefix = 'gwp';
+
+export function isGatewayUploadId(id: string): boolean {
+  return id.startsWith(`${gatewayUploadIdPrefix}_`);
+}
+
 /**
- * Whether a request to a `/v1/files` route is for the gateway's Files API rather than a provider's.
- * A gateway file id decides it whatever the headers say: a client that sends its provider headers
+ * Whether a request to a `/v1/files` or `/v1/uploads` route is for the gateway's Files API rather than a provider's.
+ * A gateway file or upload id decides it whatever the headers say: a client that sends its provider headers
  * on every call (the OpenAI client's default headers) still reaches the gateway's file. Otherwise a
  * request that selects no provider is the gateway's, and one that selects a provider is passed
  * through as it always was.
  */
 export function isGatewayFilesRequest(request: Pick<GatewayRequest, 'headers' | 'pathParameters'>): boolean {
-  const fileId = request.pathParameters.fileId;
+  const { fileId, uploadId } = request.pathParameters;
   if (fileId !== undefined && isGatewayFileId(fileId)) return true;
+  if (uploadId !== undefined && isGatewayUploadId(uploadId)) return true;
   return !providerSelectingHeaders.some((name) => request.headers[name]?.trim());
 }

@@ -1,6 +1,6 @@
 import { badRequest, GatewayError } from '../core/errors';
 import type { GatewayRequest } from '../http/types';
-import { MultipartError, multipartBoundary, parseMultipart } from '../wire/multipart';
+import { MultipartError, multipartBoundary, parseMultipart, type MultipartPart } from '../wire/multipart';
 
 /** The purposes OpenAI accepts on upload. */
 export const uploadPurposes = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] as const;
@@ -9,7 +9,7 @@ export const gatewayWrittenPurposes = ['batch_output'] as const;
 export type FilePurpose = (typeof uploadPurposes)[number] | (typeof gatewayWrittenPurposes)[number];
 
 /** Longer names are refused: a file name is shown back in every listing. */
-const maxFilenameLength = 512;
+export const maxFilenameLength = 512;
 
 export interface UploadForm {
   purpose: FilePurpose;
@@ -24,25 +24,7 @@ export interface UploadForm {
  * naming the field to fix.
  */
 export function readUploadForm(request: Pick<GatewayRequest, 'headers' | 'body'>): UploadForm {
-  let parts: ReturnType<typeof parseMultipart>;
-  try {
-    const boundary = multipartBoundary(request.headers['content-type']);
-    if (boundary === undefined) {
-      const sent = request.headers['content-type'];
-      throw new GatewayError(
-        415,
-        `Content-Type must be multipart/form-data with a file field and a purpose field; got ${sent ? `"${sent.slice(0, 100)}"` : 'none'}.`,
-        {
-          code: 'unsupported_media_type',
-        },
-      );
-    }
-    parts = parseMultipart(request.body, boundary);
-  } catch (error) {
-    if (error instanceof MultipartError) throw badRequest(`The multipart/form-data body is malformed: ${error.message}`, null, 'invalid_multipart');
-    throw error;
-  }
-
+  const parts = readFormParts(request, 'a file field and a purpose field');
   const purposePart = parts.find((part) => part.name === 'purpose' && part.filename === undefined);
   const purpose = purposePart?.data.toString('utf8').trim();
   if (purpose === undefined || purpose === '') {
@@ -71,4 +53,24 @@ export function readUploadForm(request: Pick<GatewayRequest, 'headers' | 'body'>
     throw badRequest(`file's filename is ${filename.length} characters long; the limit is ${maxFilenameLength}.`, 'file', 'invalid_file');
   }
   return { purpose: purpose as FilePurpose, filename, bytes: filePart.data };
+}
+
+/**
+ * The fields of a multipart/form-data body: a 415 for another content type (`expected` says which
+ * fields to send), a 400 (`invalid_multipart`) for a malformed body.
+ */
+export function readFormParts(request: Pick<GatewayRequest, 'headers' | 'body'>, expected: string): MultipartPart[] {
+  try {
+    const boundary = multipartBoundary(request.headers['content-type']);
+    if (boundary === undefined) {
+      const sent = request.headers['content-type'];
+      throw new GatewayError(415, `Content-Type must be multipart/form-data with ${expected}; got ${sent ? `"${sent.slice(0, 100)}"` : 'none'}.`, {
+        code: 'unsupported_media_type',
+      });
+    }
+    return parseMultipart(request.body, boundary);
+  } catch (error) {
+    if (error instanceof MultipartError) throw badRequest(`The multipart/form-data body is malformed: ${error.message}`, null, 'invalid_multipart');
+    throw error;
+  }
 }

@@ -20,7 +20,7 @@ export interface RouteContext {
 
 export type RouteHandler = ((context: RouteContext) => Promise<GatewayResponse>) & {
   /** The 413 for a body above the limit, for a route that can say where a larger body goes instead. */
-  readonly tooLarge?: (bytes: number) => GatewayError;
+  readonly tooLarge?: (bytes: number, request: GatewayRequest) => GatewayError;
 };
 
 /** Decoded request bodies above this size are refused (API Gateway's and Lambda's limits sit above it). */
@@ -41,7 +41,7 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
   try {
     if (request.body.length > maxRequestBodyBytes) {
       throw (
-        route.tooLarge?.(request.body.length) ??
+        route.tooLarge?.(request.body.length, request) ??
         new GatewayError(413, `Request body is ${request.body.length} bytes; the limit is ${maxRequestBodyBytes} bytes (4 MB).`, {
           code: 'request_too_large',
         })

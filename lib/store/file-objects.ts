@@ -29,7 +29,8 @@ export async function deleteFileObject(workspaceId: string, id: string): Promise
   await s3Client().send(new DeleteObjectCommand({ Bucket: bucket(), Key: fileKey.object(workspaceId, id) }));
 }
 
-function bucket(): string {
+/** The data bucket, whose `files/` prefix holds the files' and the uploads' bytes. */
+export function bucket(): string {
   const name = process.env.GATEWAY_BUCKET;
   if (!name) throw new Error("GATEWAY_BUCKET is not set; the gateway's functions get it from serverless.yml's provider.environment.");
   return name;

@@ -154,3 +154,13 @@ export const fileKey = {
   workspaceList: (workspaceId: string) => `WS#${workspaceId}#FILE`,
   object: (workspaceId: string, id: string) => `files/${workspaceId}/${id}`,
 };
+
+/**
+ * Control table: an upload of the Uploads API, by workspace and id, its parts a map inside the item.
+ * Its parts' bytes are S3 objects under the workspace's files prefix, keyed by the two ids only (a
+ * `gwu_` id never equals a `gwf_` one, so they cannot meet a file's key).
+ */
+export const uploadKey = {
+  item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#UPLOAD#${id}`, sk: 'UPLOAD' }),
+  part: (workspaceId: string, uploadId: string, partId: string) => `files/${workspaceId}/${uploadId}/${partId}`,
+};

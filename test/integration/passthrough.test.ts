@@ -449,6 +449,38 @@ describe('pass-through of a provider’s Files API', () => {
     }
   });
 
+  // The /v1/uploads routes too: without a gateway upload id, provider headers mean the provider's.
+  it('sends POST /v1/uploads and a provider upload’s parts, complete and cancel to the provider unchanged', async () => {
+    const created = { id: 'upload_abc', object: 'upload', bytes: 3, created_at: 1719184911, filename: 'in.jsonl', purpose: 'batch', status: 'pending' };
+    upstream.script('/ptf/v1/uploads', [{ status: 200, json: created, headers: { 'x-request-id': 'req_uploads_1' } }]);
+    const body = '{"filename":"in.jsonl","purpose":"batch","bytes":3,"mime_type":"application/jsonl"}';
+    const response = await request(`${env().gatewayUrl}/uploads`, {
+      method: 'POST',
+      body,
+      headers: { ...providerHeaders(), 'content-type': 'application/json' },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['x-request-id']).toBe('req_uploads_1');
+    expect(await response.body.json()).toEqual(created);
+    const sent = upstream.requests.find((recorded) => recorded.path === '/ptf/v1/uploads')!;
+    expect(sent.method).toBe('POST');
+    expect(sent.body.toString()).toBe(body);
+    expect(sent.headers.authorization).toBe('Bearer sk-ptf');
+
+    for (const path of ['/uploads/upload_abc/parts', '/uploads/upload_abc/complete', '/uploads/upload_abc/cancel']) {
+      const answer = `{"answer":"${path}"}`;
+      upstream.script(`/ptf/v1${path}`, [{ status: 200, body: answer, headers: { 'content-type': 'application/json' } }]);
+      const forwarded = await request(`${env().gatewayUrl}${path}`, {
+        method: 'POST',
+        body: '{}',
+        headers: { ...providerHeaders(), 'content-type': 'application/json' },
+      });
+      expect(forwarded.statusCode, path).toBe(200);
+      expect(await forwarded.body.text()).toBe(answer);
+      expect(upstream.requests.at(-1)).toMatchObject({ method: 'POST', path: `/ptf/v1${path}` });
+    }
+  });
+
   it('selects the provider by a config too', async () => {
     upstream.script('/ptf/v1/files', [{ status: 200, json: { object: 'list', data: [] } }]);
     const config = JSON.stringify({ provider: 'openai', api_key: 'sk-config', custom_host: base });

@@ -171,10 +171,18 @@ describe('serverless package --stage ci', () => {
     }
   });
 
-  it('streams the Files API from a function of its own, any method (a provider’s files pass through it), with rights on files/ only', () => {
+  it('streams the Files and Uploads APIs from a function of their own, any method (a provider’s files pass through it), with rights on files/ only', () => {
     const routes = templateRoutes(template).filter((route) => route.functionName === 'files');
     expect(routes.map((route) => `${route.method} ${route.path}`).sort()).toEqual(
-      ['ANY /v1/files', 'ANY /v1/files/{fileId}', 'ANY /v1/files/{fileId}/content'].sort(),
+      [
+        'ANY /v1/files',
+        'ANY /v1/files/{fileId}',
+        'ANY /v1/files/{fileId}/content',
+        'ANY /v1/uploads',
+        'ANY /v1/uploads/{uploadId}/parts',
+        'ANY /v1/uploads/{uploadId}/complete',
+        'ANY /v1/uploads/{uploadId}/cancel',
+      ].sort(),
     );
     for (const route of routes) {
       expect(route.integration.ResponseTransferMode, route.path).toBe('STREAM');
@@ -187,7 +195,11 @@ describe('serverless package --stage ci', () => {
       'dynamodb:BatchWriteItem': ['StateTable'],
       'dynamodb:DeleteItem': ['ControlTable'],
     });
-    expectAllowed('files', 's3', Object.fromEntries(['s3:GetObject', 's3:PutObject', 's3:DeleteObject'].map((a) => [a, ['DataBucket/files/*']])));
+    expectAllowed(
+      'files',
+      's3',
+      Object.fromEntries(['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'].map((a) => [a, ['DataBucket/files/*']])),
+    );
     expectAllowed('files', 'kms', { 'kms:Decrypt': ['SecretsKey'] });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isGatewayFileId, isGatewayFilesRequest } from '../../lib/files/provider-selection';
+import { isGatewayFileId, isGatewayFilesRequest, isGatewayUploadId } from '../../lib/files/provider-selection';
 
 const request = (headers: Record<string, string>, fileId?: string) =>
   ({ headers, pathParameters: fileId === undefined ? {} : { fileId } }) as { headers: Record<string, string>; pathParameters: Record<string, string> };
@@ -20,5 +20,13 @@ describe('which files requests are the gateway’s', () => {
     expect(isGatewayFileId('gwf_01jd3abc')).toBe(true);
     expect(isGatewayFileId('file-gwf_1')).toBe(false);
     expect(isGatewayFileId('gwf')).toBe(false);
+  });
+
+  it('is the gateway’s for a gateway upload id whatever the headers, and the provider’s for another', () => {
+    const upload = (headers: Record<string, string>, uploadId: string) => ({ headers, pathParameters: { uploadId } });
+    expect(isGatewayFilesRequest(upload({ 'x-gateway-provider': 'openai' }, 'gwu_01jd3abc'))).toBe(true);
+    expect(isGatewayFilesRequest(upload({ 'x-gateway-provider': 'openai' }, 'upload_abc'))).toBe(false);
+    expect(isGatewayUploadId('gwu_01jd3abc')).toBe(true);
+    expect(isGatewayUploadId('upload_gwu_1')).toBe(false);
   });
 });

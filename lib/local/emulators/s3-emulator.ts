@@ -10,12 +10,14 @@
  *   as in dynalite and fauxqs.
  * - keys, bucket names, copy sources and upload ids with `.`/`..` path segments are refused (s3rver
  *   maps keys to file paths and would write outside its directory).
+ * - AbortMultipartUpload (`DELETE …?uploadId=`), which s3rver lacks, drops the upload's parts (the
+ *   Uploads API's cancel sends it).
  *
  * Nothing prints to stdout (the gateway's stdout carries request logs). Started by emulators.ts.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -37,6 +39,8 @@ interface KoaContext {
   query: Record<string, string | string[] | undefined>;
   req: IncomingMessage | Readable;
   get(header: string): string;
+  status: number;
+  body: unknown;
 }
 type KoaMiddleware = (ctx: KoaContext, next: () => Promise<void>) => Promise<void>;
 interface S3rverApp {
@@ -84,7 +88,7 @@ export async function startS3Emulator(dir: string, host: string, port: number): 
   });
   const store = new (durableStore(FilesystemStore))(dir);
   app.store = app.context.store = store;
-  app.middleware.unshift(localS3Middleware(S3Error, accounts));
+  app.middleware.unshift(localS3Middleware(S3Error, accounts), abortMultipartMiddleware(store, S3Error));
 
   const server = createServer(app.callback());
   const endpoint = await listen(server, port, host);
@@ -128,6 +132,29 @@ function localS3Middleware(S3Error: S3ErrorClass, accounts: AwsAccountModule): K
       ctx.req = req.pipe(decoder);
     }
     await next();
+  };
+}
+
+/** AbortMultipartUpload: s3rver keeps an upload's parts in a directory of its own, which goes; the object is never touched. */
+function abortMultipartMiddleware(store: FilesystemStoreInstance, S3Error: S3ErrorClass): KoaMiddleware {
+  return async (ctx, next) => {
+    const uploadId = ctx.query.uploadId;
+    if (ctx.method !== 'DELETE' || typeof uploadId !== 'string') return next();
+    const bucket = decodeURIComponent(ctx.path.split('/')[1] ?? '');
+    // The upload id was checked against `.`/`..` and separators by localS3Middleware.
+    const parts = path.join(store.getResourcePath(bucket, undefined, 'uploads'), uploadId);
+    if (!(await stat(parts).catch(() => undefined))) {
+      throw new S3Error(
+        'NoSuchUpload',
+        'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.',
+        {
+          UploadId: uploadId,
+        },
+      );
+    }
+    await rm(parts, { recursive: true, force: true });
+    ctx.status = 204;
+    ctx.body = null;
   };
 }
 
