@@ -1,10 +1,9 @@
 /**
- * Stream translation throughput of the native adapters' stream mappers, in-process: a whole
- * provider stream (the repository's own fixtures, test/fixtures/providers) is replayed through the
- * mapper many times; reports OpenAI chunks per second and the time from the first provider bytes to
- * the first OpenAI chunk.
+ * Stream translation throughput of the native adapters' stream mappers, in-process: a recorded
+ * provider stream is replayed through the mapper many times; reports OpenAI chunks per second and
+ * the time from the first provider bytes to the first OpenAI chunk.
  *
- * Run: npm run bench:streams
+ * Run: npx tsx bench/stream-mappers.ts   (needs ../shared/fixtures beside the project)
  */
 import type { Transform } from 'node:stream';
 import { anthropicStreamTransform } from '../lib/providers/anthropic/stream';
@@ -20,18 +19,18 @@ interface Case {
 const noUsage = () => undefined;
 const cases: Case[] = [
   {
-    name: 'anthropic (anthropic-stream-tool-use.sse)',
-    bytes: readFixtureBytes('anthropic-stream-tool-use.sse'),
+    name: 'anthropic (anthropic_stream_tool_use.sse)',
+    bytes: readFixtureBytes('anthropic_stream_tool_use.sse'),
     transform: () => anthropicStreamTransform({ provider: 'anthropic', strictApiCompliance: true, model: 'claude', includeUsage: true, onUsage: noUsage }),
   },
   {
-    name: 'bedrock (bedrock-converse-stream-tool-use.eventstream)',
-    bytes: readFixtureBytes('bedrock-converse-stream-tool-use.eventstream'),
+    name: 'bedrock (bedrock_converse_stream_tool_use.DERIVED.eventstream)',
+    bytes: readFixtureBytes('bedrock_converse_stream_tool_use.DERIVED.eventstream'),
     transform: () => converseStreamTransform({ model: 'anthropic.claude', includeUsage: true, strict: true, onUsage: noUsage }),
   },
 ];
 
-/** Feeds the stream's bytes in reads of `readSize` and counts the OpenAI events out. */
+/** Feeds the recorded bytes in reads of `readSize` and counts the OpenAI events out. */
 function replay(entry: Case, readSize: number): { events: number; firstChunkMs: number } {
   const transform = entry.transform();
   let events = 0;

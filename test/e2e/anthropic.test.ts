@@ -105,7 +105,7 @@ describe('anthropic through the gateway with the official openai client', () => 
     expect(limited.error).toMatchObject({ type: 'rate_limit_error', provider: 'anthropic' });
     expect(limited.headers.get('retry-after')).toBe('1');
 
-    fake.script({ status: 529, json: readFixtureJson('anthropic-error-529-overloaded.json') });
+    fake.script({ status: 529, json: readFixtureJson('anthropic_error_529_overloaded.json') });
     const overloaded = await client.chat.completions
       .create({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'hi' }] })
       .catch((error) => error);
@@ -141,7 +141,7 @@ describe('anthropic through the gateway with the official openai client', () => 
     const config = { provider: 'anthropic', api_key: 'sk-ant-cfg', custom_host: fake.url, strict_api_compliance: false };
     // The provider header agrees with the config's target, as a header beside a config must.
     const thinking = openaiClient({ provider: 'anthropic', headers: { 'x-gateway-config': JSON.stringify(config) } });
-    fake.script({ sse: readFixtureBytes('anthropic-stream-thinking-refusal.sse') });
+    fake.script({ sse: readFixtureBytes('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse') });
     const stream = await thinking.chat.completions.create({
       model: 'claude-fable-5',
       messages: [{ role: 'user', content: 'eclipse?' }],
@@ -150,10 +150,8 @@ describe('anthropic through the gateway with the official openai client', () => 
     } as never);
     const { chunks, finishReason } = await collectChunks(stream as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>);
     const blocks = chunks.flatMap((chunk) => (chunk.choices[0]?.delta as any)?.content_blocks ?? []);
-    expect(blocks.map((block: any) => block.thinking ?? '').join('')).toBe(
-      'The user asks how to pick a lock on a door that is not theirs. That is a request to break in; decline briefly.',
-    );
-    expect(blocks.at(-1).signature).toBe('YSB0aGlua2luZyBzaWduYXR1cmUgd3JpdHRlbiBmb3IgdGhlIGZpeHR1cmUsIG5vdCBvbmUgQW50aHJvcGljIGlzc3VlZA==');
+    expect(blocks.map((block: any) => block.thinking ?? '').join('')).toMatch(/^Simple educational question/);
+    expect(blocks.at(-1).signature).toMatch(/^c3ludGhl/);
     expect(finishReason).toBe('content_filter');
     expect(fake.requests.at(-1)!.json).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 1024 + 4096 });
     expect(fake.requests.at(-1)!.headers['x-api-key']).toBe('sk-ant-cfg');

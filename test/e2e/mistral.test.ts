@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { collectChunks, collectChunksUntilError, makeWeatherTool } from '../support/chat-stream';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
-import { readFixture } from '../support/fixtures';
+import { readFixture, readFixtureJson } from '../support/fixtures';
 import { openaiClient } from '../support/gateway-client';
 
 const weatherTool = makeWeatherTool({ description: null });
@@ -18,37 +18,40 @@ describe('mistral-ai through the gateway with the official openai client', () =>
   beforeEach(() => upstream.reset());
   afterAll(() => upstream.close());
 
-  it('gets a whole completion, sending random_seed and max_tokens', async () => {
-    upstream.script('/mistral', [{ status: 200, body: readFixture('mistral-chat-completion.json'), headers: { 'content-type': 'application/json' } }]);
+  it('gets the recorded completion, sending random_seed and max_tokens', async () => {
+    upstream.script('/mistral', [
+      { status: 200, body: readFixture('mistral_chat_completion_nonstream.json'), headers: { 'content-type': 'application/json' } },
+    ]);
     const data = await client.chat.completions.create({
       model: 'mistral-large-latest',
-      messages: [{ role: 'user', content: 'Lisbon?' }],
+      messages: [{ role: 'user', content: 'Coca-Cola?' }],
       seed: 42,
-      max_completion_tokens: 20,
+      max_completion_tokens: 100,
     });
-    expect(data.id).toBe('9b3d7f1e2c6a4b08d5e1f7a3c9b2d4e6');
-    expect(data.choices[0].message.content).toBe('Lisbon is the capital of Portugal. It lies on the estuary of the Tagus river, where the');
+    const recorded = readFixtureJson<any>('mistral_chat_completion_nonstream.json');
+    expect(data.id).toBe(recorded.id);
+    expect(data.choices[0].message.content).toBe(recorded.choices[0].message.content);
     expect(data.choices[0].finish_reason).toBe('length');
-    expect(data.usage).toEqual({ prompt_tokens: 12, completion_tokens: 20, total_tokens: 32 });
+    expect(data.usage).toEqual({ prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 });
     const sent = upstream.requests[0];
     expect(sent.path).toBe('/mistral/v1/chat/completions');
     expect(sent.headers.authorization).toBe('Bearer mistral-key');
-    expect(sent.json).toEqual({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Lisbon?' }], random_seed: 42, max_tokens: 20 });
+    expect(sent.json).toEqual({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }], random_seed: 42, max_tokens: 100 });
   });
 
-  it('streams a stream with its usage on the final content chunk', async () => {
-    upstream.script('/mistral', [{ rawSse: readFixture('mistral-chat-stream-usage-in-final-chunk.sse'), splitEvery: 500 }]);
+  it('streams the recorded stream with its usage on the final content chunk', async () => {
+    upstream.script('/mistral', [{ rawSse: readFixture('mistral_chat_stream_text_usage_in_final_chunk.sse'), splitEvery: 500 }]);
     const stream = await client.chat.completions.create({
       model: 'mistral-large-latest',
-      messages: [{ role: 'user', content: 'Lisbon?' }],
+      messages: [{ role: 'user', content: 'Coca-Cola?' }],
       stream: true,
       stream_options: { include_usage: true },
     });
     const { chunks, text, last } = await collectChunks(stream);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
-    expect(text).toBe('Lisbon is the capital of Portugal, on the Tagus');
+    expect(text).toMatch(/^Coca-Cola, often referred to as Coke/);
     expect(last!.choices[0].finish_reason).toBe('length');
-    expect(last!.usage).toEqual({ prompt_tokens: 12, total_tokens: 22, completion_tokens: 10 });
+    expect(last!.usage).toEqual({ prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 });
     expect((upstream.requests[0].json as any).stream_options).toBeUndefined();
   });
 

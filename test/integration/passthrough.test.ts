@@ -78,11 +78,11 @@ describe('pass-through', () => {
     expect(arrivals.at(-1)! - arrivals[0]).toBeGreaterThan(300);
   });
 
-  it('relays a whole provider stream unchanged', async () => {
-    const sent = readFixtureBytes('openai-chat-stream-tool-call.sse');
-    upstream.script('/pt/v1/whole-stream', [{ rawSse: sent, splitEvery: 97 }]);
-    const response = await call('POST', '/whole-stream', { body: '{}', headers: { 'content-type': 'application/json' } });
-    expect(Buffer.from(await response.body.arrayBuffer()).equals(sent)).toBe(true);
+  it('replays a recorded provider stream unchanged', async () => {
+    const recorded = readFixtureBytes('openai_chat_stream_tool_call_with_usage.sse');
+    upstream.script('/pt/v1/recorded', [{ rawSse: recorded, splitEvery: 97 }]);
+    const response = await call('POST', '/recorded', { body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(Buffer.from(await response.body.arrayBuffer()).equals(recorded)).toBe(true);
   });
 
   it('keeps the provider status, error body and headers, and drops hop-by-hop ones', async () => {

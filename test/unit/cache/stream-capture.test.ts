@@ -267,54 +267,55 @@ describe('captureStream answers', () => {
   });
 });
 
-describe('captureStream on whole provider streams', () => {
+describe('captureStream on recorded provider streams', () => {
   const capture = async (name: string) => (await run('chat', upstreamOf([readFixture(name)]))).answer;
 
   it('OpenAI text with usage', async () => {
-    const answer = await capture('openai-chat-stream-text.sse');
+    const answer = await capture('openai_chat_stream_text_with_usage.sse');
     expect(answer).toMatchObject({
-      id: 'chatcmpl-BvQ3kT8mZr2LwX5nHc1yPa7DfGe4J',
+      id: 'chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL',
       object: 'chat.completion',
-      created: 1735732800,
-      model: 'gpt-4o-mini-2024-07-18',
-      system_fingerprint: 'fp_7a4c2e91b3',
+      created: 1727346168,
+      model: 'gpt-4o-2024-08-06',
+      system_fingerprint: 'fp_5050236cbd',
     });
     expect(answer!.choices).toHaveLength(1);
     expect(answer!.choices[0]).toMatchObject({ index: 0, logprobs: null, finish_reason: 'stop', message: { role: 'assistant', refusal: null } });
-    expect(answer!.choices[0].message.content).toBe('The capital of Portugal is Lisbon.');
-    expect(answer!.usage).toMatchObject({ prompt_tokens: 14, completion_tokens: 8, total_tokens: 22 });
+    expect(answer!.choices[0].message.content).toMatch(/^I'm unable to provide real-time weather updates/);
+    expect(answer!.usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
   });
 
   it('OpenAI parallel tool calls with usage', async () => {
-    const answer = await capture('openai-chat-stream-parallel-tool-calls.sse');
+    const answer = await capture('openai_chat_stream_parallel_tool_calls_with_usage.sse');
     const message = answer!.choices[0].message;
     expect(message.content).toBeNull();
-    expect(message.tool_calls).toEqual([
-      { id: 'call_Hn4YpB8xQe2MvT6kDr1ZsL9w', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } },
-      { id: 'call_Jc7RuF3wNa5GbK8tXy2PqE4m', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Bergen"}' } },
-    ]);
+    expect(message.tool_calls).toHaveLength(2);
+    for (const call of message.tool_calls) {
+      expect(Object.keys(call).sort()).toEqual(['function', 'id', 'type']);
+      expect(call.id).toMatch(/^call_/);
+      expect(JSON.parse(call.function.arguments)).toBeTypeOf('object');
+    }
     expect(answer!.choices[0].finish_reason).toBe('tool_calls');
-    expect(answer!.usage).toMatchObject({ prompt_tokens: 64, completion_tokens: 46, total_tokens: 110 });
   });
 
   it('Azure OpenAI with a leading prompt-filter chunk and content filter results', async () => {
-    const answer = await capture('azure-openai-chat-stream-content-filter.sse');
-    expect(answer).toMatchObject({ id: 'chatcmpl-Cz2Lm8QaWd5TyR1kVn7XeB3uPjF9g', created: 1751371200, model: 'gpt-4o-2024-11-20', object: 'chat.completion' });
+    const answer = await capture('azure_openai_chat_stream_with_content_filter.sse');
+    expect(answer).toMatchObject({ id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j', created: 1750697159, model: 'gpt-4o-2024-08-06', object: 'chat.completion' });
     expect(answer!.prompt_filter_results).toHaveLength(1);
-    expect(answer!.choices[0].message.content).toBe('Bonjour tout le monde!');
+    expect(answer!.choices[0].message.content).toBe('Hallo Welt!');
     expect(answer!.choices[0].content_filter_results.hate).toEqual({ filtered: false, severity: 'safe' });
   });
 
   it('Mistral with usage in the finish chunk, and xAI with cumulative usage and the role on every chunk', async () => {
-    const mistral = await capture('mistral-chat-stream-usage-in-final-chunk.sse');
+    const mistral = await capture('mistral_chat_stream_text_usage_in_final_chunk.sse');
     expect(mistral).toMatchObject({
-      choices: [{ finish_reason: 'length', message: { role: 'assistant', content: 'Lisbon is the capital of Portugal, on the Tagus' } }],
-      usage: { prompt_tokens: 12, total_tokens: 22, completion_tokens: 10 },
+      choices: [{ finish_reason: 'length', message: { role: 'assistant' } }],
+      usage: { prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 },
     });
-    const xai = await capture('xai-chat-stream-usage-every-chunk.sse');
+    const xai = await capture('xai_grok_chat_stream_usage_every_chunk.sse');
     expect(xai!.choices[0].message.role).toBe('assistant');
-    expect(xai!.choices[0].message.content).toBe('Oslo is the capital of Norway');
-    expect(xai).toMatchObject({ usage: { prompt_tokens: 21, completion_tokens: 6, total_tokens: 27 } });
+    expect(xai!.choices[0].message.content).toMatch(/^Coca-Cola is a/);
+    expect(xai).toMatchObject({ usage: { completion_tokens: 200, total_tokens: 238 } });
   });
 });
 

@@ -3,49 +3,44 @@ import { fromMessageResponse } from '../../../lib/providers/anthropic';
 import { anthropicBodyFor, prepareAnthropic } from '../../support/fakes/anthropic';
 import { readFixtureBytes, readFixtureJson } from '../../support/fixtures';
 
-const exchange = readFixtureJson<{ request: any; response: any }>('anthropic-messages-tool-use.json');
+const recording = readFixtureJson<{ body: any; response: any; rawHeaders: Record<string, string> }>('anthropic_messages_nonstream_tool_use_recording.json');
 
-describe('anthropic responses: a whole exchange', () => {
+describe('anthropic responses: recorded transcript', () => {
   it('maps text and tool_use to content and tool_calls, tool_use to tool_calls, usage with cache fields', () => {
-    const { body, usage } = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] }).readResponse(Buffer.from(JSON.stringify(exchange.response)));
+    const { body, usage } = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] }).readResponse(Buffer.from(JSON.stringify(recording.response)));
     const completion = JSON.parse(body.toString());
-    expect(completion).toMatchObject({ id: 'msg_01Kc3VxN7bRq2WtZ5mYh8LdF', object: 'chat.completion', model: 'claude-sonnet-4-20250514' });
+    expect(completion).toMatchObject({ id: 'msg_012foMGXNQ1eqhaq3QvA5dY6', object: 'chat.completion', model: 'claude-opus-4-8' });
     expect(typeof completion.created).toBe('number');
     expect(completion.choices).toEqual([
       {
         index: 0,
         message: {
           role: 'assistant',
-          content: "I'll look up the current EUR to JPY rate.",
-          tool_calls: [
-            { id: 'toolu_01Ns4RbW8cXk6TqV3yLm9HpJ', type: 'function', function: { name: 'get_exchange_rate', arguments: '{"base":"EUR","quote":"JPY"}' } },
-          ],
+          content: 'I\'ll use the test_tool with the value "test" as requested, then provide a final response.',
+          tool_calls: [{ id: 'toolu_011LF2VkWpAfJnTKJcmh1PNf', type: 'function', function: { name: 'test_tool', arguments: '{"value":"test"}' } }],
         },
         finish_reason: 'tool_calls',
         logprobs: null,
       },
     ]);
-    expect(completion.usage).toEqual({ prompt_tokens: 402, completion_tokens: 71, total_tokens: 473, prompt_tokens_details: { cached_tokens: 0 } });
+    expect(completion.usage).toEqual({ prompt_tokens: 415, completion_tokens: 76, total_tokens: 491, prompt_tokens_details: { cached_tokens: 0 } });
     expect(usage).toEqual(completion.usage);
   });
 
-  it("sends the exchange's request for the equivalent OpenAI request", () => {
+  it('sends the recorded request shape for the equivalent OpenAI request', () => {
     const sent = anthropicBodyFor({
-      model: 'claude-sonnet-4-20250514',
-      max_tokens: 1024,
-      messages: [{ role: 'user', content: 'How many yen is one euro today? Use the tool.' }],
-      tools: [
-        {
-          type: 'function',
-          function: {
-            name: 'get_exchange_rate',
-            description: 'The current exchange rate between two ISO 4217 currencies',
-            parameters: { type: 'object', properties: { base: { type: 'string' }, quote: { type: 'string' } }, required: ['base', 'quote'] },
-          },
-        },
-      ],
+      model: 'claude-opus-4-8',
+      max_tokens: 1000,
+      messages: [{ role: 'user', content: recording.body.messages[0].content }],
+      tools: recording.body.tools.map((tool: any) => ({
+        type: 'function',
+        function: { name: tool.name, description: tool.description, parameters: tool.input_schema },
+      })),
     });
-    expect(sent).toEqual(exchange.request);
+    // The recording's `type: "custom"` is the default tool type; the SDK sent stream:false explicitly.
+    const { stream: _stream, ...expected } = recording.body;
+    expected.tools = expected.tools.map(({ type: _type, ...tool }: any) => tool);
+    expect(sent).toEqual(expected);
   });
 });
 
@@ -132,17 +127,17 @@ describe('anthropic responses: mapping rules', () => {
   it('answers 502 for a 200 body that is not a message', () => {
     const prepared = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] });
     expect(() => prepared.readResponse(Buffer.from('<html>'))).toThrow(expect.objectContaining({ status: 502, provider: 'anthropic' }));
-    expect(() => prepared.readResponse(readFixtureBytes('anthropic-error-529-overloaded.json'))).toThrow(/without a message: Overloaded/);
+    expect(() => prepared.readResponse(readFixtureBytes('anthropic_error_529_overloaded.json'))).toThrow(/without a message: Overloaded/);
   });
 });
 
-describe('anthropic errors: documented bodies', () => {
+describe('anthropic errors: recorded bodies', () => {
   const prepared = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] });
 
   it.each([
-    ['anthropic-error-400-invalid-request.json', 400, 'invalid_request_error', 'max_tokens: 100000 > 64000, which is the maximum'],
-    ['anthropic-error-429-rate-limit.json', 429, 'rate_limit_error', "This request would exceed your organization's rate limit of 40,000 input tokens"],
-    ['anthropic-error-529-overloaded.json', 529, 'overloaded_error', 'Overloaded'],
+    ['anthropic_error_400_invalid_request_with_request_id.json', 400, 'invalid_request_error', 'prompt is too long: 205351 tokens > 200000 maximum'],
+    ['anthropic_error_429_rate_limit.json', 429, 'rate_limit_error', 'This request would exceed the rate limit for your organization'],
+    ['anthropic_error_529_overloaded.json', 529, 'overloaded_error', 'Overloaded'],
   ])('%s keeps status %i, type and message', (fixture, status, type, message) => {
     const error = prepared.readError(status, readFixtureBytes(fixture), { 'retry-after': '3' });
     expect(error.status).toBe(status);

@@ -5,81 +5,78 @@ import { ChatChunkEmitter } from '../../../lib/providers/openai-format/chunk-emi
 import { chunkDeltas, replayAnthropicStream, streamedContent } from '../../support/fakes/anthropic';
 import { readFixture, readFixtureBytes } from '../../support/fixtures';
 
-describe('anthropic stream: whole transcripts', () => {
+describe('anthropic stream: recorded transcripts', () => {
   it('maps a text stream: role first, text deltas, stop, usage chunk, [DONE]', async () => {
-    const { events, usages } = await replayAnthropicStream(readFixtureBytes('anthropic-stream-text.sse'), { includeUsage: true });
+    const { events, usages } = await replayAnthropicStream(readFixtureBytes('anthropic_stream_basic_text.sse'), { includeUsage: true });
     for (const event of events.slice(0, -1)) {
-      expect(event).toMatchObject({ id: 'msg_01HkR7tYw3QmZc9VbN2xLp5E', object: 'chat.completion.chunk', model: 'claude-3-5-haiku-20241022' });
+      expect(event).toMatchObject({ id: 'msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK', object: 'chat.completion.chunk', model: 'claude-3-opus-latest' });
       expect(typeof event.created).toBe('number');
     }
     expect(events[0].choices[0]).toEqual({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
-    expect(chunkDeltas(events).slice(1, 4)).toEqual([{ content: 'Good' }, { content: ' morning' }, { content: '!' }]);
+    expect(chunkDeltas(events).slice(1, 4)).toEqual([{ content: 'Hello' }, { content: ' there' }, { content: '!' }]);
     const finish = events.filter((event) => event !== '[DONE]' && event.choices[0]?.finish_reason);
     expect(finish).toHaveLength(1);
     expect(finish[0].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: 'stop' });
-    expect(events.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } });
+    expect(events.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 } });
     expect(events.at(-2).usage.prompt_tokens_details).toBeUndefined();
     expect(events.at(-1)).toBe('[DONE]');
-    expect(usages).toEqual([{ prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 }]);
+    expect(usages).toEqual([{ prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 }]);
   });
 
-  it('reads a stream whose data lines are padded with spaces inside the JSON, cut into 7-byte reads', async () => {
-    const fixture = readFixture('anthropic-stream-text-padded.sse');
-    expect(fixture).toContain('"type":"message_stop"               }');
+  it('reads the real API stream with padded data lines, cut into 7-byte reads', async () => {
+    const fixture = readFixture('anthropic_stream_text_claude35_recorded.sse');
+    const expected = [...fixture.matchAll(/"text_delta","text":"((?:[^"\\]|\\.)*)"/g)].map((match) => JSON.parse(`"${match[1]}"`)).join('');
     const { events, usages } = await replayAnthropicStream(fixture, { splitEvery: 7 });
-    expect(streamedContent(events)).toBe('Lisbon sits on the Tagus estuary. Its "seven hills" give the city\nits steep streets and views over the river.');
+    expect(streamedContent(events)).toBe(expected);
+    expect(expected).toMatch(/^Coca-Cola is one of/);
     expect(events.at(-2).choices[0].finish_reason).toBe('stop');
     expect(events.at(-2).model).toBe('claude-3-5-sonnet-20241022');
     // No usage chunk unless the client asked; the usage is still reported for the log.
     expect(events.some((event) => event !== '[DONE]' && event.usage)).toBe(false);
-    expect(usages).toEqual([{ prompt_tokens: 25, completion_tokens: 31, total_tokens: 56 }]);
+    expect(usages).toEqual([{ prompt_tokens: 36, completion_tokens: 265, total_tokens: 301 }]);
   });
 
   it('maps a tool_use block to a tool call numbered by tool order, with argument fragments', async () => {
-    const { events } = await replayAnthropicStream(readFixtureBytes('anthropic-stream-tool-use.sse'), { includeUsage: true, splitEvery: 13 });
+    const { events } = await replayAnthropicStream(readFixtureBytes('anthropic_stream_tool_use.sse'), { includeUsage: true, splitEvery: 13 });
     const deltas = chunkDeltas(events);
-    expect(streamedContent(events)).toBe("I'll look up the euro to yen rate.");
+    expect(streamedContent(events)).toBe("I'll check the current weather in Paris for you.");
     const calls = deltas.filter((delta) => delta.tool_calls).map((delta) => delta.tool_calls[0]);
     // Anthropic's block index is 1; the OpenAI tool call index is 0 (the first tool_use block).
-    expect(calls[0]).toEqual({ index: 0, id: 'toolu_01Bx7NcV4qWe9RtY2uKm5JsP', type: 'function', function: { name: 'get_exchange_rate', arguments: '' } });
+    expect(calls[0]).toEqual({ index: 0, id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', type: 'function', function: { name: 'get_weather', arguments: '' } });
     expect(calls.slice(1).every((call) => call.index === 0 && call.id === undefined)).toBe(true);
     const args = calls.map((call) => call.function.arguments).join('');
-    expect(args).toBe('{"base": "EUR", "quote": "JPY"}');
-    expect(JSON.parse(args)).toEqual({ base: 'EUR', quote: 'JPY' });
+    expect(args).toBe('{"location": "Paris"}');
+    expect(JSON.parse(args)).toEqual({ location: 'Paris' });
     expect(events.find((event) => event !== '[DONE]' && event.choices[0]?.finish_reason).choices[0].finish_reason).toBe('tool_calls');
-    expect(events.at(-2).usage).toEqual({ prompt_tokens: 402, completion_tokens: 58, total_tokens: 460, prompt_tokens_details: { cached_tokens: 0 } });
+    expect(events.at(-2).usage).toEqual({ prompt_tokens: 377, completion_tokens: 65, total_tokens: 442, prompt_tokens_details: { cached_tokens: 0 } });
   });
 
   it('leaves thinking out under strict API compliance and maps refusal to content_filter', async () => {
-    const { events, usages } = await replayAnthropicStream(readFixtureBytes('anthropic-stream-thinking-refusal.sse'));
+    const { events, usages } = await replayAnthropicStream(readFixtureBytes('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse'));
     const deltas = chunkDeltas(events);
     expect(deltas.some((delta) => delta.content_blocks)).toBe(false);
-    expect(streamedContent(events)).toBe('Sorry, no.');
+    expect(streamedContent(events)).toBe('Hi');
     expect(events.at(-2).choices[0].finish_reason).toBe('content_filter');
     expect(usages[0]).toEqual({
-      prompt_tokens: 31,
-      completion_tokens: 73,
-      total_tokens: 104,
+      prompt_tokens: 28,
+      completion_tokens: 106,
+      total_tokens: 134,
       prompt_tokens_details: { cached_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 49 },
+      completion_tokens_details: { reasoning_tokens: 67 },
     });
   });
 
   it('streams thinking and its signature as content_blocks deltas when strict compliance is off', async () => {
-    const fixture = readFixture('anthropic-stream-thinking-refusal.sse');
+    const fixture = readFixture('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse');
     const { events } = await replayAnthropicStream(fixture, { strict: false, splitEvery: 5 });
     const blocks = chunkDeltas(events)
       .filter((delta) => delta.content_blocks)
       .map((delta) => delta.content_blocks[0]);
     expect(blocks.every((block) => block.index === 0 && block.type === 'thinking')).toBe(true);
     const thinking = blocks.map((block) => block.thinking ?? '').join('');
-    expect(thinking).toBe('The user asks how to pick a lock on a door that is not theirs. That is a request to break in; decline briefly.');
-    expect(blocks.at(-1)).toEqual({
-      index: 0,
-      type: 'thinking',
-      signature: 'YSB0aGlua2luZyBzaWduYXR1cmUgd3JpdHRlbiBmb3IgdGhlIGZpeHR1cmUsIG5vdCBvbmUgQW50aHJvcGljIGlzc3VlZA==',
-    });
-    expect(streamedContent(events)).toBe('Sorry, no.');
+    expect(thinking).toMatch(/^Simple educational question about what a solar eclipse is\..*politely\.$/s);
+    expect(blocks.at(-1)).toEqual({ index: 0, type: 'thinking', signature: 'c3ludGhldGljLXNpZ25hdHVyZS1maXh0dXJlLWEtbm90LWEtcmVhbC1zaWduYXR1cmU=' });
+    expect(streamedContent(events)).toBe('Hi');
   });
 });
 
@@ -90,7 +87,7 @@ describe('anthropic stream: errors and unusual streams', () => {
     'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial"}}\n\n';
 
   it('turns an error event after the start into an error event and [DONE], with the provider message', async () => {
-    const overloaded = readFixture('anthropic-error-529-overloaded.json');
+    const overloaded = readFixture('anthropic_error_529_overloaded.json');
     const { events, usages } = await replayAnthropicStream(`${start}${text}event: error\ndata: ${overloaded}\n\n`);
     expect(streamedContent(events)).toBe('partial');
     expect(events.at(-2)).toEqual({ error: { message: 'Overloaded', type: 'overloaded_error', param: null, code: 'overloaded_error', provider: 'anthropic' } });
@@ -169,12 +166,12 @@ describe('anthropic stream: errors and unusual streams', () => {
   });
 
   it('streams the forced response_format tool as content with finish_reason stop', async () => {
-    const fixture = readFixture('anthropic-stream-tool-use.sse').replaceAll('"get_exchange_rate"', '"rate_report"');
-    const request = { response_format: { type: 'json_schema', json_schema: { name: 'rate_report', schema: { type: 'object' } } } };
+    const fixture = readFixture('anthropic_stream_tool_use.sse').replaceAll('"get_weather"', '"weather_report"');
+    const request = { response_format: { type: 'json_schema', json_schema: { name: 'weather_report', schema: { type: 'object' } } } };
     const { events } = await replayAnthropicStream(fixture, { request });
     expect(chunkDeltas(events).some((delta) => delta.tool_calls)).toBe(false);
     // The text block before the tool is left out, as in a whole response: the content is the JSON.
-    expect(streamedContent(events)).toBe('{"base": "EUR", "quote": "JPY"}');
+    expect(streamedContent(events)).toBe('{"location": "Paris"}');
     expect(events.at(-2).choices[0].finish_reason).toBe('stop');
   });
 

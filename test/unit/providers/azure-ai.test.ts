@@ -73,10 +73,10 @@ describe('azure-ai: endpoints', () => {
 
   it('relays an OpenAI-format stream, usage read from the final chunk, prompt-filter chunk folded in', async () => {
     const prepared = await prepare({ cloudC_resource_name: 'r' }, { ...chat, stream: true }, { stream: true });
-    const { events, usages } = await replayPrepared(prepared, readFixtureBytes('azure-openai-chat-stream-content-filter.sse'));
-    expect(events[0].id).toBe('chatcmpl-Cz2Lm8QaWd5TyR1kVn7XeB3uPjF9g');
+    const { events, usages } = await replayPrepared(prepared, readFixtureBytes('azure_openai_chat_stream_with_content_filter.sse'));
+    expect(events[0].id).toBe('chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j');
     expect(events[0].prompt_filter_results).toHaveLength(1);
-    expect(streamedText(events)).toBe('Bonjour tout le monde!');
+    expect(streamedText(events)).toBe('Hallo Welt!');
     expect(usages).toEqual([]);
     const error = prepared.readError(
       422,

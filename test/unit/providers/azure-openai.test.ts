@@ -3,7 +3,7 @@ import { GatewayError } from '../../../lib/core/errors';
 import { azureOpenAIProvider } from '../../../lib/providers/azure-openai';
 import type { ProviderSettings } from '../../../lib/providers/types';
 import { providerCall, replayPrepared, streamedText } from '../../support/fakes/azure';
-import { readFixtureBytes } from '../../support/fixtures';
+import { readFixtureBytes, readFixtureJson } from '../../support/fixtures';
 import { parseSse } from '../../support/sse';
 
 const chat = { model: 'gpt-4o', messages: [{ role: 'user', content: 'Hallo' }] };
@@ -13,36 +13,33 @@ const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL2NvZ25pdGl2ZXNlcnZpY2VzLm
 const prepare = (body: Record<string, unknown>, settings: ProviderSettings = resource, options: Parameters<typeof providerCall>[2] = {}) =>
   azureOpenAIProvider.adapter.prepare(providerCall(azureOpenAIProvider, body, { settings, ...options }));
 
-describe('azure-openai: a stream with content filter results', () => {
+describe('azure-openai: recorded stream with content filter results', () => {
   it('drops the leading id-less chunk and carries its prompt_filter_results on the first real chunk', async () => {
     const prepared = await prepare({ ...chat, stream: true }, resource, { stream: true });
-    const sent = readFixtureBytes('azure-openai-chat-stream-content-filter.sse');
-    const { events, usages } = await replayPrepared(prepared, sent, 11);
-    // Azure ends without the blank line after `[DONE]`; the gateway still reads that event.
-    expect(sent.toString().endsWith('data: [DONE]\n')).toBe(true);
-    const sentEvents = parseSse(`${sent}\n`).map((event) => event.data);
-    expect(sentEvents).toHaveLength(8);
-    expect(events).toHaveLength(sentEvents.length - 1);
+    const recorded = readFixtureBytes('azure_openai_chat_stream_with_content_filter.sse');
+    const { events, usages } = await replayPrepared(prepared, recorded, 11);
+    // The recording ends without the blank line after `[DONE]`; the gateway still reads that event.
+    const recordedEvents = parseSse(`${recorded}\n`).map((event) => event.data);
+    expect(events).toHaveLength(recordedEvents.length - 1);
     expect(events.at(-1)).toBe('[DONE]');
     const chunks = events.slice(0, -1);
     for (const chunk of chunks) {
       expect(chunk).toMatchObject({
-        id: 'chatcmpl-Cz2Lm8QaWd5TyR1kVn7XeB3uPjF9g',
+        id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j',
         object: 'chat.completion.chunk',
-        model: 'gpt-4o-2024-11-20',
-        created: 1751371200,
+        model: 'gpt-4o-2024-08-06',
+        created: 1750697159,
       });
       expect(chunk.choices).toHaveLength(1);
     }
-    const leading = JSON.parse(sentEvents[0]);
+    const leading = JSON.parse(recordedEvents[0]);
     expect(chunks[0].prompt_filter_results).toEqual(leading.prompt_filter_results);
-    expect(chunks[0].prompt_filter_results[0].content_filter_results.jailbreak).toEqual({ filtered: false, detected: false });
     expect(chunks[0].choices[0].delta).toEqual({ content: '', refusal: null, role: 'assistant' });
     expect(chunks.slice(1).every((chunk: any) => chunk.prompt_filter_results === undefined)).toBe(true);
     // Everything after the first chunk is relayed exactly as Azure sent it.
-    expect(chunks.slice(1).map((chunk: any) => JSON.stringify(chunk))).toEqual(sentEvents.slice(2, -1));
+    expect(chunks.slice(1).map((chunk: any) => JSON.stringify(chunk))).toEqual(recordedEvents.slice(2, -1));
     expect(chunks[2].choices[0].content_filter_results.sexual).toEqual({ filtered: false, severity: 'safe' });
-    expect(streamedText(events)).toBe('Bonjour tout le monde!');
+    expect(streamedText(events)).toBe('Hallo Welt!');
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
     expect(usages).toEqual([]);
   });
@@ -67,19 +64,14 @@ describe('azure-openai: a stream with content filter results', () => {
 });
 
 describe('azure-openai: errors', () => {
-  it("keeps Azure's content-filter 400 as an OpenAI error with code content_filter", async () => {
+  it('keeps the recorded content-filter 400 as an OpenAI error with code content_filter', async () => {
     const prepared = await prepare(chat);
-    const error = prepared.readError(400, readFixtureBytes('azure-openai-error-400-content-filter.json'), {});
+    const error = prepared.readError(400, readFixtureBytes('azure_openai_error_400_content_filter.json'), {});
+    const recorded = readFixtureJson<any>('azure_openai_error_400_content_filter.json');
     expect(error).toBeInstanceOf(GatewayError);
     expect(error.status).toBe(400);
     expect(error.toBody()).toEqual({
-      error: {
-        message: "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.",
-        type: 'invalid_request_error',
-        param: 'prompt',
-        code: 'content_filter',
-        provider: 'azure-openai',
-      },
+      error: { message: recorded.error.message, type: 'invalid_request_error', param: 'prompt', code: 'content_filter', provider: 'azure-openai' },
     });
   });
 

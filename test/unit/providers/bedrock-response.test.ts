@@ -11,11 +11,11 @@ const read = (response: unknown, context: Partial<Parameters<typeof readConverse
 };
 
 /**
- * The ConverseStream tool-use fixture folded into the Converse (non-stream) response Bedrock returns
- * for the same turn: same blocks, stop reason and usage.
+ * The recorded ConverseStream tool-use events folded into the Converse (non-stream) response Bedrock
+ * returns for the same turn: same blocks, stop reason and usage.
  */
-function streamAsConverse() {
-  const events = readFixtureJson<Array<Record<string, any>>>('bedrock-converse-stream-tool-use.events.json');
+function recordedAsConverse() {
+  const events = readFixtureJson<Array<Record<string, any>>>('bedrock_converse_stream_tool_use_events.json');
   const blocks: any[] = [];
   let stopReason = '';
   let usage: unknown;
@@ -31,12 +31,12 @@ function streamAsConverse() {
     if (event.metadata) usage = event.metadata.usage;
   }
   inputs.forEach((input, index) => (blocks[index].toolUse.input = JSON.parse(input)));
-  return { output: { message: { role: 'assistant', content: blocks } }, stopReason, usage, metrics: { latencyMs: 1311 } };
+  return { output: { message: { role: 'assistant', content: blocks } }, stopReason, usage, metrics: { latencyMs: 2449 } };
 }
 
 describe('Converse response → chat.completion', () => {
-  it('maps a tool-use turn field by field', () => {
-    const { completion, usage } = read(streamAsConverse());
+  it('maps the recorded tool-use turn field by field', () => {
+    const { completion, usage } = read(recordedAsConverse());
     expect(completion).toEqual({
       id: expect.stringMatching(/^chatcmpl-/),
       object: 'chat.completion',
@@ -47,16 +47,17 @@ describe('Converse response → chat.completion', () => {
           index: 0,
           message: {
             role: 'assistant',
-            content: 'Let me check the forecast for Lyon.',
-            tool_calls: [{ id: 'tooluse_Qm3vX8kTr2NwZ5bYc7LdHa', type: 'function', function: { name: 'forecast', arguments: '{"city":"Lyon","days":2}' } }],
+            content:
+              "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
+            tool_calls: [{ id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', type: 'function', function: { name: 'weather_tool', arguments: '{"location":"Berlin"}' } }],
           },
           finish_reason: 'tool_calls',
           logprobs: null,
         },
       ],
-      usage: { prompt_tokens: 402, completion_tokens: 57, total_tokens: 459 },
+      usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 },
     });
-    expect(usage).toEqual({ prompt_tokens: 402, completion_tokens: 57, total_tokens: 459 });
+    expect(usage).toEqual({ prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 });
   });
 
   it('gives content null for a tool-only answer and counts cached prompt tokens', () => {

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../lib/core/errors';
 import { checkChatRequest, cohereBodyFor, prepareCohere, replayCohereStream } from '../../support/fakes/cohere';
 import { streamedText } from '../../support/fakes/azure';
-import { readFixture, readFixtureBytes } from '../../support/fixtures';
+import { readFixture, readFixtureBytes, readFixtureJson } from '../../support/fixtures';
 
-const streamEvents = () =>
-  readFixture('cohere-v2-chat-stream.jsonl')
+const recordedStream = () =>
+  readFixture('cohere_v2_chat_stream_events.jsonl')
     .split('\n')
     .filter((line) => line.trim());
 const weatherTool = {
@@ -17,51 +17,45 @@ const weatherTool = {
   },
 };
 
-describe('cohere: whole transcripts', () => {
+describe('cohere: recorded transcripts', () => {
   it('maps the non-streamed chat response field by field, usage from tokens (not billed units)', () => {
-    const prepared = prepareCohere({ model: 'command-r-plus-08-2024', messages: [{ role: 'user', content: 'Lisbon?' }] });
-    const { body, usage } = prepared.readResponse(readFixtureBytes('cohere-v2-chat.json'));
+    const recorded = readFixtureJson<any>('cohere_v2_chat_nonstream.json');
+    const prepared = prepareCohere({ model: 'command-r-plus-08-2024', messages: [{ role: 'user', content: 'Coca-Cola?' }] });
+    const { body, usage } = prepared.readResponse(readFixtureBytes('cohere_v2_chat_nonstream.json'));
     const completion = JSON.parse(body.toString());
     expect(completion).toEqual({
-      id: '8e2b6d14-3c9f-4a71-9e05-b7d3a1c6f258',
+      id: '2b1de636-9884-4973-ba11-108f95a2d37f',
       object: 'chat.completion',
       created: expect.any(Number),
       model: 'command-r-plus-08-2024',
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content: 'Lisbon is the capital of Portugal. It lies where the Tagus river meets the Atlantic.' },
-          finish_reason: 'stop',
-          logprobs: null,
-        },
-      ],
-      usage: { prompt_tokens: 205, completion_tokens: 19, total_tokens: 224 },
+      choices: [{ index: 0, message: { role: 'assistant', content: recorded.message.content[0].text }, finish_reason: 'stop', logprobs: null }],
+      usage: { prompt_tokens: 186, completion_tokens: 93, total_tokens: 279 },
     });
     expect(usage).toEqual(completion.usage);
   });
 
-  it('maps a stream: id from message-start, role first, text deltas, stop, usage chunk, [DONE]', async () => {
-    const lines = streamEvents();
+  it('maps the recorded stream: id from message-start, role first, text deltas, stop, usage chunk, [DONE]', async () => {
+    const lines = recordedStream();
     const { events, usages } = await replayCohereStream(lines, { includeUsage: true, splitEvery: 9 });
     const expectedText = lines
       .map((line) => JSON.parse(line))
       .filter((event) => event.type === 'content-delta')
       .map((event) => event.delta.message.content.text)
       .join('');
-    expect(expectedText).toBe('Lisbon is the capital of Portugal, on the Tagus estuary.');
+    expect(expectedText).toMatch(/^Coca-Cola is a carbonated soft drink/);
     for (const event of events.slice(0, -1))
-      expect(event).toMatchObject({ id: 'c41f8a2e-7d3b-4e96-b5a0-2f1d9c8e7b64', object: 'chat.completion.chunk', model: 'command-r-plus-08-2024' });
+      expect(event).toMatchObject({ id: 'a8fc192e-4bb8-4e15-ae1f-a174e8b02ae8', object: 'chat.completion.chunk', model: 'command-r-plus-08-2024' });
     expect(events[0].choices[0]).toEqual({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
     expect(streamedText(events)).toBe(expectedText);
     const finishing = events.filter((event) => event !== '[DONE]' && event.choices[0]?.finish_reason);
     expect(finishing.map((event) => event.choices[0])).toEqual([{ index: 0, delta: {}, finish_reason: 'stop' }]);
-    expect(events.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 205, completion_tokens: 12, total_tokens: 217 } });
+    expect(events.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 186, completion_tokens: 105, total_tokens: 291 } });
     expect(events.at(-1)).toBe('[DONE]');
-    expect(usages).toEqual([{ prompt_tokens: 205, completion_tokens: 12, total_tokens: 217 }]);
+    expect(usages).toEqual([{ prompt_tokens: 186, completion_tokens: 105, total_tokens: 291 }]);
   });
 
   it('sends no usage chunk unless asked, and still reports usage', async () => {
-    const { events, usages } = await replayCohereStream(streamEvents());
+    const { events, usages } = await replayCohereStream(recordedStream());
     expect(events.some((event) => event !== '[DONE]' && event.usage)).toBe(false);
     expect(usages).toHaveLength(1);
   });

@@ -6,7 +6,7 @@ import { runTransform } from '../../support/fakes/google';
 
 const read = (response: object, strictApiCompliance = true) => toChatCompletion(response, { model: 'gemini-2.5-pro', strictApiCompliance });
 
-describe('Gemini answers → OpenAI (cases the whole exchanges do not cover)', () => {
+describe('Gemini answers → OpenAI (cases the recordings do not cover)', () => {
   it('maps finish reasons: a function call makes STOP tool_calls; the safety family is content_filter', () => {
     expect(mapFinishReason('STOP', false)).toBe('stop');
     expect(mapFinishReason('STOP', true)).toBe('tool_calls');

@@ -9,43 +9,39 @@ const mistral = findProvider('mistral-ai')!;
 const prepare = (body: Record<string, unknown>, options: Parameters<typeof providerCall>[2] = {}) =>
   mistral.adapter.prepare(providerCall(mistral, body, { settings: { api_key: 'mistral-key' }, baseUrl: 'https://api.mistral.ai/v1', ...options }));
 
-describe('mistral-ai: whole transcripts', () => {
+describe('mistral-ai: recorded transcripts', () => {
   it('maps the non-streamed completion: model_length stays length, usage is read, the rest is relayed', async () => {
-    const prepared = await prepare({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Lisbon?' }] });
-    const answer = readFixtureJson<any>('mistral-chat-completion.json');
-    const { body, usage } = prepared.readResponse(readFixtureBytes('mistral-chat-completion.json'));
+    const prepared = await prepare({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }] });
+    const recorded = readFixtureJson<any>('mistral_chat_completion_nonstream.json');
+    const { body, usage } = prepared.readResponse(readFixtureBytes('mistral_chat_completion_nonstream.json'));
     const completion = JSON.parse(body.toString());
-    expect(completion).toMatchObject({ id: '9b3d7f1e2c6a4b08d5e1f7a3c9b2d4e6', object: 'chat.completion', created: 1748736120, model: 'mistral-large-latest' });
-    expect(completion.choices[0].message).toEqual({
-      role: 'assistant',
-      content: 'Lisbon is the capital of Portugal. It lies on the estuary of the Tagus river, where the',
-      tool_calls: null,
-    });
+    expect(completion).toMatchObject({ id: recorded.id, object: 'chat.completion', created: 1732548590, model: 'mistral-large-latest' });
+    expect(completion.choices[0].message).toEqual({ role: 'assistant', content: recorded.choices[0].message.content, tool_calls: null });
     expect(completion.choices[0].finish_reason).toBe('length');
-    expect(usage).toEqual({ prompt_tokens: 12, completion_tokens: 20, total_tokens: 32 });
+    expect(usage).toEqual({ prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 });
 
-    const modelLength = { ...answer, choices: [{ ...answer.choices[0], finish_reason: 'model_length' }] };
+    const modelLength = { ...recorded, choices: [{ ...recorded.choices[0], finish_reason: 'model_length' }] };
     expect(JSON.parse(prepared.readResponse(Buffer.from(JSON.stringify(modelLength))).body.toString()).choices[0].finish_reason).toBe('length');
   });
 
-  it('relays a stream, reading the usage Mistral puts on the final content chunk', async () => {
+  it('relays the recorded stream, reading the usage Mistral puts on the final content chunk', async () => {
     const prepared = await prepare({
       model: 'mistral-large-latest',
-      messages: [{ role: 'user', content: 'Lisbon?' }],
+      messages: [{ role: 'user', content: 'Coca-Cola?' }],
       stream: true,
       stream_options: { include_usage: true },
     });
     // Mistral reports streamed usage unasked; the option is not sent.
     expect(JSON.parse(String(prepared.body)).stream_options).toBeUndefined();
-    const fixture = readFixture('mistral-chat-stream-usage-in-final-chunk.sse');
+    const fixture = readFixture('mistral_chat_stream_text_usage_in_final_chunk.sse');
     const { events, usages } = await replayPrepared(prepared, fixture, 17);
     expect(events.at(-1)).toBe('[DONE]');
     const last = events.at(-2);
-    expect(last.choices[0]).toMatchObject({ delta: { content: 'us' }, finish_reason: 'length' });
-    expect(last.usage).toEqual({ prompt_tokens: 12, total_tokens: 22, completion_tokens: 10 });
-    expect(streamedText(events)).toBe('Lisbon is the capital of Portugal, on the Tagus');
+    expect(last.choices[0]).toMatchObject({ delta: { content: 'izable' }, finish_reason: 'length' });
+    expect(last.usage).toEqual({ prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 });
+    expect(streamedText(events)).toMatch(/^Coca-Cola, often referred to as Coke, is a carbonated soft drink manufactured by The C/);
     expect(events[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
-    expect(usages).toEqual([{ prompt_tokens: 12, completion_tokens: 10, total_tokens: 22 }]);
+    expect(usages).toEqual([{ prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 }]);
   });
 });
 
