@@ -11,19 +11,15 @@ import { streamIdleLimitMs, watchStreamIdle } from './stream-idle';
 /** Error bodies up to this size are held so a config can retry or fall back; larger ones are final. */
 const maxHeldErrorBytes = 1024 * 1024;
 
+/** Headers that describe one connection, not the message: never carried across the gateway in either direction. */
+const hopByHopHeaders = ['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
+
 /**
  * Request headers never forwarded: hop-by-hop headers, the length (recomputed), the gateway's own
  * headers, and what API Gateway adds about the client and its own hops.
  */
 const droppedRequestHeaders = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
+  ...hopByHopHeaders,
   'host',
   'content-length',
   'authorization',
@@ -41,17 +37,7 @@ const droppedRequestHeaders = new Set([
  * `transfer-encoding`) that the gateway's own transport sets. `content-encoding` is kept because the
  * body bytes are relayed exactly as the provider encoded them.
  */
-const droppedResponseHeaders = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'content-length',
-]);
+const droppedResponseHeaders = new Set([...hopByHopHeaders, 'content-length']);
 
 export interface ForwardOptions {
   /** Read an error body whole (so routing can retry or fall back) instead of relaying it as it comes. */
