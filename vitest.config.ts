@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { recordingsDir, recordingsPresent } from './test/support/recordings';
 
 /**
  * The projects that need a running gateway share one: the global setup starts the emulators, the
@@ -9,6 +10,9 @@ const withGateway = (name: string, include: string[]) => ({
   extends: true as const,
   test: { name, include, globalSetup: ['test/support/global-setup.ts'], sequence: { groupOrder: 1 } },
 });
+
+// The recorded provider transcripts are an extra pass; one line says when it does not run.
+if (!recordingsPresent) console.log(`provider recordings not found at ${recordingsDir}: their conformance pass is skipped`);
 
 export default defineConfig({
   test: {

@@ -1,14 +1,16 @@
 /**
- * Stream translation throughput of the native adapters' stream mappers, in-process: a recorded
- * provider stream is replayed through the mapper many times; reports OpenAI chunks per second and
- * the time from the first provider bytes to the first OpenAI chunk.
+ * Stream translation throughput of the native adapters' stream mappers, in-process: a provider
+ * stream (the repository's own samples, test/fixtures/providers) is replayed through the mapper many
+ * times; reports OpenAI chunks per second and the time from the first provider bytes to the first
+ * OpenAI chunk.
  *
- * Run: npx tsx bench/stream-mappers.ts   (needs ../shared/fixtures beside the project)
+ * Run: npm run bench:streams
  */
 import type { Transform } from 'node:stream';
 import { anthropicStreamTransform } from '../lib/providers/anthropic/stream';
 import { converseStreamTransform } from '../lib/providers/bedrock/stream';
-import { readFixtureBytes } from '../test/support/fixtures';
+import { anthropicToolUseStream } from '../test/fixtures/providers/anthropic';
+import { bedrockToolUseStream } from '../test/fixtures/providers/bedrock';
 
 interface Case {
   name: string;
@@ -19,13 +21,13 @@ interface Case {
 const noUsage = () => undefined;
 const cases: Case[] = [
   {
-    name: 'anthropic (anthropic_stream_tool_use.sse)',
-    bytes: readFixtureBytes('anthropic_stream_tool_use.sse'),
+    name: 'anthropic (text, then a tool call)',
+    bytes: anthropicToolUseStream,
     transform: () => anthropicStreamTransform({ provider: 'anthropic', strictApiCompliance: true, model: 'claude', includeUsage: true, onUsage: noUsage }),
   },
   {
-    name: 'bedrock (bedrock_converse_stream_tool_use.DERIVED.eventstream)',
-    bytes: readFixtureBytes('bedrock_converse_stream_tool_use.DERIVED.eventstream'),
+    name: 'bedrock (text, then a tool call)',
+    bytes: bedrockToolUseStream,
     transform: () => converseStreamTransform({ model: 'anthropic.claude', includeUsage: true, strict: true, onUsage: noUsage }),
   },
 ];

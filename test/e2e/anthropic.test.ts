@@ -1,9 +1,10 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anthropicErrorSamples, anthropicThinkingRefusalSample, anthropicThinkingRefusalStream } from '../fixtures/providers/anthropic';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fakes/anthropic';
 import { collectChunks, weatherTool } from '../support/chat-stream';
-import { readFixtureBytes, readFixtureJson } from '../support/fixtures';
 import { gatewayFetch, openaiClient, waitForLogs } from '../support/gateway-client';
+import { readRecordingBytes, readRecordingJson, recordingsPresent } from '../support/recordings';
 import { collectSse } from '../support/sse';
 
 describe('anthropic through the gateway with the official openai client', () => {
@@ -105,13 +106,19 @@ describe('anthropic through the gateway with the official openai client', () => 
     expect(limited.error).toMatchObject({ type: 'rate_limit_error', provider: 'anthropic' });
     expect(limited.headers.get('retry-after')).toBe('1');
 
-    fake.script({ status: 529, json: readFixtureJson('anthropic_error_529_overloaded.json') });
+    fake.script({ status: anthropicErrorSamples.overloaded.status, json: anthropicErrorSamples.overloaded.body });
     const overloaded = await client.chat.completions
       .create({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'hi' }] })
       .catch((error) => error);
     expect(overloaded).toBeInstanceOf(OpenAI.APIError);
     expect(overloaded.status).toBe(529);
-    expect(overloaded.error).toEqual({ message: 'Overloaded', type: 'overloaded_error', param: null, code: 'overloaded_error', provider: 'anthropic' });
+    expect(overloaded.error).toEqual({
+      message: 'Overloaded, please retry shortly',
+      type: 'overloaded_error',
+      param: null,
+      code: 'overloaded_error',
+      provider: 'anthropic',
+    });
   });
 
   it('ends a stream that fails midway with an error event and [DONE]', async () => {
@@ -141,17 +148,18 @@ describe('anthropic through the gateway with the official openai client', () => 
     const config = { provider: 'anthropic', api_key: 'sk-ant-cfg', custom_host: fake.url, strict_api_compliance: false };
     // The provider header agrees with the config's target, as a header beside a config must.
     const thinking = openaiClient({ provider: 'anthropic', headers: { 'x-gateway-config': JSON.stringify(config) } });
-    fake.script({ sse: readFixtureBytes('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse') });
+    fake.script({ sse: anthropicThinkingRefusalStream });
     const stream = await thinking.chat.completions.create({
-      model: 'claude-fable-5',
-      messages: [{ role: 'user', content: 'eclipse?' }],
+      model: 'claude-sonnet-4-5-20250929',
+      messages: [{ role: 'user', content: "What card is saved on order B-2001's account?" }],
       stream: true,
       thinking: { type: 'enabled', budget_tokens: 1024 },
     } as never);
-    const { chunks, finishReason } = await collectChunks(stream as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>);
+    const { chunks, text, finishReason } = await collectChunks(stream as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>);
     const blocks = chunks.flatMap((chunk) => (chunk.choices[0]?.delta as any)?.content_blocks ?? []);
-    expect(blocks.map((block: any) => block.thinking ?? '').join('')).toMatch(/^Simple educational question/);
-    expect(blocks.at(-1).signature).toMatch(/^c3ludGhl/);
+    expect(blocks.map((block: any) => block.thinking ?? '').join('')).toMatch(/^The customer asks for the card number/);
+    expect(blocks.at(-1).signature).toBe(anthropicThinkingRefusalSample.signature);
+    expect(text).toBe("I can't share another customer's payment details.");
     expect(finishReason).toBe('content_filter');
     expect(fake.requests.at(-1)!.json).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 1024 + 4096 });
     expect(fake.requests.at(-1)!.headers['x-api-key']).toBe('sk-ant-cfg');
@@ -182,5 +190,42 @@ describe('anthropic through the gateway with the official openai client', () => 
     const sent = fake.requests.at(-1)!;
     expect(sent.headers).toMatchObject({ 'x-api-key': 'sk-ant-pt', 'anthropic-version': '2023-01-01' });
     expect(sent.headers.authorization).toBeUndefined();
+  });
+});
+
+describe.skipIf(!recordingsPresent)('anthropic through the gateway: recorded transcripts', () => {
+  let fake: FakeAnthropic;
+  let client: OpenAI;
+  beforeAll(async () => {
+    fake = await startFakeAnthropic();
+    client = openaiClient({ provider: 'anthropic', apiKey: 'sk-ant-e2e', headers: { 'x-gateway-custom-host': fake.url } });
+  });
+  afterAll(() => fake.close());
+
+  it('relays the recorded 529 overloaded body', async () => {
+    fake.script({ status: 529, json: readRecordingJson('anthropic_error_529_overloaded.json') });
+    const overloaded = await client.chat.completions
+      .create({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error) => error);
+    expect(overloaded).toBeInstanceOf(OpenAI.APIError);
+    expect(overloaded.status).toBe(529);
+    expect(overloaded.error).toEqual({ message: 'Overloaded', type: 'overloaded_error', param: null, code: 'overloaded_error', provider: 'anthropic' });
+  });
+
+  it('streams the recorded thinking and refusal as content_blocks with strict_api_compliance off', async () => {
+    const config = { provider: 'anthropic', api_key: 'sk-ant-cfg', custom_host: fake.url, strict_api_compliance: false };
+    const thinking = openaiClient({ provider: 'anthropic', headers: { 'x-gateway-config': JSON.stringify(config) } });
+    fake.script({ sse: readRecordingBytes('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse') });
+    const stream = await thinking.chat.completions.create({
+      model: 'claude-fable-5',
+      messages: [{ role: 'user', content: 'eclipse?' }],
+      stream: true,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+    } as never);
+    const { chunks, finishReason } = await collectChunks(stream as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>);
+    const blocks = chunks.flatMap((chunk) => (chunk.choices[0]?.delta as any)?.content_blocks ?? []);
+    expect(blocks.map((block: any) => block.thinking ?? '').join('')).toMatch(/^Simple educational question/);
+    expect(blocks.at(-1).signature).toMatch(/^c3ludGhl/);
+    expect(finishReason).toBe('content_filter');
   });
 });

@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectChunks, collectChunksUntilError, makeWeatherTool } from '../support/chat-stream';
 import { fakeEmbedding } from '../support/fake-upstream';
 import { startFakeGoogle, type FakeGoogle } from '../support/fakes/google';
-import { readFixture, readFixtureJson } from '../support/fixtures';
+import { exchangeSse, missingModel, missingModelStream, shippingStream, shippingStreamText } from '../fixtures/providers/gemini';
 import { openaiClient, waitForLogs } from '../support/gateway-client';
+import { readRecording, readRecordingJson, recordingsPresent } from '../support/recordings';
 
 const weatherTool = makeWeatherTool({ additionalProperties: false });
 
@@ -114,13 +115,17 @@ describe('google (Gemini API) through the gateway with the official openai clien
     expect(denied).toBeInstanceOf(OpenAI.BadRequestError);
     expect(denied.error).toMatchObject({ provider: 'google', code: 'INVALID_ARGUMENT', message: 'API key not valid. Please pass a valid API key.' });
 
-    const recorded = readFixtureJson<any>('gemini_stream_error_404_recording.json').interactions[0].response;
-    fake.script({ status: 404, json: recorded.bodySegments[0] });
+    fake.script({ status: 404, json: missingModelStream.interactions[0].response.bodySegments[0] });
     const missing = await client.chat.completions
-      .create({ model: 'custom-gemini-2.0-flash', messages: [{ role: 'user', content: 'why is the sky blue?' }], stream: true })
+      .create({ model: missingModel.model, messages: [{ role: 'user', content: missingModel.question }], stream: true })
       .catch((error) => error);
     expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
-    expect(missing.error).toMatchObject({ code: 'NOT_FOUND', provider: 'google' });
+    expect(missing.error).toMatchObject({
+      code: 'NOT_FOUND',
+      provider: 'google',
+      message: expect.stringContaining(`models/${missingModel.model} is not found`),
+    });
+    expect(fake.requests.at(-1)!.path).toBe(missingModelStream.interactions[0].request.url);
 
     const stream = await client.chat.completions.create({
       model: 'error-midstream',
@@ -133,12 +138,15 @@ describe('google (Gemini API) through the gateway with the official openai clien
     expect((broken as Error).message).toMatch(/overloaded/);
   });
 
-  it('replays a recorded Gemini stream through the gateway byte for byte', async () => {
-    fake.script({ status: 200, rawSse: readFixture('gemini_stream_text.DERIVED.sse') });
-    const stream = await client.chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'high' }], stream: true });
+  it('replays a Gemini stream through the gateway byte for byte', async () => {
+    fake.script({ status: 200, rawSse: exchangeSse(shippingStreamText) });
+    const stream = await client.chat.completions.create({
+      model: shippingStream.model,
+      messages: [{ role: 'user', content: shippingStream.question }],
+      stream: true,
+    });
     const { text } = await collectChunks(stream);
-    const segments = readFixtureJson<any>('gemini_stream_text_recording.json').interactions[0].response.bodySegments;
-    expect(text).toBe(segments.map((segment: any) => segment.candidates[0].content.parts[0].text).join(''));
+    expect(text).toBe(shippingStream.pieces.join(''));
   });
 
   it('gets embeddings, as floats and as the base64 the client asks for by default', async () => {
@@ -153,5 +161,35 @@ describe('google (Gemini API) through the gateway with the official openai clien
     const error = await client.completions.create({ model: 'gemini-2.5-flash', prompt: 'x' }).catch((e) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error.error.code).toBe('unsupported_operation');
+  });
+});
+
+// The same replays over recorded Google exchanges; every file is read inside a test, so without the
+// recordings the suite is skipped and nothing is read or started.
+describe.skipIf(!recordingsPresent)('google (Gemini API): recorded transcripts', () => {
+  let fake: FakeGoogle;
+  let client: OpenAI;
+  beforeAll(async () => {
+    fake = await startFakeGoogle({ apiKey: 'AIza-e2e-key' });
+    client = openaiClient({ provider: 'google', apiKey: 'AIza-e2e-key', headers: { 'x-gateway-custom-host': `${fake.url}/v1beta` } });
+  });
+  afterAll(() => fake?.close());
+
+  it('surfaces the recorded 404 before the stream starts', async () => {
+    const recorded = readRecordingJson<any>('gemini_stream_error_404_recording.json').interactions[0].response;
+    fake.script({ status: 404, json: recorded.bodySegments[0] });
+    const missing = await client.chat.completions
+      .create({ model: 'custom-gemini-2.0-flash', messages: [{ role: 'user', content: 'why is the sky blue?' }], stream: true })
+      .catch((error) => error);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(missing.error).toMatchObject({ code: 'NOT_FOUND', provider: 'google' });
+  });
+
+  it('replays a recorded Gemini stream through the gateway byte for byte', async () => {
+    fake.script({ status: 200, rawSse: readRecording('gemini_stream_text.DERIVED.sse') });
+    const stream = await client.chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'high' }], stream: true });
+    const { text } = await collectChunks(stream);
+    const segments = readRecordingJson<any>('gemini_stream_text_recording.json').interactions[0].response.bodySegments;
+    expect(text).toBe(segments.map((segment: any) => segment.candidates[0].content.parts[0].text).join(''));
   });
 });

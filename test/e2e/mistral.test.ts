@@ -1,9 +1,10 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { mistralCompletionSample, mistralStreamSample } from '../fixtures/providers/mistral';
 import { collectChunks, collectChunksUntilError, makeWeatherTool } from '../support/chat-stream';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
-import { readFixture, readFixtureJson } from '../support/fixtures';
 import { openaiClient } from '../support/gateway-client';
+import { readRecording, readRecordingJson, recordingsPresent } from '../support/recordings';
 
 const weatherTool = makeWeatherTool({ description: null });
 const mistralId = /^[a-zA-Z0-9]{9}$/;
@@ -18,40 +19,42 @@ describe('mistral-ai through the gateway with the official openai client', () =>
   beforeEach(() => upstream.reset());
   afterAll(() => upstream.close());
 
-  it('gets the recorded completion, sending random_seed and max_tokens', async () => {
-    upstream.script('/mistral', [
-      { status: 200, body: readFixture('mistral_chat_completion_nonstream.json'), headers: { 'content-type': 'application/json' } },
-    ]);
+  it('gets the completion, sending random_seed and max_tokens', async () => {
+    upstream.script('/mistral', [{ status: 200, body: JSON.stringify(mistralCompletionSample), headers: { 'content-type': 'application/json' } }]);
     const data = await client.chat.completions.create({
-      model: 'mistral-large-latest',
-      messages: [{ role: 'user', content: 'Coca-Cola?' }],
+      model: 'mistral-small-latest',
+      messages: [{ role: 'user', content: 'When does order A-1042 ship?' }],
       seed: 42,
-      max_completion_tokens: 100,
+      max_completion_tokens: 32,
     });
-    const recorded = readFixtureJson<any>('mistral_chat_completion_nonstream.json');
-    expect(data.id).toBe(recorded.id);
-    expect(data.choices[0].message.content).toBe(recorded.choices[0].message.content);
+    expect(data.id).toBe('4c1e9a7f0b2d48e6a5f3c8d17e6b0a92');
+    expect(data.choices[0].message.content).toBe(mistralCompletionSample.choices[0].message.content);
     expect(data.choices[0].finish_reason).toBe('length');
-    expect(data.usage).toEqual({ prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 });
+    expect(data.usage).toEqual({ prompt_tokens: 27, completion_tokens: 32, total_tokens: 59 });
     const sent = upstream.requests[0];
     expect(sent.path).toBe('/mistral/v1/chat/completions');
     expect(sent.headers.authorization).toBe('Bearer mistral-key');
-    expect(sent.json).toEqual({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }], random_seed: 42, max_tokens: 100 });
+    expect(sent.json).toEqual({
+      model: 'mistral-small-latest',
+      messages: [{ role: 'user', content: 'When does order A-1042 ship?' }],
+      random_seed: 42,
+      max_tokens: 32,
+    });
   });
 
-  it('streams the recorded stream with its usage on the final content chunk', async () => {
-    upstream.script('/mistral', [{ rawSse: readFixture('mistral_chat_stream_text_usage_in_final_chunk.sse'), splitEvery: 500 }]);
+  it('streams with the usage on the final content chunk', async () => {
+    upstream.script('/mistral', [{ rawSse: mistralStreamSample, splitEvery: 500 }]);
     const stream = await client.chat.completions.create({
-      model: 'mistral-large-latest',
-      messages: [{ role: 'user', content: 'Coca-Cola?' }],
+      model: 'mistral-small-latest',
+      messages: [{ role: 'user', content: 'When does order A-1042 ship?' }],
       stream: true,
       stream_options: { include_usage: true },
     });
     const { chunks, text, last } = await collectChunks(stream);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
-    expect(text).toMatch(/^Coca-Cola, often referred to as Coke/);
+    expect(text).toBe('Your order A-1042 ships on Tuesday. Tracking details follow by email once the parcel is sc');
     expect(last!.choices[0].finish_reason).toBe('length');
-    expect(last!.usage).toEqual({ prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 });
+    expect(last!.usage).toEqual({ prompt_tokens: 19, total_tokens: 44, completion_tokens: 25 });
     expect((upstream.requests[0].json as any).stream_options).toBeUndefined();
   });
 
@@ -103,5 +106,44 @@ describe('mistral-ai through the gateway with the official openai client', () =>
     expect(text).toBe('Partial');
     expect(failure).toBeInstanceOf(OpenAI.APIError);
     expect((failure as Error).message).toMatch(/finish reason "error"/);
+  });
+
+  describe.skipIf(!recordingsPresent)('mistral-ai: recorded transcripts', () => {
+    it('gets the recorded completion, sending random_seed and max_tokens', async () => {
+      upstream.script('/mistral', [
+        { status: 200, body: readRecording('mistral_chat_completion_nonstream.json'), headers: { 'content-type': 'application/json' } },
+      ]);
+      const data = await client.chat.completions.create({
+        model: 'mistral-large-latest',
+        messages: [{ role: 'user', content: 'Coca-Cola?' }],
+        seed: 42,
+        max_completion_tokens: 100,
+      });
+      const recorded = readRecordingJson<any>('mistral_chat_completion_nonstream.json');
+      expect(data.id).toBe(recorded.id);
+      expect(data.choices[0].message.content).toBe(recorded.choices[0].message.content);
+      expect(data.choices[0].finish_reason).toBe('length');
+      expect(data.usage).toEqual({ prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 });
+      const sent = upstream.requests[0];
+      expect(sent.path).toBe('/mistral/v1/chat/completions');
+      expect(sent.headers.authorization).toBe('Bearer mistral-key');
+      expect(sent.json).toEqual({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }], random_seed: 42, max_tokens: 100 });
+    });
+
+    it('streams the recorded stream with its usage on the final content chunk', async () => {
+      upstream.script('/mistral', [{ rawSse: readRecording('mistral_chat_stream_text_usage_in_final_chunk.sse'), splitEvery: 500 }]);
+      const stream = await client.chat.completions.create({
+        model: 'mistral-large-latest',
+        messages: [{ role: 'user', content: 'Coca-Cola?' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      const { chunks, text, last } = await collectChunks(stream);
+      expect(chunks[0].choices[0].delta.role).toBe('assistant');
+      expect(text).toMatch(/^Coca-Cola, often referred to as Coke/);
+      expect(last!.choices[0].finish_reason).toBe('length');
+      expect(last!.usage).toEqual({ prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 });
+      expect((upstream.requests[0].json as any).stream_options).toBeUndefined();
+    });
   });
 });

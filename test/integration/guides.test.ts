@@ -15,7 +15,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAICompatibleProviders } from '../../lib/providers/openai-compatible/providers';
 import { fakeEmbedding, fakeEmbeddingDims, startFakeUpstream, type FakeStep, type FakeUpstream } from '../support/fake-upstream';
-import { repoRoot } from '../support/fixtures';
+import { repoRoot } from '../support/repo-root';
 import { spawnGateway, type SpawnedGateway } from '../support/spawn-gateway';
 
 interface Example {

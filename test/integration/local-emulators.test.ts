@@ -26,7 +26,7 @@ import { ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulators, type EmulatorEndpoints, type RunningEmulators } from '../../lib/local/emulators/emulators';
 import { dynamoClient, resetClients, s3Client, sqsClient } from '../../lib/store/clients';
-import { repoRoot } from '../support/fixtures';
+import { repoRoot } from '../support/repo-root';
 
 const bucket = 'emulator-test-bucket';
 let root: string;

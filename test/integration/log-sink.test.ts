@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { installLogSink, type LogSink } from '../../lib/local/triggers/log-sink';
-import { repoRoot } from '../support/fixtures';
+import { repoRoot } from '../support/repo-root';
 
 // The built log worker (as `npm start` runs it) with a fake ingest bundle that writes to a file.
 const worker = path.join(repoRoot, '.build', 'local', 'log-worker.mjs');

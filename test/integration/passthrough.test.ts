@@ -3,10 +3,11 @@ import { request as httpRequest } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openAIToolCallStreamSample } from '../fixtures/providers/openai';
 import { fakeBinaryBytes, SSE_RAW_BODY, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, waitForLogs } from '../support/gateway-client';
-import { readFixtureBytes } from '../support/fixtures';
 import { eventually } from '../support/poll';
+import { readRecordingBytes, recordingsPresent } from '../support/recordings';
 
 describe('pass-through', () => {
   let upstream: FakeUpstream;
@@ -78,11 +79,11 @@ describe('pass-through', () => {
     expect(arrivals.at(-1)! - arrivals[0]).toBeGreaterThan(300);
   });
 
-  it('replays a recorded provider stream unchanged', async () => {
-    const recorded = readFixtureBytes('openai_chat_stream_tool_call_with_usage.sse');
-    upstream.script('/pt/v1/recorded', [{ rawSse: recorded, splitEvery: 97 }]);
-    const response = await call('POST', '/recorded', { body: '{}', headers: { 'content-type': 'application/json' } });
-    expect(Buffer.from(await response.body.arrayBuffer()).equals(recorded)).toBe(true);
+  it('replays a provider stream unchanged', async () => {
+    const sent = Buffer.from(openAIToolCallStreamSample);
+    upstream.script('/pt/v1/streamed', [{ rawSse: sent, splitEvery: 97 }]);
+    const response = await call('POST', '/streamed', { body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(Buffer.from(await response.body.arrayBuffer()).equals(sent)).toBe(true);
   });
 
   it('keeps the provider status, error body and headers, and drops hop-by-hop ones', async () => {
@@ -108,6 +109,30 @@ describe('pass-through', () => {
     const response = await call('PATCH', '/files/echo', { body: '{}' });
     expect(response.statusCode).toBe(405);
     await response.body.dump();
+  });
+});
+
+describe.skipIf(!recordingsPresent)('pass-through: recorded transcripts', () => {
+  let upstream: FakeUpstream;
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+  });
+  afterAll(() => upstream?.close());
+
+  it('replays a recorded provider stream unchanged', async () => {
+    const recorded = readRecordingBytes('openai_chat_stream_tool_call_with_usage.sse');
+    upstream.script('/pt/v1/recorded', [{ rawSse: recorded, splitEvery: 97 }]);
+    const response = await request(`${env().gatewayUrl}/recorded`, {
+      method: 'POST',
+      body: '{}',
+      headers: {
+        'x-gateway-api-key': env().adminKey,
+        'x-gateway-custom-host': `${upstream.url}/pt/v1`,
+        authorization: 'Bearer sk-pt',
+        'content-type': 'application/json',
+      },
+    });
+    expect(Buffer.from(await response.body.arrayBuffer()).equals(recorded)).toBe(true);
   });
 });
 

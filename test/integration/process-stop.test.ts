@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { env, spawnSharedGateway, waitForLogs } from '../support/gateway-client';
-import { repoRoot } from '../support/fixtures';
+import { repoRoot } from '../support/repo-root';
 
 const stopWithinMs = 5_000;
 // Each `npm start` builds first, and the cases run side by side on a machine that may be busy.

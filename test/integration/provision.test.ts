@@ -15,7 +15,7 @@ import { startEmulators, type RunningEmulators } from '../../lib/local/emulators
 import { provisionResources, type ProvisionedResources } from '../../lib/local/template/provision';
 import { loadServerlessConfig, resolveIntrinsics, type ServerlessConfig } from '../../lib/local/template/serverless-config';
 import { dynamoClient, resetClients, s3Client, sqsClient } from '../../lib/store/clients';
-import { repoRoot } from '../support/fixtures';
+import { repoRoot } from '../support/repo-root';
 
 const region = 'us-east-1';
 let root: string;

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { repoRoot } from './fixtures';
+import { repoRoot } from './repo-root';
 
 export interface SpawnedGateway {
   /** Base URL including `/v1`. */

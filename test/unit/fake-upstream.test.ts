@@ -2,7 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Agent, Pool, fetch, request } from 'undici';
 import { fakeBinaryBytes, fakeEmbedding, startFakeUpstream, SSE_RAW_BODY, SSE_RAW_PARTS } from '../support/fake-upstream';
 import type { FakeUpstream } from '../support/fake-upstream';
-import { fixturesDir, readFixture, readFixtureBytes } from '../support/fixtures';
+import { openAITextSample, openAITextStream, openAITextStreamSample, tokenPieces } from '../fixtures/providers/openai';
+import { readRecording, readRecordingBytes, recordingsDir, recordingsPresent } from '../support/recordings';
 import { collectSse, parseSse, SseParser } from '../support/sse';
 
 const CHUNKS = 5;
@@ -441,10 +442,9 @@ describe('scripts', () => {
     expect(error).toBeInstanceOf(Error);
   });
 
-  it('replays a recorded fixture byte for byte (whole and split)', async () => {
-    const name = 'openai_chat_stream_text_with_usage.sse';
-    const bytes = readFixtureBytes(name);
-    up.script('/s/rec', [{ rawSse: readFixture(name) }, { rawSse: bytes, splitEvery: 7 }]);
+  it('replays a provider stream byte for byte (whole and split)', async () => {
+    const bytes = Buffer.from(openAITextStreamSample);
+    up.script('/s/rec', [{ rawSse: openAITextStreamSample }, { rawSse: bytes, splitEvery: 7 }]);
     for (let i = 0; i < 2; i++) {
       const { statusCode, headers, body } = await request(up.url + '/s/rec/v1/chat/completions', {
         method: 'POST',
@@ -461,9 +461,45 @@ describe('scripts', () => {
     expect(JSON.parse(events[0].data).choices[0].delta.role).toBe('assistant');
   });
 
-  it('fixtures come from ../shared next to the repository', () => {
-    expect(fixturesDir.replace(/\\/g, '/')).toMatch(/\/shared\/fixtures\/providers$/);
-    expect(() => readFixture('no_such_fixture.sse')).toThrow(/no_such_fixture/);
+  it('provider samples are built in code from their parameters, the same bytes every time', () => {
+    const { header, text, usage } = openAITextSample;
+    const again = openAITextStream({ ...header, pieces: tokenPieces(text), usage, usageNullBefore: true });
+    expect(again).toBe(openAITextStreamSample);
+    const chunks = parseSse(openAITextStreamSample)
+      .slice(0, -1)
+      .map((event) => JSON.parse(event.data));
+    expect(chunks.every((chunk) => chunk.id === header.id && chunk.model === header.model && chunk.created === header.created)).toBe(true);
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('')).toBe(text);
+    expect(chunks.at(-1).usage).toEqual(usage);
+    // Another text gives another stream: nothing is read from a file.
+    expect(openAITextStream({ ...header, pieces: tokenPieces('Another answer.'), usage })).not.toBe(openAITextStreamSample);
+  });
+});
+
+describe.skipIf(!recordingsPresent)('fake upstream: recorded transcripts', () => {
+  it('replays a recorded fixture byte for byte (whole and split)', async () => {
+    const name = 'openai_chat_stream_text_with_usage.sse';
+    const bytes = readRecordingBytes(name);
+    up.script('/s/rec', [{ rawSse: readRecording(name) }, { rawSse: bytes, splitEvery: 7 }]);
+    for (let i = 0; i < 2; i++) {
+      const { statusCode, headers, body } = await request(up.url + '/s/rec/v1/chat/completions', {
+        method: 'POST',
+        body: '{}',
+        dispatcher: agent,
+      });
+      expect(statusCode).toBe(200);
+      expect(headers['content-type']).toMatch(/^text\/event-stream/);
+      const got = Buffer.from(await body.arrayBuffer());
+      expect(got.equals(bytes)).toBe(true);
+    }
+    const events = parseSse(bytes.toString('utf8'));
+    expect(events[events.length - 1].data).toBe('[DONE]');
+    expect(JSON.parse(events[0].data).choices[0].delta.role).toBe('assistant');
+  });
+
+  it('recordings come from ../shared next to the repository', () => {
+    expect(recordingsDir.replace(/\\/g, '/')).toMatch(/\/shared\/fixtures\/providers$/);
+    expect(() => readRecording('no_such_fixture.sse')).toThrow(/no_such_fixture/);
   });
 });
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { cruise, type ICruiseOptions, type ICruiseResult, type IFlattenedRuleSet } from 'dependency-cruiser';
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '../support/fixtures';
+import { repoRoot } from '../support/repo-root';
 
 /**
  * The layer order of lib/ (docs/architecture.md, "Import rules"), as `.dependency-cruiser.cjs`

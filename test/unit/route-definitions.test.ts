@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ControlRoutes } from '../../lib/http/define-route';
 import { loadServerlessConfig } from '../../lib/local/template/serverless-config';
-import { repoRoot } from '../support/fixtures';
+import { repoRoot } from '../support/repo-root';
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 const camel = (name: string) => name.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '../support/fixtures';
+import { repoRoot } from '../support/repo-root';
 
 interface Probe {
   pid: number;

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import config from '../../vitest.config';
-import { repoRoot } from '../support/fixtures';
+import { repoRoot } from '../support/repo-root';
 
 interface ProjectEntry {
   test: { name: string; include: string[]; globalSetup?: string[] };

@@ -12,7 +12,7 @@
  * with an Entra ID token (a JWT; for azure-ai also the key); never both; no `x-gateway-*` headers; a JSON body with `messages` (chat) or `input`.
  * azure-ai paths also need `extra-parameters`.
  * Answers, by deployment (azure-openai) or body model (azure-ai): `error-content-filter` → Azure's
- * recorded prompt-filter 400; `error-<status>` → that status with an Azure error body;
+ * documented prompt-filter 400; `error-<status>` → that status with an Azure error body;
  * `filtered-output` → text ending in `finish_reason: "content_filter"`. A conversation ending in a
  * tool message → text quoting it; tools with `tool_choice: "required"` (or a named one), or "weather"
  * in the last user text → a call of that (or the first) tool; otherwise "echo: <last user text>".
@@ -24,7 +24,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { TokenUsage } from '../../../lib/core/usage';
 import type { PreparedCall, ProviderCall, ProviderDefinition, ProviderSettings } from '../../../lib/providers/types';
-import { readFixture } from '../fixtures';
+import { azureContentFilterErrorBody } from '../../fixtures/providers/azure';
 import { parseSse } from '../sse';
 
 export interface RecordedCall {
@@ -133,7 +133,7 @@ export async function startFakeAzure(key = 'azure-test-key-0123456789abcdef'): P
       return sendJson(res, status, azureError(status, status === 401 ? '401' : status === 404 ? '404' : 'BadRequest', `fake azure: ${problems.join('; ')}`));
     const deployment = /\/deployments\/([^/]+)\//.exec(url.pathname)?.[1];
     const model = decodeURIComponent(deployment ?? String(call.json.model ?? ''));
-    if (model === 'error-content-filter') return sendJson(res, 400, readFixture('azure_openai_error_400_content_filter.json'));
+    if (model === 'error-content-filter') return sendJson(res, 400, azureContentFilterErrorBody);
     const errorStatus = /^error-(\d{3})$/.exec(model)?.[1];
     if (errorStatus)
       return sendJson(

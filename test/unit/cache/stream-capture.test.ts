@@ -8,7 +8,21 @@ import { captureStream } from '../../../lib/cache/stream-capture';
 import { GatewayError } from '../../../lib/core/errors';
 import { chatCompletion, ChatChunkEmitter } from '../../../lib/providers/openai-format/chunk-emitter';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
-import { readFixture } from '../../support/fixtures';
+import { azureStreamSample, azureStreamWithFiltersSample, promptFilterResults } from '../../fixtures/providers/azure';
+import {
+  openAIChatCompletion,
+  openAIParallelToolCallsSample,
+  openAIParallelToolCallsStreamSample,
+  openAITextSample,
+  openAITextCompletionSample,
+  openAITextStreamSample,
+  openAIToolCallsCompletionSample,
+  usageEveryChunkSample,
+  usageEveryChunkStreamSample,
+  usageOnFinishSample,
+  usageOnFinishStreamSample,
+} from '../../fixtures/providers/openai';
+import { readRecording, recordingsPresent } from '../../support/recordings';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -267,8 +281,85 @@ describe('captureStream answers', () => {
   });
 });
 
-describe('captureStream on recorded provider streams', () => {
-  const capture = async (name: string) => (await run('chat', upstreamOf([readFixture(name)]))).answer;
+describe('captureStream on whole provider streams', () => {
+  const capture = async (stream: string) => (await run('chat', upstreamOf([stream]))).answer;
+
+  it('OpenAI text with usage', async () => {
+    const answer = await capture(openAITextStreamSample);
+    expect(answer).toMatchObject({
+      id: 'chatcmpl-gw-sample-text-01',
+      object: 'chat.completion',
+      created: 1767225600,
+      model: 'gpt-4o-mini-2024-07-18',
+      system_fingerprint: 'fp_gw0a1b2c3d',
+    });
+    expect(answer!.choices).toHaveLength(1);
+    expect(answer!.choices[0]).toMatchObject({ index: 0, logprobs: null, finish_reason: 'stop', message: { role: 'assistant', refusal: null } });
+    expect(answer!.choices[0].message.content).toBe('Your order ships on Tuesday. The tracking link follows by email.');
+    expect(answer!.usage).toEqual({ prompt_tokens: 27, completion_tokens: 16, total_tokens: 43, completion_tokens_details: { reasoning_tokens: 0 } });
+    // The very answer the request would have had unstreamed; `"usage": null` on the chunks leaves no trace.
+    const { header, text, usage } = openAITextSample;
+    expect(answer).toEqual(openAIChatCompletion({ ...header, content: text, usage }));
+  });
+
+  it('OpenAI parallel tool calls with usage', async () => {
+    const answer = await capture(openAIParallelToolCallsStreamSample);
+    const message = answer!.choices[0].message;
+    expect(message.content).toBeNull();
+    expect(message.tool_calls).toHaveLength(2);
+    for (const call of message.tool_calls) {
+      expect(Object.keys(call).sort()).toEqual(['function', 'id', 'type']);
+      expect(call.id).toMatch(/^call_/);
+      expect(JSON.parse(call.function.arguments)).toBeTypeOf('object');
+    }
+    expect(message.tool_calls.map((call: Json) => [call.id, call.function.name, JSON.parse(call.function.arguments)])).toEqual([
+      ['call_gw_lookup_order_02', 'lookup_order', { order_id: 'A-1042' }],
+      ['call_gw_track_parcel_02', 'track_parcel', { carrier: 'dhl', parcel_id: 'GW-7781-XK' }],
+    ]);
+    expect(message.tool_calls).toEqual((openAIToolCallsCompletionSample.choices as Json[])[0].message.tool_calls);
+    expect(answer!.choices[0].finish_reason).toBe('tool_calls');
+    expect(answer!.usage).toEqual(openAIParallelToolCallsSample.usage);
+  });
+
+  it('Azure OpenAI with a leading prompt-filter chunk and content filter results', async () => {
+    const answer = await capture(azureStreamWithFiltersSample);
+    expect(answer).toMatchObject({ id: 'chatcmpl-gw-azure-sample-01', created: 1767226020, model: 'gpt-4o-mini-2024-07-18', object: 'chat.completion' });
+    expect(answer!.prompt_filter_results).toHaveLength(1);
+    expect(answer!.prompt_filter_results).toEqual(promptFilterResults());
+    expect(answer!.choices[0].message.content).toBe('Ihre Bestellung wird am Dienstag versandt.');
+    expect(answer!.choices[0].message.content).toBe(azureStreamSample.text);
+    expect(answer!.choices[0].content_filter_results.hate).toEqual({ filtered: false, severity: 'safe' });
+  });
+
+  it('Mistral with usage in the finish chunk, and xAI with cumulative usage and the role on every chunk', async () => {
+    const mistral = await capture(usageOnFinishStreamSample);
+    expect(mistral).toMatchObject({
+      choices: [{ finish_reason: 'length', message: { role: 'assistant' } }],
+      usage: { prompt_tokens: 19, total_tokens: 31, completion_tokens: 12 },
+    });
+    expect(mistral!.choices[0].message.content).toBe(usageOnFinishSample.text);
+    const xai = await capture(usageEveryChunkStreamSample);
+    expect(xai!.choices[0].message.role).toBe('assistant');
+    expect(xai!.choices[0].message.content).toMatch(/^Refunds reach your card/);
+    expect(xai!.choices[0].message.content).toBe(usageEveryChunkSample.pieces.join(''));
+    expect(xai).toMatchObject({ choices: [{ finish_reason: 'length' }], usage: { prompt_tokens: 25, completion_tokens: 9, total_tokens: 34 } });
+  });
+
+  it('OpenAI non-streamed answers, replayed as a stream with LF or CRLF line ends, capture back unchanged', async () => {
+    for (const answer of [openAITextCompletionSample, openAIToolCallsCompletionSample]) {
+      for (const crlf of [false, true]) {
+        let bytes = await replayBytes(answer, 'chat');
+        if (crlf) bytes = Buffer.from(bytes.toString('utf8').replace(/\n/g, '\r\n'));
+        const { answer: captured, relayed } = await run('chat', upstreamOf(cut(bytes, [0.13, 0.5, 0.77])));
+        expect(Buffer.concat(relayed).equals(bytes)).toBe(true);
+        expect(captured).toEqual(answer);
+      }
+    }
+  });
+});
+
+describe.skipIf(!recordingsPresent)('captureStream: recorded transcripts', () => {
+  const capture = async (name: string) => (await run('chat', upstreamOf([readRecording(name)]))).answer;
 
   it('OpenAI text with usage', async () => {
     const answer = await capture('openai_chat_stream_text_with_usage.sse');

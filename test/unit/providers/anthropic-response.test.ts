@@ -1,13 +1,66 @@
 import { describe, expect, it } from 'vitest';
 import { fromMessageResponse } from '../../../lib/providers/anthropic';
+import { anthropicErrorBytes, anthropicErrorSamples, anthropicToolUseExchange } from '../../fixtures/providers/anthropic';
 import { anthropicBodyFor, prepareAnthropic } from '../../support/fakes/anthropic';
-import { readFixtureBytes, readFixtureJson } from '../../support/fixtures';
+import { readRecordingBytes, readRecordingJson, recordingsPresent } from '../../support/recordings';
 
-const recording = readFixtureJson<{ body: any; response: any; rawHeaders: Record<string, string> }>('anthropic_messages_nonstream_tool_use_recording.json');
-
-describe('anthropic responses: recorded transcript', () => {
+describe('anthropic responses: sample exchange', () => {
   it('maps text and tool_use to content and tool_calls, tool_use to tool_calls, usage with cache fields', () => {
-    const { body, usage } = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] }).readResponse(Buffer.from(JSON.stringify(recording.response)));
+    const { body, usage } = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] }).readResponse(
+      Buffer.from(JSON.stringify(anthropicToolUseExchange.response)),
+    );
+    const completion = JSON.parse(body.toString());
+    expect(completion).toMatchObject({ id: 'msg_gw_sample_05', object: 'chat.completion', model: 'claude-opus-4-1-20250805' });
+    expect(typeof completion.created).toBe('number');
+    expect(completion.choices).toEqual([
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: "I'll look up order A-1042 now.",
+          tool_calls: [{ id: 'toolu_gw_sample_05', type: 'function', function: { name: 'lookup_order', arguments: '{"order_id":"A-1042"}' } }],
+        },
+        finish_reason: 'tool_calls',
+        logprobs: null,
+      },
+    ]);
+    // Cache reads count towards the prompt and come back as cached_tokens.
+    expect(completion.usage).toEqual({ prompt_tokens: 1822, completion_tokens: 58, total_tokens: 1880, prompt_tokens_details: { cached_tokens: 1536 } });
+    expect(usage).toEqual(completion.usage);
+  });
+
+  it('reports zero cached tokens when the cache fields are there and zero', () => {
+    const response = {
+      ...anthropicToolUseExchange.response,
+      usage: { ...anthropicToolUseExchange.response.usage, cache_read_input_tokens: 0 },
+    };
+    const { usage } = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] }).readResponse(Buffer.from(JSON.stringify(response)));
+    expect(usage).toEqual({ prompt_tokens: 286, completion_tokens: 58, total_tokens: 344, prompt_tokens_details: { cached_tokens: 0 } });
+  });
+
+  it('sends the sample request shape for the equivalent OpenAI request', () => {
+    const { request } = anthropicToolUseExchange;
+    const sent = anthropicBodyFor({
+      model: 'claude-opus-4-1-20250805',
+      max_tokens: 1024,
+      messages: [{ role: 'user', content: request.messages[0].content }],
+      tools: request.tools.map((tool) => ({
+        type: 'function',
+        function: { name: tool.name, description: tool.description, parameters: tool.input_schema },
+      })),
+    });
+    // `type: "custom"` is the default tool type; an SDK sends stream:false explicitly.
+    const { stream: _stream, ...expected } = request;
+    expect(sent).toEqual({ ...expected, tools: expected.tools.map(({ type: _type, ...tool }) => tool) });
+  });
+});
+
+describe.skipIf(!recordingsPresent)('anthropic responses: recorded transcript', () => {
+  const recording = () =>
+    readRecordingJson<{ body: any; response: any; rawHeaders: Record<string, string> }>('anthropic_messages_nonstream_tool_use_recording.json');
+
+  it('maps text and tool_use to content and tool_calls, tool_use to tool_calls, usage with cache fields', () => {
+    const { body, usage } = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] }).readResponse(Buffer.from(JSON.stringify(recording().response)));
     const completion = JSON.parse(body.toString());
     expect(completion).toMatchObject({ id: 'msg_012foMGXNQ1eqhaq3QvA5dY6', object: 'chat.completion', model: 'claude-opus-4-8' });
     expect(typeof completion.created).toBe('number');
@@ -28,17 +81,18 @@ describe('anthropic responses: recorded transcript', () => {
   });
 
   it('sends the recorded request shape for the equivalent OpenAI request', () => {
+    const { body: recorded } = recording();
     const sent = anthropicBodyFor({
       model: 'claude-opus-4-8',
       max_tokens: 1000,
-      messages: [{ role: 'user', content: recording.body.messages[0].content }],
-      tools: recording.body.tools.map((tool: any) => ({
+      messages: [{ role: 'user', content: recorded.messages[0].content }],
+      tools: recorded.tools.map((tool: any) => ({
         type: 'function',
         function: { name: tool.name, description: tool.description, parameters: tool.input_schema },
       })),
     });
     // The recording's `type: "custom"` is the default tool type; the SDK sent stream:false explicitly.
-    const { stream: _stream, ...expected } = recording.body;
+    const { stream: _stream, ...expected } = recorded;
     expected.tools = expected.tools.map(({ type: _type, ...tool }: any) => tool);
     expect(sent).toEqual(expected);
   });
@@ -127,19 +181,20 @@ describe('anthropic responses: mapping rules', () => {
   it('answers 502 for a 200 body that is not a message', () => {
     const prepared = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] });
     expect(() => prepared.readResponse(Buffer.from('<html>'))).toThrow(expect.objectContaining({ status: 502, provider: 'anthropic' }));
-    expect(() => prepared.readResponse(readFixtureBytes('anthropic_error_529_overloaded.json'))).toThrow(/without a message: Overloaded/);
+    expect(() => prepared.readResponse(anthropicErrorBytes('overloaded'))).toThrow(/without a message: Overloaded, please retry shortly/);
   });
 });
 
-describe('anthropic errors: recorded bodies', () => {
+describe('anthropic errors: sample bodies', () => {
   const prepared = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] });
 
   it.each([
-    ['anthropic_error_400_invalid_request_with_request_id.json', 400, 'invalid_request_error', 'prompt is too long: 205351 tokens > 200000 maximum'],
-    ['anthropic_error_429_rate_limit.json', 429, 'rate_limit_error', 'This request would exceed the rate limit for your organization'],
-    ['anthropic_error_529_overloaded.json', 529, 'overloaded_error', 'Overloaded'],
-  ])('%s keeps status %i, type and message', (fixture, status, type, message) => {
-    const error = prepared.readError(status, readFixtureBytes(fixture), { 'retry-after': '3' });
+    ['invalidRequest', 400, 'invalid_request_error', 'max_tokens: 90000 > 64000, the most this model allows'],
+    ['rateLimited', 429, 'rate_limit_error', 'This request would exceed the output tokens per minute limit'],
+    ['overloaded', 529, 'overloaded_error', 'Overloaded, please retry shortly'],
+  ] as const)('%s keeps status %i, type and message', (sample, status, type, message) => {
+    expect(anthropicErrorSamples[sample].status).toBe(status);
+    const error = prepared.readError(status, anthropicErrorBytes(sample), { 'retry-after': '3' });
     expect(error.status).toBe(status);
     const body = error.toBody();
     expect(body.error).toMatchObject({ type, code: type, provider: 'anthropic' });
@@ -148,8 +203,36 @@ describe('anthropic errors: recorded bodies', () => {
     expect(error.headers).toBeUndefined();
   });
 
+  it('reads the error of an envelope that also carries a top-level request_id', () => {
+    expect(anthropicErrorSamples.invalidRequest.body).toMatchObject({ request_id: 'req_gw_sample_400' });
+    const error = prepared.readError(400, anthropicErrorBytes('invalidRequest'), {});
+    expect(error.toBody().error).toMatchObject({ type: 'invalid_request_error', message: 'max_tokens: 90000 > 64000, the most this model allows' });
+  });
+
   it('keeps a body that is not Anthropic JSON as the message', () => {
     const error = prepared.readError(502, Buffer.from('upstream connect error'), {});
     expect(error.toBody().error).toMatchObject({ message: 'upstream connect error', provider: 'anthropic' });
+  });
+});
+
+describe.skipIf(!recordingsPresent)('anthropic errors: recorded bodies', () => {
+  const prepared = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] });
+
+  it.each([
+    ['anthropic_error_400_invalid_request_with_request_id.json', 400, 'invalid_request_error', 'prompt is too long: 205351 tokens > 200000 maximum'],
+    ['anthropic_error_429_rate_limit.json', 429, 'rate_limit_error', 'This request would exceed the rate limit for your organization'],
+    ['anthropic_error_529_overloaded.json', 529, 'overloaded_error', 'Overloaded'],
+  ])('%s keeps status %i, type and message', (fixture, status, type, message) => {
+    const error = prepared.readError(status, readRecordingBytes(fixture), { 'retry-after': '3' });
+    expect(error.status).toBe(status);
+    const body = error.toBody();
+    expect(body.error).toMatchObject({ type, code: type, provider: 'anthropic' });
+    expect(body.error.message.startsWith(message)).toBe(true);
+    expect(error.headers).toBeUndefined();
+  });
+
+  it('answers 502 for a recorded error body received with a 200', () => {
+    const prepared = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] });
+    expect(() => prepared.readResponse(readRecordingBytes('anthropic_error_529_overloaded.json'))).toThrow(/without a message: Overloaded/);
   });
 });

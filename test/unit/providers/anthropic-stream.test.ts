@@ -2,81 +2,99 @@ import { describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../../lib/core/errors';
 import { anthropicEventMapper, streamEnd } from '../../../lib/providers/anthropic';
 import { ChatChunkEmitter } from '../../../lib/providers/openai-format/chunk-emitter';
+import {
+  anthropicErrorSamples,
+  anthropicPaddedSample,
+  anthropicPaddedStream,
+  anthropicTextStream,
+  anthropicThinkingRefusalSample,
+  anthropicThinkingRefusalStream,
+  anthropicToolUseSample,
+  anthropicToolUseStream,
+  anthropicToolUseStreamText,
+} from '../../fixtures/providers/anthropic';
 import { chunkDeltas, replayAnthropicStream, streamedContent } from '../../support/fakes/anthropic';
-import { readFixture, readFixtureBytes } from '../../support/fixtures';
+import { readRecording, readRecordingBytes, recordingsPresent } from '../../support/recordings';
 
-describe('anthropic stream: recorded transcripts', () => {
+describe('anthropic stream: samples', () => {
   it('maps a text stream: role first, text deltas, stop, usage chunk, [DONE]', async () => {
-    const { events, usages } = await replayAnthropicStream(readFixtureBytes('anthropic_stream_basic_text.sse'), { includeUsage: true });
+    const { events, usages } = await replayAnthropicStream(anthropicTextStream, { includeUsage: true });
     for (const event of events.slice(0, -1)) {
-      expect(event).toMatchObject({ id: 'msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK', object: 'chat.completion.chunk', model: 'claude-3-opus-latest' });
+      expect(event).toMatchObject({ id: 'msg_gw_sample_01', object: 'chat.completion.chunk', model: 'claude-3-5-haiku-20241022' });
       expect(typeof event.created).toBe('number');
     }
     expect(events[0].choices[0]).toEqual({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
-    expect(chunkDeltas(events).slice(1, 4)).toEqual([{ content: 'Hello' }, { content: ' there' }, { content: '!' }]);
+    expect(chunkDeltas(events).slice(1, 4)).toEqual([{ content: 'Your order' }, { content: ' ships on' }, { content: ' Tuesday.' }]);
     const finish = events.filter((event) => event !== '[DONE]' && event.choices[0]?.finish_reason);
     expect(finish).toHaveLength(1);
     expect(finish[0].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: 'stop' });
-    expect(events.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 } });
+    expect(events.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 19, completion_tokens: 9, total_tokens: 28 } });
     expect(events.at(-2).usage.prompt_tokens_details).toBeUndefined();
     expect(events.at(-1)).toBe('[DONE]');
-    expect(usages).toEqual([{ prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 }]);
+    expect(usages).toEqual([{ prompt_tokens: 19, completion_tokens: 9, total_tokens: 28 }]);
   });
 
-  it('reads the real API stream with padded data lines, cut into 7-byte reads', async () => {
-    const fixture = readFixture('anthropic_stream_text_claude35_recorded.sse');
-    const expected = [...fixture.matchAll(/"text_delta","text":"((?:[^"\\]|\\.)*)"/g)].map((match) => JSON.parse(`"${match[1]}"`)).join('');
-    const { events, usages } = await replayAnthropicStream(fixture, { splitEvery: 7 });
+  it('reads a stream with padded data lines and CRLF line ends, cut into 7-byte reads', async () => {
+    // The sample has what it is meant to test: JSON padded before its last brace, CRLF, multi-byte characters.
+    expect(anthropicPaddedStream).toMatch(/\} {2,}\}\r\n/);
+    expect(anthropicPaddedStream.includes('\n\n')).toBe(false);
+    expect(Buffer.byteLength(anthropicPaddedStream)).toBeGreaterThan(anthropicPaddedStream.length);
+    const expected = anthropicPaddedSample.pieces.join('');
+    const { events, usages } = await replayAnthropicStream(anthropicPaddedStream, { splitEvery: 7 });
     expect(streamedContent(events)).toBe(expected);
-    expect(expected).toMatch(/^Coca-Cola is one of/);
+    expect(expected).toMatch(/^Order A-1042 left our warehouse in Zürich/);
+    expect(expected).toContain('"hub"');
+    expect(expected).toContain('€4.90');
     expect(events.at(-2).choices[0].finish_reason).toBe('stop');
-    expect(events.at(-2).model).toBe('claude-3-5-sonnet-20241022');
+    expect(events.at(-2).model).toBe('claude-3-7-sonnet-20250219');
     // No usage chunk unless the client asked; the usage is still reported for the log.
     expect(events.some((event) => event !== '[DONE]' && event.usage)).toBe(false);
-    expect(usages).toEqual([{ prompt_tokens: 36, completion_tokens: 265, total_tokens: 301 }]);
+    expect(usages).toEqual([{ prompt_tokens: 64, completion_tokens: 118, total_tokens: 182 }]);
   });
 
   it('maps a tool_use block to a tool call numbered by tool order, with argument fragments', async () => {
-    const { events } = await replayAnthropicStream(readFixtureBytes('anthropic_stream_tool_use.sse'), { includeUsage: true, splitEvery: 13 });
+    const { events } = await replayAnthropicStream(anthropicToolUseStream, { includeUsage: true, splitEvery: 13 });
     const deltas = chunkDeltas(events);
-    expect(streamedContent(events)).toBe("I'll check the current weather in Paris for you.");
+    expect(streamedContent(events)).toBe('Let me look up that order.');
     const calls = deltas.filter((delta) => delta.tool_calls).map((delta) => delta.tool_calls[0]);
     // Anthropic's block index is 1; the OpenAI tool call index is 0 (the first tool_use block).
-    expect(calls[0]).toEqual({ index: 0, id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', type: 'function', function: { name: 'get_weather', arguments: '' } });
+    expect(calls[0]).toEqual({ index: 0, id: 'toolu_gw_sample_03', type: 'function', function: { name: 'lookup_order', arguments: '' } });
     expect(calls.slice(1).every((call) => call.index === 0 && call.id === undefined)).toBe(true);
+    // The input arrived in several pieces, so the arguments must too.
+    expect(calls.length).toBeGreaterThan(2);
     const args = calls.map((call) => call.function.arguments).join('');
-    expect(args).toBe('{"location": "Paris"}');
-    expect(JSON.parse(args)).toEqual({ location: 'Paris' });
+    expect(args).toBe('{"order_id": "A-1042"}');
+    expect(JSON.parse(args)).toEqual({ order_id: 'A-1042' });
     expect(events.find((event) => event !== '[DONE]' && event.choices[0]?.finish_reason).choices[0].finish_reason).toBe('tool_calls');
-    expect(events.at(-2).usage).toEqual({ prompt_tokens: 377, completion_tokens: 65, total_tokens: 442, prompt_tokens_details: { cached_tokens: 0 } });
+    expect(events.at(-2).usage).toEqual({ prompt_tokens: 523, completion_tokens: 71, total_tokens: 594, prompt_tokens_details: { cached_tokens: 0 } });
   });
 
   it('leaves thinking out under strict API compliance and maps refusal to content_filter', async () => {
-    const { events, usages } = await replayAnthropicStream(readFixtureBytes('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse'));
+    const { events, usages } = await replayAnthropicStream(anthropicThinkingRefusalStream);
     const deltas = chunkDeltas(events);
     expect(deltas.some((delta) => delta.content_blocks)).toBe(false);
-    expect(streamedContent(events)).toBe('Hi');
+    expect(streamedContent(events)).toBe("I can't share another customer's payment details.");
     expect(events.at(-2).choices[0].finish_reason).toBe('content_filter');
     expect(usages[0]).toEqual({
-      prompt_tokens: 28,
-      completion_tokens: 106,
-      total_tokens: 134,
+      prompt_tokens: 41,
+      completion_tokens: 88,
+      total_tokens: 129,
       prompt_tokens_details: { cached_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 67 },
+      completion_tokens_details: { reasoning_tokens: 52 },
     });
   });
 
   it('streams thinking and its signature as content_blocks deltas when strict compliance is off', async () => {
-    const fixture = readFixture('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse');
-    const { events } = await replayAnthropicStream(fixture, { strict: false, splitEvery: 5 });
+    const { events } = await replayAnthropicStream(anthropicThinkingRefusalStream, { strict: false, splitEvery: 5 });
     const blocks = chunkDeltas(events)
       .filter((delta) => delta.content_blocks)
       .map((delta) => delta.content_blocks[0]);
     expect(blocks.every((block) => block.index === 0 && block.type === 'thinking')).toBe(true);
     const thinking = blocks.map((block) => block.thinking ?? '').join('');
-    expect(thinking).toMatch(/^Simple educational question about what a solar eclipse is\..*politely\.$/s);
-    expect(blocks.at(-1)).toEqual({ index: 0, type: 'thinking', signature: 'c3ludGhldGljLXNpZ25hdHVyZS1maXh0dXJlLWEtbm90LWEtcmVhbC1zaWduYXR1cmU=' });
-    expect(streamedContent(events)).toBe('Hi');
+    expect(thinking).toMatch(/^The customer asks for the card number saved on another customer's account\..*must not reveal it\.$/s);
+    expect(thinking).toBe(anthropicThinkingRefusalSample.thinking.join(''));
+    expect(blocks.at(-1)).toEqual({ index: 0, type: 'thinking', signature: 'b3JkZXIgYXNzaXN0YW50IHNhbXBsZSBzaWduYXR1cmUgMDQ=' });
+    expect(streamedContent(events)).toBe("I can't share another customer's payment details.");
   });
 });
 
@@ -87,10 +105,12 @@ describe('anthropic stream: errors and unusual streams', () => {
     'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial"}}\n\n';
 
   it('turns an error event after the start into an error event and [DONE], with the provider message', async () => {
-    const overloaded = readFixture('anthropic_error_529_overloaded.json');
+    const overloaded = JSON.stringify(anthropicErrorSamples.overloaded.body);
     const { events, usages } = await replayAnthropicStream(`${start}${text}event: error\ndata: ${overloaded}\n\n`);
     expect(streamedContent(events)).toBe('partial');
-    expect(events.at(-2)).toEqual({ error: { message: 'Overloaded', type: 'overloaded_error', param: null, code: 'overloaded_error', provider: 'anthropic' } });
+    expect(events.at(-2)).toEqual({
+      error: { message: 'Overloaded, please retry shortly', type: 'overloaded_error', param: null, code: 'overloaded_error', provider: 'anthropic' },
+    });
     expect(events.at(-1)).toBe('[DONE]');
     expect(usages[0].prompt_tokens).toBe(5);
   });
@@ -166,12 +186,12 @@ describe('anthropic stream: errors and unusual streams', () => {
   });
 
   it('streams the forced response_format tool as content with finish_reason stop', async () => {
-    const fixture = readFixture('anthropic_stream_tool_use.sse').replaceAll('"get_weather"', '"weather_report"');
-    const request = { response_format: { type: 'json_schema', json_schema: { name: 'weather_report', schema: { type: 'object' } } } };
-    const { events } = await replayAnthropicStream(fixture, { request });
+    const stream = anthropicToolUseStreamText({ toolName: 'order_status' });
+    const request = { response_format: { type: 'json_schema', json_schema: { name: 'order_status', schema: { type: 'object' } } } };
+    const { events } = await replayAnthropicStream(stream, { request });
     expect(chunkDeltas(events).some((delta) => delta.tool_calls)).toBe(false);
     // The text block before the tool is left out, as in a whole response: the content is the JSON.
-    expect(streamedContent(events)).toBe('{"location": "Paris"}');
+    expect(streamedContent(events)).toBe(anthropicToolUseSample.arguments);
     expect(events.at(-2).choices[0].finish_reason).toBe('stop');
   });
 
@@ -201,5 +221,98 @@ describe('anthropic stream: errors and unusual streams', () => {
     emitter.end();
     expect(out).toContain('"finish_reason":"length"');
     expect(out).toContain('"usage":{"prompt_tokens":2,"completion_tokens":4,"total_tokens":6}');
+  });
+});
+
+describe.skipIf(!recordingsPresent)('anthropic stream: recorded transcripts', () => {
+  it('maps a text stream: role first, text deltas, stop, usage chunk, [DONE]', async () => {
+    const { events, usages } = await replayAnthropicStream(readRecordingBytes('anthropic_stream_basic_text.sse'), { includeUsage: true });
+    for (const event of events.slice(0, -1)) {
+      expect(event).toMatchObject({ id: 'msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK', object: 'chat.completion.chunk', model: 'claude-3-opus-latest' });
+      expect(typeof event.created).toBe('number');
+    }
+    expect(events[0].choices[0]).toEqual({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
+    expect(chunkDeltas(events).slice(1, 4)).toEqual([{ content: 'Hello' }, { content: ' there' }, { content: '!' }]);
+    const finish = events.filter((event) => event !== '[DONE]' && event.choices[0]?.finish_reason);
+    expect(finish).toHaveLength(1);
+    expect(finish[0].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: 'stop' });
+    expect(events.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 } });
+    expect(events.at(-2).usage.prompt_tokens_details).toBeUndefined();
+    expect(events.at(-1)).toBe('[DONE]');
+    expect(usages).toEqual([{ prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 }]);
+  });
+
+  it('reads the real API stream with padded data lines, cut into 7-byte reads', async () => {
+    const fixture = readRecording('anthropic_stream_text_claude35_recorded.sse');
+    const expected = [...fixture.matchAll(/"text_delta","text":"((?:[^"\\]|\\.)*)"/g)].map((match) => JSON.parse(`"${match[1]}"`)).join('');
+    const { events, usages } = await replayAnthropicStream(fixture, { splitEvery: 7 });
+    expect(streamedContent(events)).toBe(expected);
+    expect(expected).toMatch(/^Coca-Cola is one of/);
+    expect(events.at(-2).choices[0].finish_reason).toBe('stop');
+    expect(events.at(-2).model).toBe('claude-3-5-sonnet-20241022');
+    // No usage chunk unless the client asked; the usage is still reported for the log.
+    expect(events.some((event) => event !== '[DONE]' && event.usage)).toBe(false);
+    expect(usages).toEqual([{ prompt_tokens: 36, completion_tokens: 265, total_tokens: 301 }]);
+  });
+
+  it('maps a tool_use block to a tool call numbered by tool order, with argument fragments', async () => {
+    const { events } = await replayAnthropicStream(readRecordingBytes('anthropic_stream_tool_use.sse'), { includeUsage: true, splitEvery: 13 });
+    const deltas = chunkDeltas(events);
+    expect(streamedContent(events)).toBe("I'll check the current weather in Paris for you.");
+    const calls = deltas.filter((delta) => delta.tool_calls).map((delta) => delta.tool_calls[0]);
+    // Anthropic's block index is 1; the OpenAI tool call index is 0 (the first tool_use block).
+    expect(calls[0]).toEqual({ index: 0, id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', type: 'function', function: { name: 'get_weather', arguments: '' } });
+    expect(calls.slice(1).every((call) => call.index === 0 && call.id === undefined)).toBe(true);
+    const args = calls.map((call) => call.function.arguments).join('');
+    expect(args).toBe('{"location": "Paris"}');
+    expect(JSON.parse(args)).toEqual({ location: 'Paris' });
+    expect(events.find((event) => event !== '[DONE]' && event.choices[0]?.finish_reason).choices[0].finish_reason).toBe('tool_calls');
+    expect(events.at(-2).usage).toEqual({ prompt_tokens: 377, completion_tokens: 65, total_tokens: 442, prompt_tokens_details: { cached_tokens: 0 } });
+  });
+
+  it('leaves thinking out under strict API compliance and maps refusal to content_filter', async () => {
+    const { events, usages } = await replayAnthropicStream(readRecordingBytes('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse'));
+    const deltas = chunkDeltas(events);
+    expect(deltas.some((delta) => delta.content_blocks)).toBe(false);
+    expect(streamedContent(events)).toBe('Hi');
+    expect(events.at(-2).choices[0].finish_reason).toBe('content_filter');
+    expect(usages[0]).toEqual({
+      prompt_tokens: 28,
+      completion_tokens: 106,
+      total_tokens: 134,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 67 },
+    });
+  });
+
+  it('streams thinking and its signature as content_blocks deltas when strict compliance is off', async () => {
+    const fixture = readRecording('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse');
+    const { events } = await replayAnthropicStream(fixture, { strict: false, splitEvery: 5 });
+    const blocks = chunkDeltas(events)
+      .filter((delta) => delta.content_blocks)
+      .map((delta) => delta.content_blocks[0]);
+    expect(blocks.every((block) => block.index === 0 && block.type === 'thinking')).toBe(true);
+    const thinking = blocks.map((block) => block.thinking ?? '').join('');
+    expect(thinking).toMatch(/^Simple educational question about what a solar eclipse is\..*politely\.$/s);
+    expect(blocks.at(-1)).toEqual({ index: 0, type: 'thinking', signature: 'c3ludGhldGljLXNpZ25hdHVyZS1maXh0dXJlLWEtbm90LWEtcmVhbC1zaWduYXR1cmU=' });
+    expect(streamedContent(events)).toBe('Hi');
+  });
+
+  it('turns a recorded error body sent as an event into an error event and [DONE]', async () => {
+    const start =
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}\n\n';
+    const overloaded = readRecording('anthropic_error_529_overloaded.json');
+    const { events } = await replayAnthropicStream(`${start}event: error\ndata: ${overloaded}\n\n`);
+    expect(events.at(-2)).toEqual({ error: { message: 'Overloaded', type: 'overloaded_error', param: null, code: 'overloaded_error', provider: 'anthropic' } });
+    expect(events.at(-1)).toBe('[DONE]');
+  });
+
+  it('streams the forced response_format tool of the recorded stream as content', async () => {
+    const fixture = readRecording('anthropic_stream_tool_use.sse').replaceAll('"get_weather"', '"weather_report"');
+    const request = { response_format: { type: 'json_schema', json_schema: { name: 'weather_report', schema: { type: 'object' } } } };
+    const { events } = await replayAnthropicStream(fixture, { request });
+    expect(chunkDeltas(events).some((delta) => delta.tool_calls)).toBe(false);
+    expect(streamedContent(events)).toBe('{"location": "Paris"}');
+    expect(events.at(-2).choices[0].finish_reason).toBe('stop');
   });
 });

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { azureAIProvider } from '../../../lib/providers/azure-ai';
 import type { ProviderSettings } from '../../../lib/providers/types';
 import { providerCall, replayPrepared, streamedText } from '../../support/fakes/azure';
-import { readFixtureBytes } from '../../support/fixtures';
+import { azureStreamSample, azureStreamWithFiltersSample, promptFilterResults } from '../../fixtures/providers/azure';
+import { readRecordingBytes, recordingsPresent } from '../../support/recordings';
 
 const chat = { model: 'Mistral-Large-2411', messages: [{ role: 'user', content: 'Bonjour' }] };
 const prepare = (settings: ProviderSettings, body: Record<string, unknown> = chat, options: Parameters<typeof providerCall>[2] = {}) =>
@@ -73,10 +74,12 @@ describe('azure-ai: endpoints', () => {
 
   it('relays an OpenAI-format stream, usage read from the final chunk, prompt-filter chunk folded in', async () => {
     const prepared = await prepare({ cloudC_resource_name: 'r' }, { ...chat, stream: true }, { stream: true });
-    const { events, usages } = await replayPrepared(prepared, readFixtureBytes('azure_openai_chat_stream_with_content_filter.sse'));
-    expect(events[0].id).toBe('chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j');
+    const { events, usages } = await replayPrepared(prepared, azureStreamWithFiltersSample);
+    expect(events[0].id).toBe('chatcmpl-gw-azure-sample-01');
     expect(events[0].prompt_filter_results).toHaveLength(1);
-    expect(streamedText(events)).toBe('Hallo Welt!');
+    expect(events[0].prompt_filter_results).toEqual(promptFilterResults());
+    expect(streamedText(events)).toBe('Ihre Bestellung wird am Dienstag versandt.');
+    expect(streamedText(events)).toBe(azureStreamSample.text);
     expect(usages).toEqual([]);
     const error = prepared.readError(
       422,
@@ -85,5 +88,16 @@ describe('azure-ai: endpoints', () => {
     );
     expect(error.toBody().error).toMatchObject({ message: 'One of the parameters contain invalid values.', provider: 'azure-ai' });
     expect(error.status).toBe(422);
+  });
+});
+
+describe.skipIf(!recordingsPresent)('azure-ai: recorded transcripts', () => {
+  it('relays a recorded OpenAI-format stream with its prompt-filter chunk folded in', async () => {
+    const prepared = await prepare({ cloudC_resource_name: 'r' }, { ...chat, stream: true }, { stream: true });
+    const { events, usages } = await replayPrepared(prepared, readRecordingBytes('azure_openai_chat_stream_with_content_filter.sse'));
+    expect(events[0].id).toBe('chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j');
+    expect(events[0].prompt_filter_results).toHaveLength(1);
+    expect(streamedText(events)).toBe('Hallo Welt!');
+    expect(usages).toEqual([]);
   });
 });

@@ -2,8 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../lib/core/errors';
 import { azureOpenAIProvider } from '../../../lib/providers/azure-openai';
 import type { ProviderSettings } from '../../../lib/providers/types';
+import {
+  azureChatStream,
+  azureContentFilterErrorBody,
+  azureContentFilterErrorSample,
+  azureContentFilterMessage,
+  azureStreamPieces,
+  azureStreamSample,
+  azureStreamWithFiltersSample,
+  filterResults,
+  promptFilterResults,
+} from '../../fixtures/providers/azure';
 import { providerCall, replayPrepared, streamedText } from '../../support/fakes/azure';
-import { readFixtureBytes, readFixtureJson } from '../../support/fixtures';
+import { readRecordingBytes, readRecordingJson, recordingsPresent } from '../../support/recordings';
 import { parseSse } from '../../support/sse';
 
 const chat = { model: 'gpt-4o', messages: [{ role: 'user', content: 'Hallo' }] };
@@ -13,33 +24,41 @@ const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL2NvZ25pdGl2ZXNlcnZpY2VzLm
 const prepare = (body: Record<string, unknown>, settings: ProviderSettings = resource, options: Parameters<typeof providerCall>[2] = {}) =>
   azureOpenAIProvider.adapter.prepare(providerCall(azureOpenAIProvider, body, { settings, ...options }));
 
-describe('azure-openai: recorded stream with content filter results', () => {
+describe('azure-openai: a stream with content filter results', () => {
   it('drops the leading id-less chunk and carries its prompt_filter_results on the first real chunk', async () => {
     const prepared = await prepare({ ...chat, stream: true }, resource, { stream: true });
-    const recorded = readFixtureBytes('azure_openai_chat_stream_with_content_filter.sse');
-    const { events, usages } = await replayPrepared(prepared, recorded, 11);
-    // The recording ends without the blank line after `[DONE]`; the gateway still reads that event.
-    const recordedEvents = parseSse(`${recorded}\n`).map((event) => event.data);
-    expect(events).toHaveLength(recordedEvents.length - 1);
+    const sent = Buffer.from(azureStreamWithFiltersSample);
+    const { events, usages } = await replayPrepared(prepared, sent, 11);
+    // Azure ends without the blank line after `[DONE]`; the gateway still reads that event.
+    expect(sent.toString().endsWith('data: [DONE]\n')).toBe(true);
+    const sentEvents = parseSse(`${sent}\n`).map((event) => event.data);
+    // The prompt-filter chunk, the role chunk, seven words, the finish chunk, [DONE].
+    expect(sentEvents).toHaveLength(11);
+    expect(events).toHaveLength(sentEvents.length - 1);
     expect(events.at(-1)).toBe('[DONE]');
     const chunks = events.slice(0, -1);
     for (const chunk of chunks) {
       expect(chunk).toMatchObject({
-        id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j',
+        id: 'chatcmpl-gw-azure-sample-01',
         object: 'chat.completion.chunk',
-        model: 'gpt-4o-2024-08-06',
-        created: 1750697159,
+        model: 'gpt-4o-mini-2024-07-18',
+        created: 1767226020,
       });
       expect(chunk.choices).toHaveLength(1);
     }
-    const leading = JSON.parse(recordedEvents[0]);
+    const leading = JSON.parse(sentEvents[0]);
+    expect(leading).toMatchObject({ id: '', model: '', object: '', created: 0, choices: [] });
     expect(chunks[0].prompt_filter_results).toEqual(leading.prompt_filter_results);
+    expect(chunks[0].prompt_filter_results).toEqual(promptFilterResults());
+    expect(chunks[0].prompt_filter_results[0].content_filter_results.jailbreak).toEqual({ filtered: false, detected: false });
     expect(chunks[0].choices[0].delta).toEqual({ content: '', refusal: null, role: 'assistant' });
     expect(chunks.slice(1).every((chunk: any) => chunk.prompt_filter_results === undefined)).toBe(true);
     // Everything after the first chunk is relayed exactly as Azure sent it.
-    expect(chunks.slice(1).map((chunk: any) => JSON.stringify(chunk))).toEqual(recordedEvents.slice(2, -1));
+    expect(chunks.slice(1).map((chunk: any) => JSON.stringify(chunk))).toEqual(sentEvents.slice(2, -1));
     expect(chunks[2].choices[0].content_filter_results.sexual).toEqual({ filtered: false, severity: 'safe' });
-    expect(streamedText(events)).toBe('Hallo Welt!');
+    expect(streamedText(events)).toBe('Ihre Bestellung wird am Dienstag versandt.');
+    expect(streamedText(events)).toBe(azureStreamSample.text);
+    expect(streamedText(events)).toBe(azureStreamPieces.join(''));
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
     expect(usages).toEqual([]);
   });
@@ -61,17 +80,48 @@ describe('azure-openai: recorded stream with content filter results', () => {
     expect(events[1].choices[0]).toMatchObject({ finish_reason: 'content_filter', content_filter_results: { violence: { filtered: true } } });
     expect(usages).toEqual([{ prompt_tokens: 9, completion_tokens: 1, total_tokens: 10, prompt_tokens_details: { cached_tokens: 4 } }]);
   });
+
+  it('relays an answer the output filter stopped, with its filter results, and drops the usage chunk after reading it', async () => {
+    const prepared = await prepare({ ...chat, stream: true }, resource, { stream: true });
+    const usage = { prompt_tokens: 15, completion_tokens: 2, total_tokens: 17, prompt_tokens_details: { cached_tokens: 0 } };
+    const sent = azureChatStream({
+      ...azureStreamSample,
+      id: 'chatcmpl-gw-azure-sample-02',
+      pieces: ['Ihre', ' Bestellung'],
+      finishReason: 'content_filter',
+      finishFilterResults: filterResults({ violence: 'high' }),
+      usage,
+    });
+    const { events, usages } = await replayPrepared(prepared, sent, 17);
+    // The role chunk (with the prompt's results), two words, the finish chunk, [DONE]: no usage chunk.
+    expect(events).toHaveLength(5);
+    expect(events.slice(0, -1).every((chunk: any) => chunk.id === 'chatcmpl-gw-azure-sample-02' && chunk.choices.length === 1)).toBe(true);
+    expect(events[0].prompt_filter_results).toEqual(promptFilterResults());
+    expect(events[3].choices[0]).toMatchObject({
+      finish_reason: 'content_filter',
+      content_filter_results: { violence: { filtered: true, severity: 'high' }, hate: { filtered: false, severity: 'safe' } },
+    });
+    expect(streamedText(events)).toBe('Ihre Bestellung');
+    expect(usages).toEqual([usage]);
+  });
 });
 
 describe('azure-openai: errors', () => {
-  it('keeps the recorded content-filter 400 as an OpenAI error with code content_filter', async () => {
+  it("keeps Azure's content-filter 400 as an OpenAI error with code content_filter", async () => {
     const prepared = await prepare(chat);
-    const error = prepared.readError(400, readFixtureBytes('azure_openai_error_400_content_filter.json'), {});
-    const recorded = readFixtureJson<any>('azure_openai_error_400_content_filter.json');
+    const error = prepared.readError(400, Buffer.from(azureContentFilterErrorBody), {});
     expect(error).toBeInstanceOf(GatewayError);
     expect(error.status).toBe(400);
     expect(error.toBody()).toEqual({
-      error: { message: recorded.error.message, type: 'invalid_request_error', param: 'prompt', code: 'content_filter', provider: 'azure-openai' },
+      error: { message: azureContentFilterMessage, type: 'invalid_request_error', param: 'prompt', code: 'content_filter', provider: 'azure-openai' },
+    });
+    // Azure's own fields: `type: null` becomes OpenAI's type; the filter details stay with Azure.
+    expect(azureContentFilterErrorSample).toMatchObject({
+      error: {
+        type: null,
+        status: 400,
+        innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: { violence: { filtered: true, severity: 'medium' } } },
+      },
     });
   });
 
@@ -186,6 +236,49 @@ describe('azure-openai: auth', () => {
     const target = providerCall(azureOpenAIProvider, chat, { settings: resource }).target;
     expect(azureOpenAIProvider.adapter.authenticate({ method: 'GET', url: new URL('https://x'), headers: {} }, target)).toEqual({
       'api-key': resource.api_key,
+    });
+  });
+});
+
+describe.skipIf(!recordingsPresent)('azure-openai: recorded transcripts', () => {
+  it('drops the leading id-less chunk and carries its prompt_filter_results on the first real chunk', async () => {
+    const prepared = await prepare({ ...chat, stream: true }, resource, { stream: true });
+    const recorded = readRecordingBytes('azure_openai_chat_stream_with_content_filter.sse');
+    const { events, usages } = await replayPrepared(prepared, recorded, 11);
+    // The recording ends without the blank line after `[DONE]`; the gateway still reads that event.
+    const recordedEvents = parseSse(`${recorded}\n`).map((event) => event.data);
+    expect(events).toHaveLength(recordedEvents.length - 1);
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1);
+    for (const chunk of chunks) {
+      expect(chunk).toMatchObject({
+        id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j',
+        object: 'chat.completion.chunk',
+        model: 'gpt-4o-2024-08-06',
+        created: 1750697159,
+      });
+      expect(chunk.choices).toHaveLength(1);
+    }
+    const leading = JSON.parse(recordedEvents[0]);
+    expect(chunks[0].prompt_filter_results).toEqual(leading.prompt_filter_results);
+    expect(chunks[0].choices[0].delta).toEqual({ content: '', refusal: null, role: 'assistant' });
+    expect(chunks.slice(1).every((chunk: any) => chunk.prompt_filter_results === undefined)).toBe(true);
+    // Everything after the first chunk is relayed exactly as Azure sent it.
+    expect(chunks.slice(1).map((chunk: any) => JSON.stringify(chunk))).toEqual(recordedEvents.slice(2, -1));
+    expect(chunks[2].choices[0].content_filter_results.sexual).toEqual({ filtered: false, severity: 'safe' });
+    expect(streamedText(events)).toBe('Hallo Welt!');
+    expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
+    expect(usages).toEqual([]);
+  });
+
+  it('keeps the recorded content-filter 400 as an OpenAI error with code content_filter', async () => {
+    const prepared = await prepare(chat);
+    const error = prepared.readError(400, readRecordingBytes('azure_openai_error_400_content_filter.json'), {});
+    const recorded = readRecordingJson<any>('azure_openai_error_400_content_filter.json');
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error.status).toBe(400);
+    expect(error.toBody()).toEqual({
+      error: { message: recorded.error.message, type: 'invalid_request_error', param: 'prompt', code: 'content_filter', provider: 'azure-openai' },
     });
   });
 });

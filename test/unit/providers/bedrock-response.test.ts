@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { readBedrockError } from '../../../lib/providers/bedrock/errors';
 import { mapStopReason } from '../../../lib/providers/bedrock/finish-reason';
 import { readConverseResponse } from '../../../lib/providers/bedrock/response';
-import { readFixtureJson } from '../../support/fixtures';
+import { bedrockToolUseResponse, converseResponse, thinkingToolUseTurn } from '../../fixtures/providers/bedrock';
+import { readRecordingJson, recordingsPresent } from '../../support/recordings';
 
 const model = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
 const read = (response: unknown, context: Partial<Parameters<typeof readConverseResponse>[1]> = {}) => {
@@ -15,7 +16,7 @@ const read = (response: unknown, context: Partial<Parameters<typeof readConverse
  * returns for the same turn: same blocks, stop reason and usage.
  */
 function recordedAsConverse() {
-  const events = readFixtureJson<Array<Record<string, any>>>('bedrock_converse_stream_tool_use_events.json');
+  const events = readRecordingJson<Array<Record<string, any>>>('bedrock_converse_stream_tool_use_events.json');
   const blocks: any[] = [];
   let stopReason = '';
   let usage: unknown;
@@ -35,8 +36,8 @@ function recordedAsConverse() {
 }
 
 describe('Converse response → chat.completion', () => {
-  it('maps the recorded tool-use turn field by field', () => {
-    const { completion, usage } = read(recordedAsConverse());
+  it('maps the tool-use sample field by field', () => {
+    const { completion, usage } = read(bedrockToolUseResponse);
     expect(completion).toEqual({
       id: expect.stringMatching(/^chatcmpl-/),
       object: 'chat.completion',
@@ -47,17 +48,40 @@ describe('Converse response → chat.completion', () => {
           index: 0,
           message: {
             role: 'assistant',
-            content:
-              "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
-            tool_calls: [{ id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', type: 'function', function: { name: 'weather_tool', arguments: '{"location":"Berlin"}' } }],
+            content: 'Let me check on order A-1042 for you. One moment while I look up its shipping status.',
+            tool_calls: [{ id: 'tooluse_gw_sample_01', type: 'function', function: { name: 'lookup_order', arguments: '{"order_id":"A-1042"}' } }],
           },
           finish_reason: 'tool_calls',
           logprobs: null,
         },
       ],
-      usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 },
+      usage: { prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 },
     });
-    expect(usage).toEqual({ prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 });
+    expect(usage).toEqual({ prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 });
+  });
+
+  it('maps the thinking sample: reasoning with its signature beside a tool call, with strict API compliance off', () => {
+    const response = converseResponse(thinkingToolUseTurn);
+    const toolCall = { id: 'tooluse_gw_sample_02', type: 'function', function: { name: 'lookup_order', arguments: '{"order_id":"A-1042"}' } };
+    expect(read(response).completion.choices[0]).toMatchObject({
+      message: { role: 'assistant', content: null, tool_calls: [toolCall] },
+      finish_reason: 'tool_calls',
+    });
+    expect(read(response).completion.choices[0].message.content_blocks).toBeUndefined();
+    expect(read(response, { strict: false }).completion.choices[0].message).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [toolCall],
+      content_blocks: [
+        {
+          type: 'thinking',
+          thinking:
+            'The customer wants to know when order A-1042 will ship. The lookup_order tool takes an order_id, and the id is given, so I can call it right away.',
+          signature: 'Z3ctc2FtcGxlLXJlYXNvbmluZy1zaWduYXR1cmUtMDE=',
+        },
+      ],
+    });
+    expect(read(response).usage).toEqual({ prompt_tokens: 398, completion_tokens: 87, total_tokens: 485 });
   });
 
   it('gives content null for a tool-only answer and counts cached prompt tokens', () => {
@@ -193,5 +217,32 @@ describe('Bedrock error responses', () => {
     expect(
       readBedrockError(424, Buffer.from('{"message":"Model failed","originalStatusCode":500}'), { 'x-amzn-errortype': 'ModelErrorException' }).status,
     ).toBe(424);
+  });
+});
+
+describe.skipIf(!recordingsPresent)('Converse response → chat.completion: recorded transcripts', () => {
+  it('maps the recorded tool-use turn field by field', () => {
+    const { completion, usage } = read(recordedAsConverse());
+    expect(completion).toEqual({
+      id: expect.stringMatching(/^chatcmpl-/),
+      object: 'chat.completion',
+      created: expect.any(Number),
+      model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content:
+              "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
+            tool_calls: [{ id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', type: 'function', function: { name: 'weather_tool', arguments: '{"location":"Berlin"}' } }],
+          },
+          finish_reason: 'tool_calls',
+          logprobs: null,
+        },
+      ],
+      usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 },
+    });
+    expect(usage).toEqual({ prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 });
   });
 });

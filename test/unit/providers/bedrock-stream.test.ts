@@ -2,16 +2,36 @@ import { readdirSync } from 'node:fs';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Transform } from 'node:stream';
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { eventStreamDecoder, type EventStreamHeaders, type EventStreamItem } from '../../../lib/providers/bedrock/event-stream';
 import { converseStreamTransform } from '../../../lib/providers/bedrock/stream';
-import { encodeFrame, type FakeStreamFrame } from '../../support/fakes/bedrock';
-import { fixturesDir, readFixture, readFixtureBytes, readFixtureJson } from '../../support/fixtures';
+import {
+  bedrockRedactedThinkingStream,
+  bedrockThinkingToolUseEvents,
+  bedrockToolUseEvents,
+  bedrockToolUseFrames,
+  bedrockToolUseStream,
+  bedrockToolUseStreamPadded,
+  type ConverseStreamEvent,
+  encodeConverseStream,
+  errorFrame,
+  eventFrame,
+  eventParts,
+  exceptionFrame,
+  negativeVectors,
+  positiveVectors,
+} from '../../fixtures/providers/bedrock';
+import { encodeFrame } from '../../support/fakes/bedrock';
+import { readRecording, readRecordingBytes, readRecordingJson, recordingsDir, recordingsPresent } from '../../support/recordings';
 import { parseSse } from '../../support/sse';
 
 const vectorDir = 'aws_eventstream_test_vectors';
 const derived = 'bedrock_converse_stream_tool_use.DERIVED.eventstream';
 type EventsFixture = Array<Record<string, Record<string, unknown>>>;
+/** Named here rather than listed from the directory, so nothing is read unless the recordings are there. */
+const recordedPositiveVectors = ['all_headers', 'empty_message', 'int32_header', 'payload_no_headers', 'payload_one_str_header'];
+const recordedNegativeVectors = ['corrupted_header_len', 'corrupted_headers', 'corrupted_length', 'corrupted_payload'];
 
 /** A deterministic PRNG (mulberry32), so a failing split can be replayed. */
 function random(seed: number): () => number {
@@ -31,6 +51,19 @@ function splitRandomly(bytes: Buffer, next: () => number): Buffer[] {
     offset += size;
   }
   return pieces;
+}
+
+const byteByByte = (bytes: Buffer) => [...bytes].map((byte) => Buffer.from([byte]));
+
+/**
+ * A frame whole and cut into pieces. Byte by byte costs quadratic copying in the decoder, so a large
+ * frame is cut byte by byte only across its prelude and its message CRC, in large pieces between.
+ */
+function splitsOf(bytes: Buffer): Buffer[][] {
+  if (bytes.length <= 4096) return [[bytes], byteByByte(bytes)];
+  const pieces: Buffer[] = byteByByte(bytes.subarray(0, 16));
+  for (let offset = 16; offset < bytes.length - 4; offset += 65_521) pieces.push(bytes.subarray(offset, Math.min(offset + 65_521, bytes.length - 4)));
+  return [[bytes], [...pieces, ...byteByByte(bytes.subarray(-4))]];
 }
 
 function decodeAll(pieces: Buffer[]): EventStreamItem[] {
@@ -61,16 +94,124 @@ function vectorForm(headers: EventStreamHeaders) {
   });
 }
 
-describe('AWS event-stream decoder', () => {
-  const names = readdirSync(`${fixturesDir}/${vectorDir}`);
+/**
+ * The names and type ids of a frame's headers, read by the documented layout (name length u8, name,
+ * type u8, value), apart from the codec's own parser.
+ */
+function headerLayout(bytes: Buffer): Array<{ name: string; type: number }> {
+  const fixedSizes: Record<number, number> = { 0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16 };
+  const headers: Array<{ name: string; type: number }> = [];
+  for (let offset = 0; offset < bytes.length; ) {
+    const nameLength = bytes[offset];
+    const name = bytes.subarray(offset + 1, offset + 1 + nameLength).toString('utf8');
+    const type = bytes[offset + 1 + nameLength];
+    offset += 2 + nameLength;
+    offset += type === 6 || type === 7 ? 2 + bytes.readUInt16BE(offset) : fixedSizes[type];
+    headers.push({ name, type });
+  }
+  return headers;
+}
 
-  for (const name of names.filter((file) => file.startsWith('encoded__positive__'))) {
-    const vector = name.slice('encoded__'.length);
-    it(`decodes the official vector ${vector}, whole and byte by byte`, () => {
-      const bytes = readFixtureBytes(`${vectorDir}/${name}`);
-      const expected = readFixtureJson<{ headers: unknown[]; payload: string; total_length: number }>(`${vectorDir}/decoded__${vector}`);
+/** Events as the decoder should hand them over: `:event-type` and parsed payload. */
+const decodedForm = (events: Array<Record<string, Record<string, unknown>>>) => events.map((event) => eventParts(event as ConverseStreamEvent));
+
+function expectDecodedEvents(bytes: Buffer, expected: Array<{ type: string; payload: unknown }>, seed: number) {
+  const splits = [[bytes], byteByByte(bytes)];
+  const next = random(seed);
+  for (let trial = 0; trial < 50; trial++) splits.push(splitRandomly(bytes, next));
+  for (const pieces of splits) {
+    const items = decodeAll(pieces);
+    expect(items.at(-1)).toEqual({ kind: 'end', pendingBytes: 0 });
+    const decoded = items.slice(0, -1).map((item) => {
+      if (item.kind !== 'message') throw new Error(JSON.stringify(item));
+      expect(item.headers[':message-type']).toEqual({ type: 'string', value: 'event' });
+      expect(item.headers[':content-type']).toEqual({ type: 'string', value: 'application/json' });
+      return { type: item.headers[':event-type'].value, payload: JSON.parse(item.payload.toString('utf8')) };
+    });
+    expect(decoded).toEqual(expected);
+  }
+}
+
+describe('AWS event-stream decoder', () => {
+  for (const vector of positiveVectors) {
+    it(`decodes the codec vector ${vector.name}, whole and split`, () => {
+      const { bytes, message } = vector;
+      const body = Buffer.from(message.body);
+      const headersLength = bytes.readUInt32BE(4);
+      expect(bytes.readUInt32BE(0)).toBe(bytes.length);
+      expect(bytes.length).toBe(16 + headersLength + body.length);
+      expect(bytes.readUInt32BE(8)).toBe(crc32(bytes.subarray(0, 8)));
+      expect(bytes.readUInt32BE(bytes.length - 4)).toBe(crc32(bytes.subarray(0, -4)));
+      expect(headerLayout(bytes.subarray(12, 12 + headersLength))).toEqual(
+        Object.keys(message.headers).map((name, index) => ({ name, type: vector.headerTypes[index] })),
+      );
+      expect(bytes.subarray(12 + headersLength, -4).equals(body)).toBe(true);
+      for (const pieces of splitsOf(bytes)) {
+        const items = decodeAll(pieces);
+        expect(items).toHaveLength(2);
+        const [decoded, end] = items;
+        if (decoded.kind !== 'message') throw new Error(`expected a message, got ${JSON.stringify(decoded)}`);
+        expect(decoded.headers).toEqual(message.headers);
+        expect(vectorForm(decoded.headers).map((header) => header.type)).toEqual(vector.headerTypes);
+        expect(decoded.payload.equals(body)).toBe(true);
+        expect(end).toEqual({ kind: 'end', pendingBytes: 0 });
+      }
+    });
+  }
+
+  it('covers every header value type the framing defines', () => {
+    expect(new Set(positiveVectors.flatMap((vector) => vector.headerTypes))).toEqual(new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]));
+    expect(positiveVectors.find((vector) => vector.name === 'big_payload')!.bytes.length).toBeGreaterThan(1024 * 1024);
+  });
+
+  for (const vector of negativeVectors) {
+    it(`rejects the corrupted vector ${vector.name} with ${vector.error}`, () => {
+      for (const pieces of [[vector.bytes], byteByByte(vector.bytes)]) {
+        expect(decodeAll(pieces)).toEqual([{ kind: 'corrupt', message: vector.error }]);
+      }
+    });
+  }
+
+  it('decodes nothing after a corrupt frame, even good frames', () => {
+    const good = positiveVectors[0].bytes;
+    const corrupt = negativeVectors.find((vector) => vector.name === 'message_crc_flipped')!.bytes;
+    const items = decodeAll([good, corrupt, good]);
+    expect(items.map((item) => item.kind)).toEqual(['message', 'corrupt']);
+  });
+
+  it('decodes the tool-use sample whole, byte by byte and in random splits, matching the events it was encoded from', () => {
+    expectDecodedEvents(bedrockToolUseStream, bedrockToolUseEvents.map(eventParts), 42);
+  });
+
+  it('reports a frame cut off at the end of the stream, inside its prelude or after it', () => {
+    const [first, second] = bedrockToolUseFrames;
+    expect(first.length + second.length).toBeLessThan(bedrockToolUseStream.length);
+    for (const leftOver of [5, 60]) {
+      const items = decodeAll([bedrockToolUseStream.subarray(0, first.length + leftOver)]);
+      expect(items.map((item) => item.kind)).toEqual(['message', 'end']);
+      expect(items.at(-1)).toEqual({ kind: 'end', pendingBytes: leftOver });
+    }
+  });
+});
+
+describe.skipIf(!recordingsPresent)('AWS event-stream decoder: recorded transcripts', () => {
+  it('knows every official vector there is', () => {
+    const names = readdirSync(`${recordingsDir}/${vectorDir}`);
+    const named = (prefix: string) =>
+      names
+        .filter((file) => file.startsWith(prefix))
+        .map((file) => file.slice(prefix.length))
+        .sort();
+    expect(named('encoded__positive__')).toEqual([...recordedPositiveVectors].sort());
+    expect(named('encoded__negative__')).toEqual([...recordedNegativeVectors].sort());
+  });
+
+  for (const vector of recordedPositiveVectors) {
+    it(`decodes the official vector positive__${vector}, whole and byte by byte`, () => {
+      const bytes = readRecordingBytes(`${vectorDir}/encoded__positive__${vector}`);
+      const expected = readRecordingJson<{ headers: unknown[]; payload: string; total_length: number }>(`${vectorDir}/decoded__positive__${vector}`);
       expect(bytes.length).toBe(expected.total_length);
-      for (const pieces of [[bytes], [...bytes].map((byte) => Buffer.from([byte]))]) {
+      for (const pieces of [[bytes], byteByByte(bytes)]) {
         const items = decodeAll(pieces);
         expect(items).toHaveLength(2);
         const [message, end] = items;
@@ -82,42 +223,22 @@ describe('AWS event-stream decoder', () => {
     });
   }
 
-  for (const name of names.filter((file) => file.startsWith('encoded__negative__'))) {
-    const vector = name.slice('encoded__'.length);
-    it(`rejects the official vector ${vector} with the expected checksum error`, () => {
-      const bytes = readFixtureBytes(`${vectorDir}/${name}`);
-      const expected = readFixture(`${vectorDir}/decoded__${vector}`).trim();
-      for (const pieces of [[bytes], [...bytes].map((byte) => Buffer.from([byte]))]) {
+  for (const vector of recordedNegativeVectors) {
+    it(`rejects the official vector negative__${vector} with the expected checksum error`, () => {
+      const bytes = readRecordingBytes(`${vectorDir}/encoded__negative__${vector}`);
+      const expected = readRecording(`${vectorDir}/decoded__negative__${vector}`).trim();
+      for (const pieces of [[bytes], byteByByte(bytes)]) {
         expect(decodeAll(pieces)).toEqual([{ kind: 'corrupt', message: expected }]);
       }
     });
   }
 
   it('decodes the derived ConverseStream capture whole, byte by byte and in random splits, matching the decoded events', () => {
-    const bytes = readFixtureBytes(derived);
-    const events = readFixtureJson<EventsFixture>('bedrock_converse_stream_tool_use_events.json');
-    const expected = events.map((event) => {
-      const [type, payload] = Object.entries(event)[0];
-      return { type, payload };
-    });
-    const splits = [[bytes], [...bytes].map((byte) => Buffer.from([byte]))];
-    const next = random(42);
-    for (let trial = 0; trial < 50; trial++) splits.push(splitRandomly(bytes, next));
-    for (const pieces of splits) {
-      const items = decodeAll(pieces);
-      expect(items.at(-1)).toEqual({ kind: 'end', pendingBytes: 0 });
-      const decoded = items.slice(0, -1).map((item) => {
-        if (item.kind !== 'message') throw new Error(JSON.stringify(item));
-        expect(item.headers[':message-type']).toEqual({ type: 'string', value: 'event' });
-        expect(item.headers[':content-type']).toEqual({ type: 'string', value: 'application/json' });
-        return { type: item.headers[':event-type'].value, payload: JSON.parse(item.payload.toString('utf8')) };
-      });
-      expect(decoded).toEqual(expected);
-    }
+    expectDecodedEvents(readRecordingBytes(derived), decodedForm(readRecordingJson<EventsFixture>('bedrock_converse_stream_tool_use_events.json')), 42);
   });
 
   it('reports a frame cut off at the end of the stream', () => {
-    const bytes = readFixtureBytes(derived);
+    const bytes = readRecordingBytes(derived);
     // The first frame is 118 bytes long, the second 162: 82 bytes of the second are left over.
     const items = decodeAll([bytes.subarray(0, 200)]);
     expect(items.map((item) => item.kind)).toEqual(['message', 'end']);
@@ -153,93 +274,100 @@ function transformFor(options: Partial<Parameters<typeof converseStreamTransform
   return { transform, usages };
 }
 
-function frames(list: FakeStreamFrame[]): Buffer {
-  return Buffer.concat(list.map(encodeFrame));
+const frames = (events: ConverseStreamEvent[]) => Buffer.concat(events.map((event) => eventFrame(event)));
+const textOf = (chunks: any[]) => chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? '').join('');
+const toolCallsOf = (chunks: any[]) => chunks.flatMap((chunk) => chunk.choices?.[0]?.delta?.tool_calls ?? []);
+const contentBlocksOf = (chunks: any[]) => chunks.flatMap((chunk) => chunk.choices?.[0]?.delta?.content_blocks ?? []);
+
+/** Replays a stream whole, byte by byte and in random splits: every way must give the same chunks. */
+async function expectSplitInvariant(bytes: Buffer, chunks: any[], seed: number) {
+  expect(stable(chunksOf(await runTransform(transformFor().transform, byteByByte(bytes))))).toEqual(stable(chunks));
+  const next = random(seed);
+  for (let trial = 0; trial < 20; trial++) {
+    expect(stable(chunksOf(await runTransform(transformFor().transform, splitRandomly(bytes, next))))).toEqual(stable(chunks));
+  }
 }
 
 describe('ConverseStream → OpenAI chunks', () => {
-  it('maps the recorded tool-use stream field by field, however the bytes are split', async () => {
-    const bytes = readFixtureBytes(derived);
+  it('maps the tool-use sample field by field, however the bytes are split', async () => {
     const whole = transformFor();
-    const chunks = chunksOf(await runTransform(whole.transform, [bytes]));
+    const chunks = chunksOf(await runTransform(whole.transform, [bedrockToolUseStream]));
     expect(chunks[0]).toMatchObject({
       object: 'chat.completion.chunk',
       model: 'anthropic.claude-3-5-sonnet-20240620-v1:0',
       choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
     });
     expect(chunks[0].id).toMatch(/^chatcmpl-/);
-    const text = chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? '').join('');
-    expect(text).toBe(
-      "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
-    );
-    const calls = chunks.flatMap((chunk) => chunk.choices?.[0]?.delta?.tool_calls ?? []);
-    expect(calls[0]).toEqual({ index: 0, id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', type: 'function', function: { name: 'weather_tool', arguments: '' } });
+    expect(textOf(chunks)).toBe('Let me check on order A-1042 for you. One moment while I look up its shipping status.');
+    const calls = toolCallsOf(chunks);
+    expect(calls[0]).toEqual({ index: 0, id: 'tooluse_gw_sample_01', type: 'function', function: { name: 'lookup_order', arguments: '' } });
     expect(calls.slice(1).every((call: any) => call.index === 0 && call.id === undefined)).toBe(true);
-    expect(calls.map((call: any) => call.function.arguments).join('')).toBe('{"location": "Berlin"}');
+    expect(calls.map((call: any) => call.function.arguments).join('')).toBe('{"order_id": "A-1042"}');
     const finish = chunks.filter((chunk) => chunk.choices?.[0]?.finish_reason);
     expect(finish).toHaveLength(1);
     expect(finish[0].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: 'tool_calls' });
-    expect(chunks.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 } });
+    expect(chunks.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 } });
     expect(chunks.at(-1)).toBe('[DONE]');
-    expect(whole.usages).toEqual([{ prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 }]);
+    expect(whole.usages).toEqual([{ prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 }]);
     expect(new Set(chunks.slice(0, -1).map((chunk) => chunk.id)).size).toBe(1);
 
-    const byteByByte = chunksOf(
-      await runTransform(
-        transformFor().transform,
-        [...bytes].map((byte) => Buffer.from([byte])),
-      ),
-    );
-    expect(stable(byteByByte)).toEqual(stable(chunks));
-    const next = random(7);
-    for (let trial = 0; trial < 20; trial++) {
-      expect(stable(chunksOf(await runTransform(transformFor().transform, splitRandomly(bytes, next))))).toEqual(stable(chunks));
-    }
+    await expectSplitInvariant(bedrockToolUseStream, chunks, 7);
+  });
+
+  it('ignores the padding field Bedrock adds to every payload', async () => {
+    const plain = chunksOf(await runTransform(transformFor().transform, [bedrockToolUseStream]));
+    expect(bedrockToolUseStreamPadded.length).toBeGreaterThan(bedrockToolUseStream.length);
+    const padded = chunksOf(await runTransform(transformFor().transform, [bedrockToolUseStreamPadded]));
+    expect(stable(padded)).toEqual(stable(plain));
   });
 
   it('sends no usage chunk when the client did not ask, but still reports usage', async () => {
     const { transform, usages } = transformFor({ includeUsage: false });
-    const chunks = chunksOf(await runTransform(transform, [readFixtureBytes(derived)]));
+    const chunks = chunksOf(await runTransform(transform, [bedrockToolUseStream]));
     expect(chunks.some((chunk) => chunk !== '[DONE]' && chunk.usage)).toBe(false);
-    expect(usages).toHaveLength(1);
+    expect(usages).toEqual([{ prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 }]);
   });
 
-  it('maps the recorded thinking stream to content_blocks only when strict API compliance is off', async () => {
-    const events = readFixtureJson<EventsFixture>('bedrock_converse_stream_thinking_tool_use_events.json');
-    const bytes = frames(
-      events.map((event) => {
-        const [type, payload] = Object.entries(event)[0];
-        return { event: type, payload };
-      }),
-    );
+  it('maps the thinking sample to content_blocks only when strict API compliance is off', async () => {
+    const bytes = encodeConverseStream(bedrockThinkingToolUseEvents, { pad: true });
     const loose = chunksOf(await runTransform(transformFor({ strict: false }).transform, [bytes]));
-    const thinking = loose.flatMap((chunk) => chunk.choices?.[0]?.delta?.content_blocks ?? []);
-    expect(thinking[0]).toEqual({ index: 0, type: 'thinking', thinking: 'The user is asking about the weather' });
+    const thinking = contentBlocksOf(loose);
+    expect(thinking[0]).toEqual({ index: 0, type: 'thinking', thinking: 'The customer wants' });
     expect(
       thinking
         .filter((block: any) => block.thinking)
         .map((block: any) => block.thinking)
         .join(''),
-    ).toMatch(/^The user is asking about the weather in Paris\..* function call\.$/s);
-    expect(thinking.at(-1)).toEqual({ index: 0, type: 'thinking', signature: '...' });
-    const calls = loose.flatMap((chunk) => chunk.choices?.[0]?.delta?.tool_calls ?? []);
-    expect(calls[0]).toMatchObject({ index: 0, id: 'tooluse_1gPhO4A1RNWgzKbt1PXWLg', function: { name: 'weather' } });
-    expect(JSON.parse(calls.map((call: any) => call.function.arguments).join(''))).toEqual({ city: 'Paris' });
+    ).toBe(
+      'The customer wants to know when order A-1042 will ship. The lookup_order tool takes an order_id, and the id is given, so I can call it right away.',
+    );
+    expect(thinking.at(-1)).toEqual({ index: 0, type: 'thinking', signature: 'Z3ctc2FtcGxlLXJlYXNvbmluZy1zaWduYXR1cmUtMDE=' });
+    const calls = toolCallsOf(loose);
+    expect(calls[0]).toMatchObject({ index: 0, id: 'tooluse_gw_sample_02', function: { name: 'lookup_order' } });
+    expect(JSON.parse(calls.map((call: any) => call.function.arguments).join(''))).toEqual({ order_id: 'A-1042' });
 
     const strict = chunksOf(await runTransform(transformFor({ strict: true }).transform, [bytes]));
     expect(strict.some((chunk) => chunk !== '[DONE]' && chunk.choices?.[0]?.delta?.content_blocks)).toBe(false);
-    expect(strict.flatMap((chunk) => chunk.choices?.[0]?.delta?.tool_calls ?? [])).toHaveLength(calls.length);
+    expect(toolCallsOf(strict)).toHaveLength(calls.length);
   });
 
-  const start: FakeStreamFrame[] = [
-    { event: 'messageStart', payload: { role: 'assistant' } },
-    { event: 'contentBlockDelta', payload: { contentBlockIndex: 0, delta: { text: 'Hello' } } },
+  it('maps redacted reasoning to a redacted_thinking block only when strict API compliance is off', async () => {
+    const loose = chunksOf(await runTransform(transformFor({ strict: false }).transform, [bedrockRedactedThinkingStream]));
+    expect(contentBlocksOf(loose)).toEqual([{ index: 0, type: 'redacted_thinking', data: 'Z3ctc2FtcGxlLXJlZGFjdGVk' }]);
+    expect(textOf(loose)).toBe('Your order ships on Tuesday.');
+    expect(loose.find((chunk) => chunk.choices?.[0]?.finish_reason).choices[0].finish_reason).toBe('stop');
+    const strict = chunksOf(await runTransform(transformFor({ strict: true }).transform, [bedrockRedactedThinkingStream]));
+    expect(contentBlocksOf(strict)).toEqual([]);
+    expect(textOf(strict)).toBe('Your order ships on Tuesday.');
+  });
+
+  const start = frames([{ messageStart: { role: 'assistant' } }, { contentBlockDelta: { contentBlockIndex: 0, delta: { text: 'Hello' } } }]);
+  const finishEvents: ConverseStreamEvent[] = [
+    { contentBlockStop: { contentBlockIndex: 0 } },
+    { messageStop: { stopReason: 'end_turn' } },
+    { metadata: { usage: { inputTokens: 3, outputTokens: 1, totalTokens: 4 }, metrics: { latencyMs: 90 } } },
   ];
-  const finish: FakeStreamFrame[] = [
-    { event: 'contentBlockStop', payload: { contentBlockIndex: 0 } },
-    { event: 'messageStop', payload: { stopReason: 'end_turn' } },
-    { event: 'metadata', payload: { usage: { inputTokens: 3, outputTokens: 1, totalTokens: 4 } } },
-  ];
+  const finish = frames(finishEvents);
 
   for (const [exception, status, type] of [
     ['throttlingException', 429, 'rate_limit_error'],
@@ -249,7 +377,7 @@ describe('ConverseStream → OpenAI chunks', () => {
     ['serviceUnavailableException', 503, 'server_error'],
   ] as const) {
     it(`ends the stream with an error event for a ${exception} frame (${status})`, async () => {
-      const bytes = frames([...start, { exception, payload: { message: `boom: ${exception}` } }, ...finish]);
+      const bytes = Buffer.concat([start, exceptionFrame(exception, { message: `boom: ${exception}` }), finish]);
       const chunks = chunksOf(await runTransform(transformFor().transform, [bytes]));
       expect(chunks[1].choices[0].delta.content).toBe('Hello');
       expect(chunks.at(-2)).toEqual({ error: { message: `boom: ${exception}`, type, param: null, code: exception, provider: 'bedrock' } });
@@ -258,12 +386,37 @@ describe('ConverseStream → OpenAI chunks', () => {
     });
   }
 
+  it("adds the model's own message of a modelStreamErrorException to the error event", async () => {
+    const exception = exceptionFrame('modelStreamErrorException', {
+      message: 'The model stopped streaming',
+      originalStatusCode: 500,
+      originalMessage: 'order lookup context was too long',
+    });
+    const chunks = chunksOf(await runTransform(transformFor().transform, [start, exception]));
+    expect(chunks.at(-2)).toEqual({
+      error: {
+        message: 'The model stopped streaming: order lookup context was too long',
+        type: 'provider_error',
+        param: null,
+        code: 'modelStreamErrorException',
+        provider: 'bedrock',
+      },
+    });
+    expect(chunks.at(-1)).toBe('[DONE]');
+  });
+
+  it('ends the stream with an error event for an event-stream error frame', async () => {
+    const chunks = chunksOf(await runTransform(transformFor().transform, [start, errorFrame('InternalFailure', 'The stream broke off upstream.'), finish]));
+    expect(textOf(chunks)).toBe('Hello');
+    expect(chunks.at(-2).error).toMatchObject({ message: 'The stream broke off upstream.', code: 'InternalFailure', provider: 'bedrock' });
+    expect(chunks.at(-1)).toBe('[DONE]');
+  });
+
   it('turns a bad message CRC into an error event and decodes nothing after it', async () => {
-    const good = frames(start);
-    const bad = encodeFrame({ event: 'contentBlockDelta', payload: { contentBlockIndex: 0, delta: { text: ' world' } } });
+    const bad = eventFrame({ contentBlockDelta: { contentBlockIndex: 0, delta: { text: ' world' } } });
     bad[bad.length - 6] ^= 0x01;
-    const chunks = chunksOf(await runTransform(transformFor().transform, [good, bad, frames(finish)]));
-    expect(chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? '').join('')).toBe('Hello');
+    const chunks = chunksOf(await runTransform(transformFor().transform, [start, bad, finish]));
+    expect(textOf(chunks)).toBe('Hello');
     expect(chunks.at(-2).error).toMatchObject({
       code: 'provider_stream_error',
       provider: 'bedrock',
@@ -273,29 +426,31 @@ describe('ConverseStream → OpenAI chunks', () => {
   });
 
   it('reports a stream that ends before messageStop, mid-frame or between frames', async () => {
-    const cut = chunksOf(await runTransform(transformFor().transform, [frames(start), encodeFrame(finish[0]).subarray(0, 20)]));
+    const cut = chunksOf(await runTransform(transformFor().transform, [start, eventFrame(finishEvents[0]).subarray(0, 20)]));
     expect(cut.at(-2).error.message).toMatch(/ended before messageStop, inside a frame/);
-    const early = chunksOf(await runTransform(transformFor().transform, [frames(start)]));
+    const early = chunksOf(await runTransform(transformFor().transform, [start]));
     expect(early.at(-2).error).toMatchObject({ code: 'provider_stream_error', message: 'The Bedrock stream ended before messageStop.' });
   });
 
   it('streams the forced response_format tool as content with finish_reason stop', async () => {
     const bytes = frames([
-      { event: 'messageStart', payload: { role: 'assistant' } },
-      { event: 'contentBlockStart', payload: { contentBlockIndex: 0, start: { toolUse: { toolUseId: 'tooluse_x', name: 'answer' } } } },
-      { event: 'contentBlockDelta', payload: { contentBlockIndex: 0, delta: { toolUse: { input: '{"ok":' } } } },
-      { event: 'contentBlockDelta', payload: { contentBlockIndex: 0, delta: { toolUse: { input: 'true}' } } } },
-      { event: 'messageStop', payload: { stopReason: 'tool_use' } },
+      { messageStart: { role: 'assistant' } },
+      { contentBlockStart: { contentBlockIndex: 0, start: { toolUse: { toolUseId: 'tooluse_x', name: 'answer' } } } },
+      { contentBlockDelta: { contentBlockIndex: 0, delta: { toolUse: { input: '{"ok":' } } } },
+      { contentBlockDelta: { contentBlockIndex: 0, delta: { toolUse: { input: 'true}' } } } },
+      { messageStop: { stopReason: 'tool_use' } },
     ]);
     const chunks = chunksOf(await runTransform(transformFor({ responseTool: 'answer' }).transform, [bytes]));
-    expect(chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? '').join('')).toBe('{"ok":true}');
+    expect(textOf(chunks)).toBe('{"ok":true}');
     expect(chunks.some((chunk) => chunk.choices?.[0]?.delta?.tool_calls)).toBe(false);
     expect(chunks.find((chunk) => chunk.choices?.[0]?.finish_reason).choices[0].finish_reason).toBe('stop');
   });
 
   it('measures stream translation throughput and added time to first chunk', async () => {
-    const bytes = readFixtureBytes(derived);
-    const frameCount = readFixtureJson<EventsFixture>('bedrock_converse_stream_tool_use_events.json').length;
+    const bytes = bedrockToolUseStream;
+    const frameCount = bedrockToolUseEvents.length;
+    // messageStart and the first text delta, so the first chunk can go out before the rest arrives.
+    const firstWrite = bedrockToolUseFrames[0].length + bedrockToolUseFrames[1].length;
     const runs = 2000;
     let outputChunks = 0;
     let firstChunkMs = 0;
@@ -308,8 +463,8 @@ describe('ConverseStream → OpenAI chunks', () => {
         if (!first) first = performance.now() - t0;
         outputChunks += chunk.toString('utf8').split('\n\n').length - 1;
       });
-      transform.write(bytes.subarray(0, 118 + 162)); // messageStart + the first text delta
-      transform.end(bytes.subarray(118 + 162));
+      transform.write(bytes.subarray(0, firstWrite));
+      transform.end(bytes.subarray(firstWrite));
       await once(transform, 'end');
       firstChunkMs += first;
     }
@@ -320,5 +475,64 @@ describe('ConverseStream → OpenAI chunks', () => {
       `bedrock stream: ${chunksPerSecond} OpenAI chunks/s (${framesPerSecond} Bedrock frames/s) over ${runs} replays; mean time to first chunk ${((firstChunkMs / runs) * 1000).toFixed(1)} µs`,
     );
     expect(chunksPerSecond).toBeGreaterThan(5_000);
+  });
+});
+
+describe.skipIf(!recordingsPresent)('ConverseStream → OpenAI chunks: recorded transcripts', () => {
+  it('maps the recorded tool-use stream field by field, however the bytes are split', async () => {
+    const bytes = readRecordingBytes(derived);
+    const whole = transformFor();
+    const chunks = chunksOf(await runTransform(whole.transform, [bytes]));
+    expect(chunks[0]).toMatchObject({
+      object: 'chat.completion.chunk',
+      model: 'anthropic.claude-3-5-sonnet-20240620-v1:0',
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+    });
+    expect(chunks[0].id).toMatch(/^chatcmpl-/);
+    expect(textOf(chunks)).toBe(
+      "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
+    );
+    const calls = toolCallsOf(chunks);
+    expect(calls[0]).toEqual({ index: 0, id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', type: 'function', function: { name: 'weather_tool', arguments: '' } });
+    expect(calls.slice(1).every((call: any) => call.index === 0 && call.id === undefined)).toBe(true);
+    expect(calls.map((call: any) => call.function.arguments).join('')).toBe('{"location": "Berlin"}');
+    const finish = chunks.filter((chunk) => chunk.choices?.[0]?.finish_reason);
+    expect(finish).toHaveLength(1);
+    expect(finish[0].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: 'tool_calls' });
+    expect(chunks.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 } });
+    expect(chunks.at(-1)).toBe('[DONE]');
+    expect(whole.usages).toEqual([{ prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 }]);
+    expect(new Set(chunks.slice(0, -1).map((chunk) => chunk.id)).size).toBe(1);
+
+    await expectSplitInvariant(bytes, chunks, 7);
+  });
+
+  it('sends no usage chunk when the client did not ask, but still reports usage', async () => {
+    const { transform, usages } = transformFor({ includeUsage: false });
+    const chunks = chunksOf(await runTransform(transform, [readRecordingBytes(derived)]));
+    expect(chunks.some((chunk) => chunk !== '[DONE]' && chunk.usage)).toBe(false);
+    expect(usages).toHaveLength(1);
+  });
+
+  it('maps the recorded thinking stream to content_blocks only when strict API compliance is off', async () => {
+    const events = readRecordingJson<EventsFixture>('bedrock_converse_stream_thinking_tool_use_events.json');
+    const bytes = Buffer.concat(decodedForm(events).map(({ type, payload }) => encodeFrame({ event: type, payload })));
+    const loose = chunksOf(await runTransform(transformFor({ strict: false }).transform, [bytes]));
+    const thinking = contentBlocksOf(loose);
+    expect(thinking[0]).toEqual({ index: 0, type: 'thinking', thinking: 'The user is asking about the weather' });
+    expect(
+      thinking
+        .filter((block: any) => block.thinking)
+        .map((block: any) => block.thinking)
+        .join(''),
+    ).toMatch(/^The user is asking about the weather in Paris\..* function call\.$/s);
+    expect(thinking.at(-1)).toEqual({ index: 0, type: 'thinking', signature: '...' });
+    const calls = toolCallsOf(loose);
+    expect(calls[0]).toMatchObject({ index: 0, id: 'tooluse_1gPhO4A1RNWgzKbt1PXWLg', function: { name: 'weather' } });
+    expect(JSON.parse(calls.map((call: any) => call.function.arguments).join(''))).toEqual({ city: 'Paris' });
+
+    const strict = chunksOf(await runTransform(transformFor({ strict: true }).transform, [bytes]));
+    expect(strict.some((chunk) => chunk !== '[DONE]' && chunk.choices?.[0]?.delta?.content_blocks)).toBe(false);
+    expect(toolCallsOf(strict)).toHaveLength(calls.length);
   });
 });

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../lib/core/errors';
+import { cohereChatSample, cohereStreamSample, cohereToolStreamEvents, cohereUsage } from '../../fixtures/providers/cohere';
 import { checkChatRequest, cohereBodyFor, prepareCohere, replayCohereStream } from '../../support/fakes/cohere';
 import { streamedText } from '../../support/fakes/azure';
-import { readFixture, readFixtureBytes, readFixtureJson } from '../../support/fixtures';
+import { readRecording, readRecordingBytes, readRecordingJson, recordingsPresent } from '../../support/recordings';
 
 const recordedStream = () =>
-  readFixture('cohere_v2_chat_stream_events.jsonl')
+  readRecording('cohere_v2_chat_stream_events.jsonl')
     .split('\n')
     .filter((line) => line.trim());
+const sampleStream = () => cohereStreamSample.split('\n').filter((line) => line.trim());
 const weatherTool = {
   type: 'function',
   function: {
@@ -17,11 +19,54 @@ const weatherTool = {
   },
 };
 
-describe('cohere: recorded transcripts', () => {
+describe('cohere: chat samples', () => {
   it('maps the non-streamed chat response field by field, usage from tokens (not billed units)', () => {
-    const recorded = readFixtureJson<any>('cohere_v2_chat_nonstream.json');
+    const prepared = prepareCohere({ model: 'command-a-03-2025', messages: [{ role: 'user', content: 'When does order A-1042 ship?' }] });
+    const { body, usage } = prepared.readResponse(Buffer.from(JSON.stringify(cohereChatSample)));
+    const completion = JSON.parse(body.toString());
+    expect(completion).toEqual({
+      id: '7d2f4a10-6c3b-4e85-9a1d-0b5e8c7f2a64',
+      object: 'chat.completion',
+      created: expect.any(Number),
+      model: 'command-a-03-2025',
+      choices: [{ index: 0, message: { role: 'assistant', content: cohereChatSample.message.content[0].text }, finish_reason: 'stop', logprobs: null }],
+      usage: { prompt_tokens: 148, completion_tokens: 23, total_tokens: 171 },
+    });
+    expect(usage).toEqual(completion.usage);
+  });
+
+  it('maps the stream: id from message-start, role first, text deltas, stop, usage chunk, [DONE]', async () => {
+    const lines = sampleStream();
+    const { events, usages } = await replayCohereStream(lines, { includeUsage: true, splitEvery: 9 });
+    const expectedText = lines
+      .map((line) => JSON.parse(line))
+      .filter((event) => event.type === 'content-delta')
+      .map((event) => event.delta.message.content.text)
+      .join('');
+    expect(expectedText).toBe('Order A-1042 is packed and ships on Tuesday.');
+    for (const event of events.slice(0, -1))
+      expect(event).toMatchObject({ id: 'e91b0c3d-2f47-4a68-b5c9-3d1e7f6a8b20', object: 'chat.completion.chunk', model: 'command-r-plus-08-2024' });
+    expect(events[0].choices[0]).toEqual({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
+    expect(streamedText(events)).toBe(expectedText);
+    const finishing = events.filter((event) => event !== '[DONE]' && event.choices[0]?.finish_reason);
+    expect(finishing.map((event) => event.choices[0])).toEqual([{ index: 0, delta: {}, finish_reason: 'stop' }]);
+    expect(events.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 151, completion_tokens: 14, total_tokens: 165 } });
+    expect(events.at(-1)).toBe('[DONE]');
+    expect(usages).toEqual([{ prompt_tokens: 151, completion_tokens: 14, total_tokens: 165 }]);
+  });
+
+  it('sends no usage chunk unless asked, and still reports usage', async () => {
+    const { events, usages } = await replayCohereStream(sampleStream());
+    expect(events.some((event) => event !== '[DONE]' && event.usage)).toBe(false);
+    expect(usages).toHaveLength(1);
+  });
+});
+
+describe.skipIf(!recordingsPresent)('cohere: recorded transcripts', () => {
+  it('maps the non-streamed chat response field by field, usage from tokens (not billed units)', () => {
+    const recorded = readRecordingJson<any>('cohere_v2_chat_nonstream.json');
     const prepared = prepareCohere({ model: 'command-r-plus-08-2024', messages: [{ role: 'user', content: 'Coca-Cola?' }] });
-    const { body, usage } = prepared.readResponse(readFixtureBytes('cohere_v2_chat_nonstream.json'));
+    const { body, usage } = prepared.readResponse(readRecordingBytes('cohere_v2_chat_nonstream.json'));
     const completion = JSON.parse(body.toString());
     expect(completion).toEqual({
       id: '2b1de636-9884-4973-ba11-108f95a2d37f',
@@ -62,32 +107,15 @@ describe('cohere: recorded transcripts', () => {
 });
 
 describe('cohere: streamed tool calls and failures', () => {
-  const toolStream = [
-    { id: 'm1', type: 'message-start', delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } } },
-    { type: 'tool-plan-delta', delta: { message: { tool_plan: 'I will check ' } } },
-    { type: 'tool-plan-delta', delta: { message: { tool_plan: 'the weather.' } } },
-    {
-      type: 'tool-call-start',
-      index: 0,
-      delta: { message: { tool_calls: { id: 'get_weather_a1', type: 'function', function: { name: 'get_weather', arguments: '' } } } },
-    },
-    { type: 'tool-call-delta', index: 0, delta: { message: { tool_calls: { function: { arguments: '{"location":' } } } } },
-    { type: 'tool-call-delta', index: 0, delta: { message: { tool_calls: { function: { arguments: '"Paris"}' } } } } },
-    { type: 'tool-call-end', index: 0 },
-    {
-      type: 'tool-call-start',
-      index: 1,
-      delta: { message: { tool_calls: { id: 'get_weather_b2', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Rome"}' } } } },
-    },
-    { type: 'tool-call-end', index: 1 },
-    {
-      type: 'message-end',
-      delta: {
-        finish_reason: 'TOOL_CALL',
-        usage: { billed_units: { input_tokens: 5, output_tokens: 9 }, tokens: { input_tokens: 50, output_tokens: 9 }, cached_tokens: 16 },
-      },
-    },
-  ];
+  const toolStream = cohereToolStreamEvents({
+    id: 'm1',
+    planPieces: ['I will check ', 'the weather.'],
+    calls: [
+      { id: 'get_weather_a1', name: 'get_weather', argumentPieces: ['{"location":', '"Paris"}'] },
+      { id: 'get_weather_b2', name: 'get_weather', startArguments: '{"location":"Rome"}' },
+    ],
+    usage: cohereUsage({ billed: { input: 5, output: 9 }, tokens: { input: 50, output: 9 }, cachedTokens: 16 }),
+  });
 
   it('maps tool calls with stable indices and argument pieces; the tool plan is dropped under strict compliance', async () => {
     const { events, usages } = await replayCohereStream(toolStream);

@@ -2,18 +2,60 @@ import { describe, expect, it } from 'vitest';
 import { mistralRequest, mistralToolId } from '../../../lib/providers/openai-compatible/mistral';
 import { findProvider } from '../../../lib/providers/registry';
 import { providerCall, replayPrepared, streamedText } from '../../support/fakes/azure';
-import { readFixture, readFixtureBytes, readFixtureJson } from '../../support/fixtures';
+import { mistralCompletion, mistralCompletionSample, mistralSampleModel, mistralStreamSample, mistralUsage } from '../../fixtures/providers/mistral';
 import { thrownGatewayError } from '../../support/gateway-error';
+import { readRecording, readRecordingBytes, readRecordingJson, recordingsPresent } from '../../support/recordings';
 
 const mistral = findProvider('mistral-ai')!;
 const prepare = (body: Record<string, unknown>, options: Parameters<typeof providerCall>[2] = {}) =>
   mistral.adapter.prepare(providerCall(mistral, body, { settings: { api_key: 'mistral-key' }, baseUrl: 'https://api.mistral.ai/v1', ...options }));
 
-describe('mistral-ai: recorded transcripts', () => {
+describe('mistral-ai: chat samples', () => {
+  it('maps the non-streamed completion: model_length becomes length, usage is read, the rest is relayed', async () => {
+    const prepared = await prepare({ model: mistralSampleModel, messages: [{ role: 'user', content: 'When does order A-1042 ship?' }] });
+    const { body, usage } = prepared.readResponse(Buffer.from(JSON.stringify(mistralCompletionSample)));
+    const completion = JSON.parse(body.toString());
+    expect(completion).toMatchObject({ id: mistralCompletionSample.id, object: 'chat.completion', created: 1761904800, model: 'mistral-small-latest' });
+    expect(completion.choices[0].message).toEqual({ role: 'assistant', content: mistralCompletionSample.choices[0].message.content, tool_calls: null });
+    expect(completion.choices[0].finish_reason).toBe('length');
+    expect(usage).toEqual({ prompt_tokens: 27, completion_tokens: 32, total_tokens: 59 });
+
+    const modelLength = mistralCompletion({
+      id: '0e6d2b8c4a1f47d3b9e5c7a2f0d8164e',
+      created: 1761904830,
+      model: mistralSampleModel,
+      content: 'The warehouse in Lyon',
+      finishReason: 'model_length',
+      usage: mistralUsage(32000, 4),
+    });
+    expect(JSON.parse(prepared.readResponse(Buffer.from(JSON.stringify(modelLength))).body.toString()).choices[0].finish_reason).toBe('length');
+  });
+
+  it('relays the stream, reading the usage Mistral puts on the final content chunk', async () => {
+    const prepared = await prepare({
+      model: mistralSampleModel,
+      messages: [{ role: 'user', content: 'When does order A-1042 ship?' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    // Mistral reports streamed usage unasked; the option is not sent.
+    expect(JSON.parse(String(prepared.body)).stream_options).toBeUndefined();
+    const { events, usages } = await replayPrepared(prepared, mistralStreamSample, 17);
+    expect(events.at(-1)).toBe('[DONE]');
+    const last = events.at(-2);
+    expect(last.choices[0]).toMatchObject({ delta: { content: ' sc' }, finish_reason: 'length' });
+    expect(last.usage).toEqual({ prompt_tokens: 19, total_tokens: 44, completion_tokens: 25 });
+    expect(streamedText(events)).toBe('Your order A-1042 ships on Tuesday. Tracking details follow by email once the parcel is sc');
+    expect(events[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
+    expect(usages).toEqual([{ prompt_tokens: 19, completion_tokens: 25, total_tokens: 44 }]);
+  });
+});
+
+describe.skipIf(!recordingsPresent)('mistral-ai: recorded transcripts', () => {
   it('maps the non-streamed completion: model_length stays length, usage is read, the rest is relayed', async () => {
     const prepared = await prepare({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }] });
-    const recorded = readFixtureJson<any>('mistral_chat_completion_nonstream.json');
-    const { body, usage } = prepared.readResponse(readFixtureBytes('mistral_chat_completion_nonstream.json'));
+    const recorded = readRecordingJson<any>('mistral_chat_completion_nonstream.json');
+    const { body, usage } = prepared.readResponse(readRecordingBytes('mistral_chat_completion_nonstream.json'));
     const completion = JSON.parse(body.toString());
     expect(completion).toMatchObject({ id: recorded.id, object: 'chat.completion', created: 1732548590, model: 'mistral-large-latest' });
     expect(completion.choices[0].message).toEqual({ role: 'assistant', content: recorded.choices[0].message.content, tool_calls: null });
@@ -31,10 +73,9 @@ describe('mistral-ai: recorded transcripts', () => {
       stream: true,
       stream_options: { include_usage: true },
     });
-    // Mistral reports streamed usage unasked; the option is not sent.
     expect(JSON.parse(String(prepared.body)).stream_options).toBeUndefined();
-    const fixture = readFixture('mistral_chat_stream_text_usage_in_final_chunk.sse');
-    const { events, usages } = await replayPrepared(prepared, fixture, 17);
+    const recording = readRecording('mistral_chat_stream_text_usage_in_final_chunk.sse');
+    const { events, usages } = await replayPrepared(prepared, recording, 17);
     expect(events.at(-1)).toBe('[DONE]');
     const last = events.at(-2);
     expect(last.choices[0]).toMatchObject({ delta: { content: 'izable' }, finish_reason: 'length' });

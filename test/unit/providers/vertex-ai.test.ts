@@ -3,8 +3,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import type { PreparedCall, ProviderCall, ProviderSettings, ResolvedTarget } from '../../../lib/providers/types';
 import { vertexAiProvider } from '../../../lib/providers/vertex-ai';
 import { clearTokenCache } from '../../../lib/providers/vertex-ai/token';
+import { anthropicToolUseExchange, anthropicToolUseStreamText } from '../../fixtures/providers/anthropic';
 import { chatCall, runTransform, startFakeGoogle, type FakeGoogle } from '../../support/fakes/google';
-import { readFixture, readFixtureJson } from '../../support/fixtures';
+import { readRecording, readRecordingJson, recordingsPresent } from '../../support/recordings';
 import { rejectedGatewayError } from '../../support/gateway-error';
 
 const base = 'https://europe-west4-aiplatform.googleapis.com/v1/projects/proj-1/locations/europe-west4';
@@ -55,39 +56,38 @@ describe('the vertex-ai adapter', () => {
     expect([missing.status, missing.code]).toEqual([401, 'missing_credentials']);
   });
 
+  const claudeRequest = {
+    model: 'claude-sonnet-4@20250514',
+    messages: [
+      { role: 'system', content: 'Be exact.' },
+      { role: 'user', content: 'Where is order A-1042?' },
+    ],
+    tools: [{ type: 'function', function: { name: 'lookup_order', parameters: { type: 'object', properties: { order_id: { type: 'string' } } } } }],
+    max_tokens: 1000,
+  };
+
   it('sends Claude models to publishers/anthropic rawPredict with the Vertex anthropic_version and no model', async () => {
-    const tools = [{ type: 'function', function: { name: 'test_tool', parameters: { type: 'object', properties: { value: { type: 'string' } } } } }];
-    const request = {
-      model: 'claude-sonnet-4@20250514',
-      messages: [
-        { role: 'system', content: 'Be exact.' },
-        { role: 'user', content: 'Use the test_tool' },
-      ],
-      tools,
-      max_tokens: 1000,
-    };
-    const prepared = await prepare(request);
+    const prepared = await prepare(claudeRequest);
     expect(prepared.url.href).toBe(`${base}/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict`);
     const body = JSON.parse(String(prepared.body));
     expect(body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', max_tokens: 1000, system: expect.anything(), messages: [{ role: 'user' }] });
     expect(body.model).toBeUndefined();
-    expect(body.tools[0].name).toBe('test_tool');
+    expect(body.tools[0].name).toBe('lookup_order');
 
-    const recorded = readFixtureJson<any>('anthropic_messages_nonstream_tool_use_recording.json').response;
-    const completion = JSON.parse(String(prepared.readResponse(Buffer.from(JSON.stringify(recorded))).body));
+    const completion = JSON.parse(String(prepared.readResponse(Buffer.from(JSON.stringify(anthropicToolUseExchange.response))).body));
     expect(completion.choices[0]).toMatchObject({
       finish_reason: 'tool_calls',
-      message: { tool_calls: [{ id: 'toolu_011LF2VkWpAfJnTKJcmh1PNf', function: { name: 'test_tool', arguments: '{"value":"test"}' } }] },
+      message: { tool_calls: [{ id: 'toolu_gw_sample_05', function: { name: 'lookup_order', arguments: '{"order_id":"A-1042"}' } }] },
     });
 
-    const streamed = await prepare({ ...request, model: 'anthropic.claude-sonnet-4@20250514', stream: true });
+    const streamed = await prepare({ ...claudeRequest, model: 'anthropic.claude-sonnet-4@20250514', stream: true });
     expect(streamed.url.href).toBe(`${base}/publishers/anthropic/models/claude-sonnet-4@20250514:streamRawPredict`);
     expect(JSON.parse(String(streamed.body)).stream).toBe(true);
     const events = await runTransform(
       streamed.streamTransform(() => {}),
-      [readFixture('anthropic_stream_tool_use.sse')],
+      [anthropicToolUseStreamText({ model: 'claude-sonnet-4@20250514' })],
     );
-    expect(events.some((event) => event.choices?.[0]?.delta?.tool_calls?.[0]?.id)).toBe(true);
+    expect(events.some((event) => event.choices?.[0]?.delta?.tool_calls?.[0]?.id === 'toolu_gw_sample_03')).toBe(true);
     expect(events.at(-1)).toBe('[DONE]');
   });
 
@@ -138,6 +138,32 @@ describe('the vertex-ai adapter', () => {
     expect((await rejectedGatewayError(prepare({ model: 'gemini-2.5-flash', prompt: 'x' }, { api_key: 't' }, { operation: 'completions' }))).code).toBe(
       'unsupported_operation',
     );
+  });
+});
+
+describe.skipIf(!recordingsPresent)('the vertex-ai adapter: recorded Claude transcripts', () => {
+  it('reads the recorded Claude response and stream', async () => {
+    const request = {
+      model: 'claude-sonnet-4@20250514',
+      messages: [{ role: 'user', content: 'Use the test_tool' }],
+      tools: [{ type: 'function', function: { name: 'test_tool', parameters: { type: 'object', properties: { value: { type: 'string' } } } } }],
+      max_tokens: 1000,
+    };
+    const prepared = await prepare(request);
+    const recorded = readRecordingJson<any>('anthropic_messages_nonstream_tool_use_recording.json').response;
+    const completion = JSON.parse(String(prepared.readResponse(Buffer.from(JSON.stringify(recorded))).body));
+    expect(completion.choices[0]).toMatchObject({
+      finish_reason: 'tool_calls',
+      message: { tool_calls: [{ id: 'toolu_011LF2VkWpAfJnTKJcmh1PNf', function: { name: 'test_tool', arguments: '{"value":"test"}' } }] },
+    });
+
+    const streamed = await prepare({ ...request, model: 'anthropic.claude-sonnet-4@20250514', stream: true });
+    const events = await runTransform(
+      streamed.streamTransform(() => {}),
+      [readRecording('anthropic_stream_tool_use.sse')],
+    );
+    expect(events.some((event) => event.choices?.[0]?.delta?.tool_calls?.[0]?.id)).toBe(true);
+    expect(events.at(-1)).toBe('[DONE]');
   });
 });
 
