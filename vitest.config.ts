@@ -11,8 +11,13 @@ const withGateway = (name: string, include: string[]) => ({
   test: { name, include, globalSetup: ['test/support/global-setup.ts'], sequence: { groupOrder: 1 } },
 });
 
-// The recorded provider transcripts are an extra pass; one line says when it does not run.
-if (!recordingsPresent) console.log(`provider recordings not found at ${recordingsDir}: their conformance pass is skipped`);
+// The recorded provider transcripts are an extra pass; one line says when it does not run. Vitest
+// reads this file again for each project and in its workers (which inherit the environment), so
+// the line is marked as said.
+if (!recordingsPresent && !process.env.GATEWAY_RECORDINGS_NOTICE_SHOWN) {
+  process.env.GATEWAY_RECORDINGS_NOTICE_SHOWN = '1';
+  console.log(`provider recordings not found at ${recordingsDir}: their conformance pass is skipped`);
+}
 
 export default defineConfig({
   test: {
