@@ -19,7 +19,7 @@ const ranks = [
   ['inference'],
   ['http'],
   ['prompts', 'files'],
-  ['control'],
+  ['control', 'batches'],
   ['local'],
 ];
 

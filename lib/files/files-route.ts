@@ -1,7 +1,7 @@
 import { maxLength, minLength, object, optional, pipe, refine, string, transform } from 'zod/mini';
 import { GatewayError } from '../core/errors';
 import { controlRoutes, defineRoute, type ControlRoute } from '../http/define-route';
-import { passthroughRoute } from '../http/inference/passthrough-route';
+import { passthroughFromResource } from '../http/inference/passthrough-route';
 import { listEnvelope } from '../http/pagination';
 import { maxRequestBodyBytes, type RouteContext, type RouteHandler } from '../http/pipeline';
 import type { GatewayRequest, GatewayResponse } from '../http/types';
@@ -106,7 +106,7 @@ const gatewayFiles = controlRoutes(
 export const filesRoute: RouteHandler = Object.assign(
   async function files(context: RouteContext): Promise<GatewayResponse> {
     if (isGatewayFilesRequest(context.request)) return gatewayFiles(context);
-    return passthroughRoute({ ...context, request: { ...context.request, pathParameters: { proxy: providerPath(context) } } });
+    return passthroughFromResource(context);
   },
   {
     tooLarge: (bytes: number, request: GatewayRequest) =>
@@ -123,8 +123,3 @@ export const filesRoute: RouteHandler = Object.assign(
           ),
   },
 );
-
-/** The path below `/v1/` that `/v1/{proxy+}` would have given pass-through: the resource with its parameters filled in, decoded as API Gateway gives them. */
-function providerPath({ request }: RouteContext): string {
-  return request.resource.replace(/^\/v1\//, '').replace(/\{(\w+)\}/g, (_, name: string) => request.pathParameters[name] ?? '');
-}

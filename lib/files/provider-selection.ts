@@ -29,5 +29,10 @@ export function isGatewayFilesRequest(request: Pick<GatewayRequest, 'headers' | 
   const { fileId, uploadId } = request.pathParameters;
   if (fileId !== undefined && isGatewayFileId(fileId)) return true;
   if (uploadId !== undefined && isGatewayUploadId(uploadId)) return true;
-  return !providerSelectingHeaders.some((name) => request.headers[name]?.trim());
+  return !selectsProvider(request.headers);
+}
+
+/** Whether the headers send a request to a provider (its own API, passed through). */
+export function selectsProvider(headers: Record<string, string>): boolean {
+  return providerSelectingHeaders.some((name) => headers[name]?.trim());
 }

@@ -14,8 +14,15 @@ const stopDeadlineMs = 4_000;
 /**
  * `npm start`: the gateway on http://localhost:8787/v1 with its own emulators and data under
  * `.gateway/`. Environment: PORT, HOST, GATEWAY_DATA_DIR, GATEWAY_ADMIN_KEY,
- * GATEWAY_DYNAMODB_ENDPOINT, GATEWAY_SQS_ENDPOINT, GATEWAY_S3_ENDPOINT.
+ * GATEWAY_DYNAMODB_ENDPOINT, GATEWAY_SQS_ENDPOINT, GATEWAY_S3_ENDPOINT, and for the queue workers
+ * GATEWAY_LOCAL_QUEUE_CONCURRENCY and GATEWAY_LOCAL_QUEUE_VISIBILITY_SECONDS.
  */
+/** A setting given as a positive number, or undefined (the default applies) for anything else. */
+function positiveNumber(value: string | undefined): number | undefined {
+  const number = Number(value);
+  return value && Number.isFinite(number) && number > 0 ? number : undefined;
+}
+
 async function main(): Promise<void> {
   // This file is bundled to .build/local/main.mjs; the project root is two levels up.
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -32,6 +39,8 @@ async function main(): Promise<void> {
       s3: process.env.GATEWAY_S3_ENDPOINT || undefined,
     },
     logFlushIntervalMs: process.env.GATEWAY_LOG_FLUSH_MS ? Number(process.env.GATEWAY_LOG_FLUSH_MS) : undefined,
+    queueConcurrency: positiveNumber(process.env.GATEWAY_LOCAL_QUEUE_CONCURRENCY),
+    queueVisibilitySeconds: positiveNumber(process.env.GATEWAY_LOCAL_QUEUE_VISIBILITY_SECONDS),
   });
   // Told to stop while still starting, the gateway finishes starting first (within the deadline):
   // the first start writes the organisation, then its key, and a process that died in between

@@ -5,6 +5,8 @@ import { ensureBootstrap, type BootstrapResult } from '../auth/bootstrap';
 import { startEmulators, type RunningEmulators } from './emulators/emulators';
 import { installLambdaGlobals } from './lambda/lambda-globals';
 import { installLogSink, type LogSink } from './triggers/log-sink';
+import { startQueuePollers } from './triggers/queue-poller';
+import { resumeUnfinishedBatches } from '../batches/resume';
 import { provisionResources } from './template/provision';
 import { startLocalServer, type LambdaHandler, type LocalServer } from './lambda/server';
 import { loadServerlessConfig, resolveIntrinsics } from './template/serverless-config';
@@ -20,6 +22,10 @@ export interface LocalRuntimeOptions {
   /** Running emulators to use instead of starting new ones. */
   endpoints: { dynamodb?: string; sqs?: string; s3?: string };
   logFlushIntervalMs?: number;
+  /** The most invocations each queue's function runs at once (its event source's maximumConcurrency caps it further); default 4. */
+  queueConcurrency?: number;
+  /** The visibility timeout of each receive from a queue (default 30 s; on AWS it is the queue's). */
+  queueVisibilitySeconds?: number;
 }
 
 export interface LocalRuntime {
@@ -87,9 +93,9 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   process.env.GATEWAY_LOCAL_MASTER_KEY_FILE = path.join(options.dataDir, 'master.key'); // wraps the data keys of stored secrets
 
   installLambdaGlobals();
-  // Only functions behind routes run in this process; log ingestion runs in the log worker.
+  // Functions behind routes and queues run in this process; log ingestion runs in the log worker.
   const handlerFor = functionLoader(
-    config.functions.filter((candidate) => candidate.routes.length > 0).map((fn) => fn.name),
+    config.functions.filter((candidate) => candidate.routes.length > 0 || candidate.queues.length > 0).map((fn) => fn.name),
     options.root,
   );
   if (!config.functions.some((fn) => fn.name === 'logIngest')) throw new Error('serverless.yml has no logIngest function');
@@ -117,6 +123,24 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
     await emulators.stop();
     throw error;
   }
+  const pollers = startQueuePollers({
+    service: config.service,
+    stage: options.stage,
+    region,
+    visibilitySeconds: options.queueVisibilitySeconds ?? 30,
+    handlerFor,
+    sources: config.functions.flatMap((fn) =>
+      fn.queues.map((source) => ({
+        source,
+        fn,
+        queueUrl: resources.ref(source.queue),
+        queueArn: resources.getAtt(source.queue, 'Arn'),
+        concurrency: Math.min(source.maximumConcurrency ?? Number.POSITIVE_INFINITY, options.queueConcurrency ?? 4),
+      })),
+    ),
+  });
+  // The queue emulator keeps no message across restarts; DynamoDB keeps the batches.
+  await resumeUnfinishedBatches();
   return {
     url: `${server.url}/v1`,
     bootstrap,
@@ -128,6 +152,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
       const cut = setTimeout(() => server.server.closeAllConnections(), inFlightGraceMs);
       await server.close();
       clearTimeout(cut);
+      await pollers.stop();
       await logs.stop();
       await emulators.stop();
     },

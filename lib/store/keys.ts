@@ -164,3 +164,24 @@ export const uploadKey = {
   item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#UPLOAD#${id}`, sk: 'UPLOAD' }),
   part: (workspaceId: string, uploadId: string, partId: string) => `files/${workspaceId}/${uploadId}/${partId}`,
 };
+
+/**
+ * A managed batch. Control table: the batch, by workspace and id, listed per workspace on gsi1; and
+ * a marker per unfinished batch under one partition, what a starting runtime reads to re-enqueue
+ * work whose queue messages were lost. State table: the batch's work, one partition per batch: an
+ * item per chunk (its lease and the lines counted in it) and an item per finished line (its result),
+ * sorted by number. S3: each chunk's input lines, and results too large for an item.
+ */
+export const batchKey = {
+  item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#BATCH#${id}`, sk: 'BATCH' }),
+  workspaceList: (workspaceId: string) => `WS#${workspaceId}#BATCH`,
+  unfinishedPartition: 'BATCHES#UNFINISHED',
+  unfinished: (id: string) => ({ pk: batchKey.unfinishedPartition, sk: id }),
+  work: (workspaceId: string, id: string) => `BATCH#${workspaceId}#${id}`,
+  chunk: (workspaceId: string, id: string, chunk: number) => ({ pk: batchKey.work(workspaceId, id), sk: `C#${String(chunk).padStart(6, '0')}` }),
+  chunkPrefix: 'C#',
+  line: (workspaceId: string, id: string, line: number) => ({ pk: batchKey.work(workspaceId, id), sk: `L#${String(line).padStart(6, '0')}` }),
+  linePrefix: 'L#',
+  chunkObject: (workspaceId: string, id: string, chunk: number) => `batches/${workspaceId}/${id}/chunks/${chunk}.jsonl`,
+  lineObject: (workspaceId: string, id: string, line: number) => `batches/${workspaceId}/${id}/lines/${line}.json`,
+};

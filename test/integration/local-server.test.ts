@@ -50,6 +50,7 @@ const functions: ServerlessFunction[] = routes.map((route) => ({
   memorySize: 128,
   streaming: route.streaming,
   routes: [route],
+  queues: [],
 }));
 
 let server: LocalServer;

@@ -222,6 +222,7 @@ functions:
         memorySize: 256,
         streaming: true,
         routes: [{ method: 'ANY', path: '/v1/{proxy+}', functionName: 'streamer', streaming: true, integrationTimeoutMs: 900000 }],
+        queues: [],
       },
       {
         name: 'plain',
@@ -233,6 +234,7 @@ functions:
           { method: 'GET', path: '/v1/things/{id}', functionName: 'plain', streaming: false, integrationTimeoutMs: 20000 },
           { method: 'POST', path: '/v1/things', functionName: 'plain', streaming: false, integrationTimeoutMs: 20000 },
         ],
+        queues: [],
       },
     ]);
     expect(config.routes.map((route) => `${route.method} ${route.path}`)).toEqual(['ANY /v1/{proxy+}', 'GET /v1/things/{id}', 'POST /v1/things']);

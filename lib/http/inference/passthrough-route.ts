@@ -15,3 +15,14 @@ export async function passthroughRoute(context: RouteContext): Promise<GatewayRe
   const result = await runInference(inferenceContext(request, context));
   return routedResponse(result, context.recorder);
 }
+
+/**
+ * Pass-through for a request that reached a more specific route than `/v1/{proxy+}` (files,
+ * batches): the provider path is the route's resource with its parameters filled in, decoded as
+ * API Gateway gives them, as `/v1/{proxy+}` would have given it.
+ */
+export function passthroughFromResource(context: RouteContext): Promise<GatewayResponse> {
+  const { request } = context;
+  const proxy = request.resource.replace(/^\/v1\//, '').replace(/\{(\w+)\}/g, (_, name: string) => request.pathParameters[name] ?? '');
+  return passthroughRoute({ ...context, request: { ...request, pathParameters: { proxy } } });
+}

@@ -51,10 +51,12 @@ export function bufferedHandler(route: RouteHandler) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 }).handler(async function bufferedRoute(event) {
     const deferred: DeferredWork = [];
     const response = await runRoute(toGatewayRequest(event), route, (work) => deferred.push(work));
+    // A streamed body is read before the deferred work is awaited: some of it (the log record)
+    // waits for the body to end.
+    const body = typeof response.body === 'string' || Buffer.isBuffer(response.body) ? response.body : await readAll(response.body);
     await drain(deferred);
-    if (typeof response.body === 'string') return { statusCode: response.status, headers: response.headers, body: response.body };
-    const bytes = Buffer.isBuffer(response.body) ? response.body : await readAll(response.body);
-    return { statusCode: response.status, headers: response.headers, body: bytes.toString('base64'), isBase64Encoded: true };
+    if (typeof body === 'string') return { statusCode: response.status, headers: response.headers, body };
+    return { statusCode: response.status, headers: response.headers, body: body.toString('base64'), isBase64Encoded: true };
   });
 }
 

@@ -182,7 +182,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   };
 }
 
-function lambdaContext(service: string, stage: string, fn: ServerlessFunction, requestId: string, timeoutMs: number): Context {
+export function lambdaContext(service: string, stage: string, fn: ServerlessFunction, requestId: string, timeoutMs: number): Context {
   const functionName = `${service}-${stage}-${fn.name}`;
   const deadline = Date.now() + timeoutMs;
   return {

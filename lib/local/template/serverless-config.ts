@@ -33,6 +33,20 @@ export interface ServerlessFunction {
   memorySize: number;
   streaming: boolean;
   routes: ServerlessRoute[];
+  /** The function's SQS event sources. */
+  queues: ServerlessQueueSource[];
+}
+
+/** An `sqs` event of a function: the queue (its logical id in resources) and how Lambda polls it. */
+export interface ServerlessQueueSource {
+  functionName: string;
+  /** The logical id of the AWS::SQS::Queue whose `Arn` the event names. */
+  queue: string;
+  batchSize: number;
+  /** `functionResponseType: ReportBatchItemFailures`: only the messages the handler names failed come back. */
+  reportsItemFailures: boolean;
+  /** The event source's `maximumConcurrency`: the most invocations it runs at once. */
+  maximumConcurrency?: number;
 }
 
 export interface ServerlessConfig {
@@ -90,6 +104,7 @@ export function loadServerlessConfig(options: { file?: string; stage: string; re
       memorySize: numberOr(definition.memorySize, providerMemory),
       streaming: routes.some((route) => route.streaming),
       routes,
+      queues: queueSources(name, definition, fileName),
     });
   }
 
@@ -151,6 +166,27 @@ function httpRoutes(functionName: string, definition: Record<string, unknown>, d
     });
   }
   return routes;
+}
+
+function queueSources(functionName: string, definition: Record<string, unknown>, fileName: string): ServerlessQueueSource[] {
+  const events = Array.isArray(definition.events) ? definition.events : [];
+  const sources: ServerlessQueueSource[] = [];
+  for (const event of events) {
+    if (!isPlainObject(event) || !('sqs' in event)) continue;
+    const sqs = asObject(event.sqs);
+    const arn = asObject(sqs.arn)['Fn::GetAtt'];
+    if (!Array.isArray(arn) || arn[1] !== 'Arn' || typeof arn[0] !== 'string') {
+      throw new Error(`${fileName}: function ${functionName}: an sqs event must name its queue as arn: !GetAtt <Queue>.Arn`);
+    }
+    sources.push({
+      functionName,
+      queue: arn[0],
+      batchSize: numberOr(sqs.batchSize, 10),
+      reportsItemFailures: sqs.functionResponseType === 'ReportBatchItemFailures',
+      maximumConcurrency: typeof sqs.maximumConcurrency === 'number' ? sqs.maximumConcurrency : undefined,
+    });
+  }
+  return sources;
 }
 
 function normaliseRoutePath(routePath: string): string {

@@ -1,0 +1,307 @@
+/**
+ * Managed batches through the official openai client: a gateway file in, the gateway's workers run
+ * every line through the core against a fake provider, output and error files out. The lifecycle
+ * through each state: completed, failed (an invalid file, with line numbers), cancelled and
+ * expired (by writing the batch's stored deadline); lines the provider refuses; a 429 tried again;
+ * and another workspace seeing none of it.
+ */
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import OpenAI, { NotFoundError, toFile } from 'openai';
+import type { Batch } from 'openai/resources/batches';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchKey } from '../../lib/store/keys';
+import { dynamoClient } from '../../lib/store/clients';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { env, openaiClient } from '../support/gateway-client';
+import { connectToGatewayStore, controlTable } from '../support/gateway-store';
+import { pollUntil } from '../support/poll';
+
+const store = connectToGatewayStore();
+let upstream: FakeUpstream;
+beforeAll(async () => {
+  upstream = await startFakeUpstream();
+});
+afterAll(() => upstream.close());
+
+/** A client whose batch lines go to this file's fake upstream under `prefix`. */
+function clientFor(prefix: string, headers: Record<string, string> = {}): OpenAI {
+  return openaiClient({ headers: { 'x-gateway-custom-host': `${upstream.url}/${prefix}/v1`, ...headers } });
+}
+
+const gatewayFiles = () => openaiClient({ provider: null });
+
+function chatLine(customId: string, text: string, extra: Record<string, unknown> = {}) {
+  return {
+    custom_id: customId,
+    method: 'POST',
+    url: '/v1/chat/completions',
+    body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }], ...extra },
+  };
+}
+
+/** Uploads to the gateway's files (a client that selects no provider), as a batch's input. */
+async function upload(_client: OpenAI, lines: unknown[]): Promise<string> {
+  const text = lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
+  const file = await gatewayFiles().files.create({ file: await toFile(Buffer.from(`${text}\n`), 'input.jsonl'), purpose: 'batch' });
+  return file.id;
+}
+
+const ended = (batch: Batch) => ['completed', 'failed', 'expired', 'cancelled'].includes(batch.status);
+
+async function waitForEnd(client: OpenAI, id: string, timeoutMs = 15_000): Promise<Batch> {
+  return pollUntil(() => client.batches.retrieve(id), ended, timeoutMs);
+}
+
+async function fileLines(_client: OpenAI, id: string | null | undefined): Promise<any[]> {
+  if (!id) return [];
+  const text = await (await gatewayFiles().files.content(id)).text();
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
+describe('managed batches', () => {
+  it('runs every line through the core and writes the answers to an output file', async () => {
+    const client = clientFor('done');
+    const input = await upload(client, [chatLine('first', 'one'), chatLine('second', 'two'), chatLine('third', 'three')]);
+    const created = await client.batches.create({
+      input_file_id: input,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+      metadata: { team: 'search' },
+    });
+    expect(created).toMatchObject({
+      object: 'batch',
+      status: 'validating',
+      input_file_id: input,
+      endpoint: '/v1/chat/completions',
+      metadata: { team: 'search' },
+    });
+    expect(created.id).toMatch(/^gwb_/);
+    expect(created.expires_at).toBe(created.created_at + 24 * 3600);
+
+    const batch = await waitForEnd(client, created.id);
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 3, completed: 3, failed: 0 });
+    for (const stamp of ['in_progress_at', 'finalizing_at', 'completed_at'] as const) expect(batch[stamp]).toBeGreaterThanOrEqual(created.created_at);
+    expect(batch.error_file_id).toBeNull();
+    const output = await fileLines(client, batch.output_file_id);
+    expect(output.map((line) => line.custom_id).sort()).toEqual(['first', 'second', 'third']);
+    const first = output.find((line) => line.custom_id === 'first');
+    expect(first).toMatchObject({ response: { status_code: 200, body: { object: 'chat.completion' } }, error: null });
+    expect(first.response.body.choices[0].message.content).toBe('echo: one');
+    expect(first.id).toMatch(/^batch_req_/);
+    expect(await gatewayFiles().files.retrieve(batch.output_file_id!)).toMatchObject({ purpose: 'batch_output', filename: `${batch.id}_output.jsonl` });
+    expect(upstream.requests.filter((request) => request.path === '/done/v1/chat/completions')).toHaveLength(3);
+
+    // A list that selects a provider is the provider's; the gateway's is listed without one.
+    const listed = await gatewayFiles().batches.list({ limit: 100 });
+    expect(listed.data.find((candidate) => candidate.id === batch.id)?.status).toBe('completed');
+  });
+
+  it('writes a line the provider refuses to the error file with its status and message, and counts it failed', async () => {
+    const client = clientFor('refused');
+    upstream.script('/refused/v1/chat/completions', [
+      {
+        status: 200,
+        json: {
+          id: 'c1',
+          object: 'chat.completion',
+          created: 1,
+          model: 'gpt-4o-mini',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        },
+      },
+      { status: 400, json: { error: { message: 'This model does not take that.', type: 'invalid_request_error', param: 'messages', code: 'bad_messages' } } },
+    ]);
+    const input = await upload(client, [chatLine('good', 'a'), chatLine('bad', 'b')]);
+    const created = await client.batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: 'immediate' as '24h' });
+    const batch = await waitForEnd(client, created.id);
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 2, completed: 1, failed: 1 });
+    const [refused] = await fileLines(client, batch.error_file_id);
+    expect(refused.response.status_code).toBe(400);
+    expect(refused.response.body.error.message).toBe('This model does not take that.');
+    expect(refused.error.message).toMatch(/does not take that/);
+    expect(await fileLines(client, batch.output_file_id)).toHaveLength(1);
+  });
+
+  it('tries a line answered 429 again later instead of failing it', async () => {
+    const client = clientFor('busy');
+    upstream.script('/busy/v1/chat/completions', [
+      { status: 429, headers: { 'retry-after': '1' }, json: { error: { message: 'Slow down.', type: 'rate_limit_error', code: 'rate_limited' } } },
+    ]);
+    const input = await upload(client, [chatLine('patient', 'wait')]);
+    const created = await client.batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await waitForEnd(client, created.id, 20_000);
+    expect(batch.request_counts).toEqual({ total: 1, completed: 1, failed: 0 });
+    expect((await fileLines(client, batch.output_file_id))[0].response.body.choices[0].message.content).toBe('echo: wait');
+  });
+
+  it('fails an invalid input file, naming each bad line by its number', async () => {
+    const client = clientFor('invalid');
+    const input = await upload(client, [
+      chatLine('a', 'x'),
+      '{not json',
+      chatLine('a', 'y'),
+      { ...chatLine('c', 'z'), url: '/v1/embeddings' },
+      { ...chatLine('d', 'w'), method: 'GET' },
+    ]);
+    const created = await client.batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await waitForEnd(client, created.id);
+    expect(batch.status).toBe('failed');
+    expect(batch.failed_at).toBeGreaterThanOrEqual(created.created_at);
+    expect(batch.errors?.data?.map((error) => [error.line, error.code])).toEqual([
+      [2, 'invalid_json_line'],
+      [3, 'duplicate_custom_id'],
+      [4, 'mismatched_url'],
+      [5, 'invalid_method'],
+    ]);
+    expect(batch.errors?.data?.[1]?.message).toMatch(/used on line 1 already/);
+    expect(upstream.requests.some((request) => request.path.startsWith('/invalid/'))).toBe(false);
+  });
+
+  it('refuses a create that names no batch file, a bad window or too much metadata', async () => {
+    const client = clientFor('refuse');
+    const notes = await gatewayFiles().files.create({ file: await toFile(Buffer.from('notes'), 'notes.txt'), purpose: 'user_data' });
+    const refusal = (body: Record<string, unknown>) => client.batches.create(body as any).catch((error) => error);
+    expect(await refusal({ input_file_id: notes.id, endpoint: '/v1/chat/completions', completion_window: '24h' })).toMatchObject({
+      status: 400,
+      code: 'invalid_input_file',
+    });
+    const input = await upload(client, [chatLine('a', 'x')]);
+    expect(await refusal({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '48h' })).toMatchObject({
+      status: 400,
+      param: 'completion_window',
+    });
+    expect(await refusal({ input_file_id: input, endpoint: '/v1/responses', completion_window: '24h' })).toMatchObject({ status: 400, param: 'endpoint' });
+    const metadata = Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`k${index}`, 'v']));
+    expect(await refusal({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h', metadata })).toMatchObject({
+      status: 400,
+      param: 'metadata',
+    });
+    expect(await refusal({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { k: 'v'.repeat(513) } })).toMatchObject(
+      {
+        status: 400,
+      },
+    );
+  });
+
+  it('cancels a running batch: cancelling at once, then cancelled with the lines finished so far', async () => {
+    const client = clientFor('cancel');
+    upstream.script(
+      '/cancel/v1/chat/completions',
+      Array.from({ length: 48 }, () => ({
+        status: 200,
+        delayMs: 600,
+        json: {
+          id: 'c',
+          object: 'chat.completion',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'slow' }, finish_reason: 'stop' }],
+        },
+      })),
+    );
+    const input = await upload(
+      client,
+      Array.from({ length: 48 }, (_, index) => chatLine(`line-${index}`, `text ${index}`)),
+    );
+    const created = await client.batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await pollUntil(
+      () => client.batches.retrieve(created.id),
+      (batch) => batch.status === 'in_progress' && batch.request_counts!.completed > 0,
+      10_000,
+    );
+    const cancelling = await client.batches.cancel(created.id);
+    expect(cancelling.status).toBe('cancelling');
+    expect(cancelling.cancelling_at).toBeGreaterThanOrEqual(created.created_at);
+    const batch = await waitForEnd(client, created.id, 20_000);
+    expect(batch.status).toBe('cancelled');
+    expect(batch.cancelled_at).toBeGreaterThanOrEqual(cancelling.cancelling_at!);
+    const output = await fileLines(client, batch.output_file_id);
+    expect(output.length).toBe(batch.request_counts!.completed);
+    expect(output.length).toBeLessThan(48);
+    expect(await client.batches.cancel(created.id).catch((error) => error.status)).toBe(409);
+  });
+
+  it('expires a batch whose window has passed: unfinished lines go to the error file as batch_expired', async () => {
+    const client = clientFor('expire');
+    upstream.script(
+      '/expire/v1/chat/completions',
+      Array.from({ length: 40 }, () => ({
+        status: 200,
+        delayMs: 500,
+        json: {
+          id: 'c',
+          object: 'chat.completion',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'late' }, finish_reason: 'stop' }],
+        },
+      })),
+    );
+    const input = await upload(
+      client,
+      Array.from({ length: 40 }, (_, index) => chatLine(`line-${index}`, `text ${index}`)),
+    );
+    const created = await client.batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await pollUntil(
+      () => client.batches.retrieve(created.id),
+      (batch) => batch.status === 'in_progress',
+      10_000,
+    );
+    // The window ends now: the deadline the workers read is the stored one.
+    await dynamoClient().send(
+      new UpdateItemCommand({
+        TableName: controlTable,
+        Key: marshall(batchKey.item(store.workspaceId, created.id)),
+        UpdateExpression: 'SET expires_at = :past',
+        ExpressionAttributeValues: marshall({ ':past': Math.floor(Date.now() / 1000) - 1 }),
+      }),
+    );
+    const batch = await waitForEnd(client, created.id, 20_000);
+    expect(batch.status).toBe('expired');
+    expect(batch.expired_at).toBeGreaterThanOrEqual(created.created_at);
+    const output = await fileLines(client, batch.output_file_id);
+    const errors = await fileLines(client, batch.error_file_id);
+    expect(output.length + errors.length).toBe(40);
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.every((line) => line.error.code === 'batch_expired' && line.response === null)).toBe(true);
+    expect(new Set([...output, ...errors].map((line) => line.custom_id)).size).toBe(40);
+    expect(batch.request_counts).toEqual({ total: 40, completed: output.length, failed: errors.length });
+  });
+
+  it('is invisible to another workspace', async () => {
+    const client = clientFor('mine');
+    const input = await upload(client, [chatLine('a', 'x')]);
+    const created = await client.batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const other = new OpenAI({ baseURL: env().gatewayUrl, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': store.otherWorkspaceKey } });
+    await expect(other.batches.retrieve(created.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(other.batches.cancel(created.id)).rejects.toBeInstanceOf(NotFoundError);
+    expect((await other.batches.list()).data.map((batch) => batch.id)).not.toContain(created.id);
+    const refused = await other.batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' }).catch((error) => error);
+    expect(refused.status).toBe(404);
+    await waitForEnd(client, created.id);
+  });
+});
+
+describe('a provider’s batches', () => {
+  it('passes a batches request that selects a provider and names a provider file through', async () => {
+    const answer = {
+      id: 'batch_abc',
+      object: 'batch',
+      endpoint: '/v1/chat/completions',
+      status: 'validating',
+      input_file_id: 'file-abc',
+      completion_window: '24h',
+      created_at: 1,
+    };
+    upstream.script('/provider/v1/batches', [{ status: 200, json: answer }]);
+    const created = await clientFor('provider').batches.create({ input_file_id: 'file-abc', endpoint: '/v1/chat/completions', completion_window: '24h' });
+    expect(created).toEqual(answer);
+  });
+});
