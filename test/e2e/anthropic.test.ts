@@ -7,6 +7,16 @@ import { gatewayFetch, openaiClient, waitForLogs } from '../support/gateway-clie
 import { readRecordingBytes, readRecordingJson, recordingsPresent } from '../support/recordings';
 import { collectSse } from '../support/sse';
 
+/** A thinking request and what its streamed answer must carry. */
+interface ThinkingExchange {
+  model: string;
+  question: string;
+  /** How the streamed thinking starts. */
+  thinking: RegExp;
+  signature: string;
+  text: string;
+}
+
 describe('anthropic through the gateway with the official openai client', () => {
   let fake: FakeAnthropic;
   let client: OpenAI;
@@ -15,6 +25,39 @@ describe('anthropic through the gateway with the official openai client', () => 
     client = openaiClient({ provider: 'anthropic', apiKey: 'sk-ant-e2e', headers: { 'x-gateway-custom-host': fake.url } });
   });
   afterAll(() => fake.close());
+
+  /** Answers the next call with an overloaded error and checks the client gets Anthropic's status, type and message. */
+  const expectOverloadedRelayed = async (answer: { status: number; body: unknown }, message: string) => {
+    fake.script({ status: answer.status, json: answer.body });
+    const overloaded = await client.chat.completions
+      .create({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error) => error);
+    expect(overloaded).toBeInstanceOf(OpenAI.APIError);
+    expect(overloaded.status).toBe(529);
+    expect(overloaded.error).toEqual({ message, type: 'overloaded_error', param: null, code: 'overloaded_error', provider: 'anthropic' });
+  };
+
+  /** Streams a thinking answer that ends in a refusal through a config with strict_api_compliance off. */
+  const expectThinkingStreamed = async (sse: string | Buffer, expected: ThinkingExchange) => {
+    const config = { provider: 'anthropic', api_key: 'sk-ant-cfg', custom_host: fake.url, strict_api_compliance: false };
+    // The provider header agrees with the config's target, as a header beside a config must.
+    const thinking = openaiClient({ provider: 'anthropic', headers: { 'x-gateway-config': JSON.stringify(config) } });
+    fake.script({ sse });
+    const stream = await thinking.chat.completions.create({
+      model: expected.model,
+      messages: [{ role: 'user', content: expected.question }],
+      stream: true,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+    } as never);
+    const { chunks, text, finishReason } = await collectChunks(stream as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>);
+    const blocks = chunks.flatMap((chunk) => (chunk.choices[0]?.delta as any)?.content_blocks ?? []);
+    expect(blocks.map((block: any) => block.thinking ?? '').join('')).toMatch(expected.thinking);
+    expect(blocks.at(-1).signature).toBe(expected.signature);
+    expect(text).toBe(expected.text);
+    expect(finishReason).toBe('content_filter');
+    expect(fake.requests.at(-1)!.json).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 1024 + 4096 });
+    expect(fake.requests.at(-1)!.headers['x-api-key']).toBe('sk-ant-cfg');
+  };
 
   it('gets a plain text completion', async () => {
     const traceId = `anthropic-text-${Date.now()}`;
@@ -106,19 +149,7 @@ describe('anthropic through the gateway with the official openai client', () => 
     expect(limited.error).toMatchObject({ type: 'rate_limit_error', provider: 'anthropic' });
     expect(limited.headers.get('retry-after')).toBe('1');
 
-    fake.script({ status: anthropicErrorSamples.overloaded.status, json: anthropicErrorSamples.overloaded.body });
-    const overloaded = await client.chat.completions
-      .create({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'hi' }] })
-      .catch((error) => error);
-    expect(overloaded).toBeInstanceOf(OpenAI.APIError);
-    expect(overloaded.status).toBe(529);
-    expect(overloaded.error).toEqual({
-      message: 'Overloaded, please retry shortly',
-      type: 'overloaded_error',
-      param: null,
-      code: 'overloaded_error',
-      provider: 'anthropic',
-    });
+    await expectOverloadedRelayed(anthropicErrorSamples.overloaded, 'Overloaded, please retry shortly');
   });
 
   it('ends a stream that fails midway with an error event and [DONE]', async () => {
@@ -145,24 +176,13 @@ describe('anthropic through the gateway with the official openai client', () => 
     expect(refused.status).toBe(400);
     expect(refused.error.message).toMatch(/strict_api_compliance: false/);
 
-    const config = { provider: 'anthropic', api_key: 'sk-ant-cfg', custom_host: fake.url, strict_api_compliance: false };
-    // The provider header agrees with the config's target, as a header beside a config must.
-    const thinking = openaiClient({ provider: 'anthropic', headers: { 'x-gateway-config': JSON.stringify(config) } });
-    fake.script({ sse: anthropicThinkingRefusalStream });
-    const stream = await thinking.chat.completions.create({
+    await expectThinkingStreamed(anthropicThinkingRefusalStream, {
       model: 'claude-sonnet-4-5-20250929',
-      messages: [{ role: 'user', content: "What card is saved on order B-2001's account?" }],
-      stream: true,
-      thinking: { type: 'enabled', budget_tokens: 1024 },
-    } as never);
-    const { chunks, text, finishReason } = await collectChunks(stream as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>);
-    const blocks = chunks.flatMap((chunk) => (chunk.choices[0]?.delta as any)?.content_blocks ?? []);
-    expect(blocks.map((block: any) => block.thinking ?? '').join('')).toMatch(/^The customer asks for the card number/);
-    expect(blocks.at(-1).signature).toBe(anthropicThinkingRefusalSample.signature);
-    expect(text).toBe("I can't share another customer's payment details.");
-    expect(finishReason).toBe('content_filter');
-    expect(fake.requests.at(-1)!.json).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 1024 + 4096 });
-    expect(fake.requests.at(-1)!.headers['x-api-key']).toBe('sk-ant-cfg');
+      question: "What card is saved on order B-2001's account?",
+      thinking: /^The customer asks for the card number/,
+      signature: anthropicThinkingRefusalSample.signature,
+      text: "I can't share another customer's payment details.",
+    });
   });
 
   it('answers 400 for text completions and embeddings', async () => {
@@ -191,41 +211,18 @@ describe('anthropic through the gateway with the official openai client', () => 
     expect(sent.headers).toMatchObject({ 'x-api-key': 'sk-ant-pt', 'anthropic-version': '2023-01-01' });
     expect(sent.headers.authorization).toBeUndefined();
   });
-});
 
-describe.skipIf(!recordingsPresent)('anthropic through the gateway: recorded transcripts', () => {
-  let fake: FakeAnthropic;
-  let client: OpenAI;
-  beforeAll(async () => {
-    fake = await startFakeAnthropic();
-    client = openaiClient({ provider: 'anthropic', apiKey: 'sk-ant-e2e', headers: { 'x-gateway-custom-host': fake.url } });
-  });
-  afterAll(() => fake.close());
+  describe.skipIf(!recordingsPresent)('recorded transcripts', () => {
+    it('relays the recorded 529 overloaded body', () =>
+      expectOverloadedRelayed({ status: 529, body: readRecordingJson('anthropic_error_529_overloaded.json') }, 'Overloaded'));
 
-  it('relays the recorded 529 overloaded body', async () => {
-    fake.script({ status: 529, json: readRecordingJson('anthropic_error_529_overloaded.json') });
-    const overloaded = await client.chat.completions
-      .create({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'hi' }] })
-      .catch((error) => error);
-    expect(overloaded).toBeInstanceOf(OpenAI.APIError);
-    expect(overloaded.status).toBe(529);
-    expect(overloaded.error).toEqual({ message: 'Overloaded', type: 'overloaded_error', param: null, code: 'overloaded_error', provider: 'anthropic' });
-  });
-
-  it('streams the recorded thinking and refusal as content_blocks with strict_api_compliance off', async () => {
-    const config = { provider: 'anthropic', api_key: 'sk-ant-cfg', custom_host: fake.url, strict_api_compliance: false };
-    const thinking = openaiClient({ provider: 'anthropic', headers: { 'x-gateway-config': JSON.stringify(config) } });
-    fake.script({ sse: readRecordingBytes('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse') });
-    const stream = await thinking.chat.completions.create({
-      model: 'claude-fable-5',
-      messages: [{ role: 'user', content: 'eclipse?' }],
-      stream: true,
-      thinking: { type: 'enabled', budget_tokens: 1024 },
-    } as never);
-    const { chunks, finishReason } = await collectChunks(stream as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>);
-    const blocks = chunks.flatMap((chunk) => (chunk.choices[0]?.delta as any)?.content_blocks ?? []);
-    expect(blocks.map((block: any) => block.thinking ?? '').join('')).toMatch(/^Simple educational question/);
-    expect(blocks.at(-1).signature).toMatch(/^c3ludGhl/);
-    expect(finishReason).toBe('content_filter');
+    it('streams the recorded thinking and refusal as content_blocks with strict_api_compliance off', () =>
+      expectThinkingStreamed(readRecordingBytes('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse'), {
+        model: 'claude-fable-5',
+        question: 'eclipse?',
+        thinking: /^Simple educational question/,
+        signature: 'c3ludGhldGljLXNpZ25hdHVyZS1maXh0dXJlLWEtbm90LWEtcmVhbC1zaWduYXR1cmU=',
+        text: 'Hi',
+      }));
   });
 });

@@ -9,6 +9,52 @@ import { readRecording, readRecordingJson, recordingsPresent } from '../support/
 
 const weatherTool = makeWeatherTool({ additionalProperties: false });
 
+/** A stream request for a model Google does not know, Google's 404 for it and the path it was sent to. */
+interface NotFound {
+  model: string;
+  question: string;
+  body: unknown;
+  path: string;
+}
+
+/** Google's bytes of a streamed answer, the request that gets them and the text they carry. */
+interface Replay {
+  sse: string;
+  model: string;
+  question: string;
+  text: string;
+}
+
+// A recording is read inside the test that uses it, so without the recordings nothing is read.
+const samples = {
+  notFound: (): NotFound => {
+    const [exchange] = missingModelStream.interactions;
+    return { model: missingModel.model, question: missingModel.question, body: exchange.response.bodySegments[0], path: exchange.request.url };
+  },
+  replay: (): Replay => ({
+    sse: exchangeSse(shippingStreamText),
+    model: shippingStream.model,
+    question: shippingStream.question,
+    text: shippingStream.pieces.join(''),
+  }),
+};
+
+const recordings = {
+  notFound: (): NotFound => {
+    const [exchange] = readRecordingJson<any>('gemini_stream_error_404_recording.json').interactions;
+    return { model: 'custom-gemini-2.0-flash', question: 'why is the sky blue?', body: exchange.response.bodySegments[0], path: exchange.request.url };
+  },
+  replay: (): Replay => {
+    const segments = readRecordingJson<any>('gemini_stream_text_recording.json').interactions[0].response.bodySegments;
+    return {
+      sse: readRecording('gemini_stream_text.DERIVED.sse'),
+      model: 'gemini-2.5-flash',
+      question: 'high',
+      text: segments.map((segment: any) => segment.candidates[0].content.parts[0].text).join(''),
+    };
+  },
+};
+
 describe('google (Gemini API) through the gateway with the official openai client', () => {
   let fake: FakeGoogle;
   let client: OpenAI;
@@ -17,6 +63,18 @@ describe('google (Gemini API) through the gateway with the official openai clien
     client = openaiClient({ provider: 'google', apiKey: 'AIza-e2e-key', headers: { 'x-gateway-custom-host': `${fake.url}/v1beta` } });
   });
   afterAll(() => fake.close());
+
+  async function surfacesNotFound({ model, question, body, path }: NotFound) {
+    fake.script({ status: 404, json: body });
+    const missing = await client.chat.completions.create({ model, messages: [{ role: 'user', content: question }], stream: true }).catch((error) => error);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(missing.error).toMatchObject({
+      code: 'NOT_FOUND',
+      provider: 'google',
+      message: expect.stringContaining(`models/${model} is not found`),
+    });
+    expect(fake.requests.at(-1)!.path).toBe(path);
+  }
 
   it('gets a plain text completion, with the key in x-goog-api-key', async () => {
     const traceId = `google-text-${Date.now()}`;
@@ -115,17 +173,7 @@ describe('google (Gemini API) through the gateway with the official openai clien
     expect(denied).toBeInstanceOf(OpenAI.BadRequestError);
     expect(denied.error).toMatchObject({ provider: 'google', code: 'INVALID_ARGUMENT', message: 'API key not valid. Please pass a valid API key.' });
 
-    fake.script({ status: 404, json: missingModelStream.interactions[0].response.bodySegments[0] });
-    const missing = await client.chat.completions
-      .create({ model: missingModel.model, messages: [{ role: 'user', content: missingModel.question }], stream: true })
-      .catch((error) => error);
-    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
-    expect(missing.error).toMatchObject({
-      code: 'NOT_FOUND',
-      provider: 'google',
-      message: expect.stringContaining(`models/${missingModel.model} is not found`),
-    });
-    expect(fake.requests.at(-1)!.path).toBe(missingModelStream.interactions[0].request.url);
+    await surfacesNotFound(samples.notFound());
 
     const stream = await client.chat.completions.create({
       model: 'error-midstream',
@@ -138,16 +186,20 @@ describe('google (Gemini API) through the gateway with the official openai clien
     expect((broken as Error).message).toMatch(/overloaded/);
   });
 
-  it('replays a Gemini stream through the gateway byte for byte', async () => {
-    fake.script({ status: 200, rawSse: exchangeSse(shippingStreamText) });
-    const stream = await client.chat.completions.create({
-      model: shippingStream.model,
-      messages: [{ role: 'user', content: shippingStream.question }],
-      stream: true,
+  it.skipIf(!recordingsPresent)('surfaces the recorded 404 before the stream starts (recorded transcripts)', () => surfacesNotFound(recordings.notFound()));
+
+  for (const [source, replay, skip] of [
+    ['samples', samples.replay, false],
+    ['recorded transcripts', recordings.replay, !recordingsPresent],
+  ] as const) {
+    it.skipIf(skip)(`replays a Gemini stream through the gateway byte for byte (${source})`, async () => {
+      const { sse, model, question, text } = replay();
+      fake.script({ status: 200, rawSse: sse });
+      const stream = await client.chat.completions.create({ model, messages: [{ role: 'user', content: question }], stream: true });
+      const { text: streamed } = await collectChunks(stream);
+      expect(streamed).toBe(text);
     });
-    const { text } = await collectChunks(stream);
-    expect(text).toBe(shippingStream.pieces.join(''));
-  });
+  }
 
   it('gets embeddings, as floats and as the base64 the client asks for by default', async () => {
     const floats = await client.embeddings.create({ model: 'gemini-embedding-001', input: ['one', 'two'], dimensions: 4, encoding_format: 'float' });
@@ -161,35 +213,5 @@ describe('google (Gemini API) through the gateway with the official openai clien
     const error = await client.completions.create({ model: 'gemini-2.5-flash', prompt: 'x' }).catch((e) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect(error.error.code).toBe('unsupported_operation');
-  });
-});
-
-// The same replays over recorded Google exchanges; every file is read inside a test, so without the
-// recordings the suite is skipped and nothing is read or started.
-describe.skipIf(!recordingsPresent)('google (Gemini API): recorded transcripts', () => {
-  let fake: FakeGoogle;
-  let client: OpenAI;
-  beforeAll(async () => {
-    fake = await startFakeGoogle({ apiKey: 'AIza-e2e-key' });
-    client = openaiClient({ provider: 'google', apiKey: 'AIza-e2e-key', headers: { 'x-gateway-custom-host': `${fake.url}/v1beta` } });
-  });
-  afterAll(() => fake?.close());
-
-  it('surfaces the recorded 404 before the stream starts', async () => {
-    const recorded = readRecordingJson<any>('gemini_stream_error_404_recording.json').interactions[0].response;
-    fake.script({ status: 404, json: recorded.bodySegments[0] });
-    const missing = await client.chat.completions
-      .create({ model: 'custom-gemini-2.0-flash', messages: [{ role: 'user', content: 'why is the sky blue?' }], stream: true })
-      .catch((error) => error);
-    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
-    expect(missing.error).toMatchObject({ code: 'NOT_FOUND', provider: 'google' });
-  });
-
-  it('replays a recorded Gemini stream through the gateway byte for byte', async () => {
-    fake.script({ status: 200, rawSse: readRecording('gemini_stream_text.DERIVED.sse') });
-    const stream = await client.chat.completions.create({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'high' }], stream: true });
-    const { text } = await collectChunks(stream);
-    const segments = readRecordingJson<any>('gemini_stream_text_recording.json').interactions[0].response.bodySegments;
-    expect(text).toBe(segments.map((segment: any) => segment.candidates[0].content.parts[0].text).join(''));
   });
 });

@@ -1,13 +1,20 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { TokenUsage } from '../../lib/core/usage';
 import { mistralCompletionSample, mistralStreamSample } from '../fixtures/providers/mistral';
 import { collectChunks, collectChunksUntilError, makeWeatherTool } from '../support/chat-stream';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { openaiClient } from '../support/gateway-client';
-import { readRecording, readRecordingJson, recordingsPresent } from '../support/recordings';
+import { readRecording, recordingsPresent } from '../support/recordings';
 
 const weatherTool = makeWeatherTool({ description: null });
 const mistralId = /^[a-zA-Z0-9]{9}$/;
+
+/** The model and the one user question of a chat request. */
+interface ChatRequest {
+  model: string;
+  content: string;
+}
 
 describe('mistral-ai through the gateway with the official openai client', () => {
   let upstream: FakeUpstream;
@@ -19,44 +26,63 @@ describe('mistral-ai through the gateway with the official openai client', () =>
   beforeEach(() => upstream.reset());
   afterAll(() => upstream.close());
 
-  it('gets the completion, sending random_seed and max_tokens', async () => {
-    upstream.script('/mistral', [{ status: 200, body: JSON.stringify(mistralCompletionSample), headers: { 'content-type': 'application/json' } }]);
+  /** Relays a non-streamed answer for a question, sending Mistral's names for the seed and the token limit. */
+  const expectCompletionRelayed = async (answer: string, request: ChatRequest & { maxTokens: number }, expected: { id: string; usage: TokenUsage }) => {
+    upstream.script('/mistral', [{ status: 200, body: answer, headers: { 'content-type': 'application/json' } }]);
     const data = await client.chat.completions.create({
-      model: 'mistral-small-latest',
-      messages: [{ role: 'user', content: 'When does order A-1042 ship?' }],
+      model: request.model,
+      messages: [{ role: 'user', content: request.content }],
       seed: 42,
-      max_completion_tokens: 32,
+      max_completion_tokens: request.maxTokens,
     });
-    expect(data.id).toBe('4c1e9a7f0b2d48e6a5f3c8d17e6b0a92');
-    expect(data.choices[0].message.content).toBe(mistralCompletionSample.choices[0].message.content);
+    expect(data.id).toBe(expected.id);
+    expect(data.choices[0].message.content).toBe(JSON.parse(answer).choices[0].message.content);
     expect(data.choices[0].finish_reason).toBe('length');
-    expect(data.usage).toEqual({ prompt_tokens: 27, completion_tokens: 32, total_tokens: 59 });
+    expect(data.usage).toEqual(expected.usage);
     const sent = upstream.requests[0];
     expect(sent.path).toBe('/mistral/v1/chat/completions');
     expect(sent.headers.authorization).toBe('Bearer mistral-key');
     expect(sent.json).toEqual({
-      model: 'mistral-small-latest',
-      messages: [{ role: 'user', content: 'When does order A-1042 ship?' }],
+      model: request.model,
+      messages: [{ role: 'user', content: request.content }],
       random_seed: 42,
-      max_tokens: 32,
+      max_tokens: request.maxTokens,
     });
-  });
+  };
 
-  it('streams with the usage on the final content chunk', async () => {
-    upstream.script('/mistral', [{ rawSse: mistralStreamSample, splitEvery: 500 }]);
+  /** Relays a stream whose usage rides on the final content chunk, without sending stream_options. */
+  const expectStreamRelayed = async (sse: string, request: ChatRequest, expected: { text: RegExp; usage: TokenUsage }) => {
+    upstream.script('/mistral', [{ rawSse: sse, splitEvery: 500 }]);
     const stream = await client.chat.completions.create({
-      model: 'mistral-small-latest',
-      messages: [{ role: 'user', content: 'When does order A-1042 ship?' }],
+      model: request.model,
+      messages: [{ role: 'user', content: request.content }],
       stream: true,
       stream_options: { include_usage: true },
     });
     const { chunks, text, last } = await collectChunks(stream);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
-    expect(text).toBe('Your order A-1042 ships on Tuesday. Tracking details follow by email once the parcel is sc');
+    expect(text).toMatch(expected.text);
     expect(last!.choices[0].finish_reason).toBe('length');
-    expect(last!.usage).toEqual({ prompt_tokens: 19, total_tokens: 44, completion_tokens: 25 });
+    expect(last!.usage).toEqual(expected.usage);
     expect((upstream.requests[0].json as any).stream_options).toBeUndefined();
-  });
+  };
+
+  it('gets the completion, sending random_seed and max_tokens', () =>
+    expectCompletionRelayed(
+      JSON.stringify(mistralCompletionSample),
+      { model: 'mistral-small-latest', content: 'When does order A-1042 ship?', maxTokens: 32 },
+      { id: '4c1e9a7f0b2d48e6a5f3c8d17e6b0a92', usage: { prompt_tokens: 27, completion_tokens: 32, total_tokens: 59 } },
+    ));
+
+  it('streams with the usage on the final content chunk', () =>
+    expectStreamRelayed(
+      mistralStreamSample,
+      { model: 'mistral-small-latest', content: 'When does order A-1042 ship?' },
+      {
+        text: /^Your order A-1042 ships on Tuesday\. Tracking details follow by email once the parcel is sc$/,
+        usage: { prompt_tokens: 19, total_tokens: 44, completion_tokens: 25 },
+      },
+    ));
 
   it('streams a forced tool call (tool_choice any) and sends the OpenAI call id back as a Mistral id', async () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
@@ -109,41 +135,18 @@ describe('mistral-ai through the gateway with the official openai client', () =>
   });
 
   describe.skipIf(!recordingsPresent)('mistral-ai: recorded transcripts', () => {
-    it('gets the recorded completion, sending random_seed and max_tokens', async () => {
-      upstream.script('/mistral', [
-        { status: 200, body: readRecording('mistral_chat_completion_nonstream.json'), headers: { 'content-type': 'application/json' } },
-      ]);
-      const data = await client.chat.completions.create({
-        model: 'mistral-large-latest',
-        messages: [{ role: 'user', content: 'Coca-Cola?' }],
-        seed: 42,
-        max_completion_tokens: 100,
-      });
-      const recorded = readRecordingJson<any>('mistral_chat_completion_nonstream.json');
-      expect(data.id).toBe(recorded.id);
-      expect(data.choices[0].message.content).toBe(recorded.choices[0].message.content);
-      expect(data.choices[0].finish_reason).toBe('length');
-      expect(data.usage).toEqual({ prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 });
-      const sent = upstream.requests[0];
-      expect(sent.path).toBe('/mistral/v1/chat/completions');
-      expect(sent.headers.authorization).toBe('Bearer mistral-key');
-      expect(sent.json).toEqual({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }], random_seed: 42, max_tokens: 100 });
-    });
+    it('gets the recorded completion, sending random_seed and max_tokens', () =>
+      expectCompletionRelayed(
+        readRecording('mistral_chat_completion_nonstream.json'),
+        { model: 'mistral-large-latest', content: 'Coca-Cola?', maxTokens: 100 },
+        { id: 'b5899875951449e9a2997246a3a54d21', usage: { prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 } },
+      ));
 
-    it('streams the recorded stream with its usage on the final content chunk', async () => {
-      upstream.script('/mistral', [{ rawSse: readRecording('mistral_chat_stream_text_usage_in_final_chunk.sse'), splitEvery: 500 }]);
-      const stream = await client.chat.completions.create({
-        model: 'mistral-large-latest',
-        messages: [{ role: 'user', content: 'Coca-Cola?' }],
-        stream: true,
-        stream_options: { include_usage: true },
-      });
-      const { chunks, text, last } = await collectChunks(stream);
-      expect(chunks[0].choices[0].delta.role).toBe('assistant');
-      expect(text).toMatch(/^Coca-Cola, often referred to as Coke/);
-      expect(last!.choices[0].finish_reason).toBe('length');
-      expect(last!.usage).toEqual({ prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 });
-      expect((upstream.requests[0].json as any).stream_options).toBeUndefined();
-    });
+    it('streams the recorded stream with its usage on the final content chunk', () =>
+      expectStreamRelayed(
+        readRecording('mistral_chat_stream_text_usage_in_final_chunk.sse'),
+        { model: 'mistral-large-latest', content: 'Coca-Cola?' },
+        { text: /^Coca-Cola, often referred to as Coke/, usage: { prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 } },
+      ));
   });
 });

@@ -32,56 +32,128 @@ const readsOf = (stream: Buffer) =>
     .split(/(?<=\n\n)/)
     .map((text) => Buffer.from(text));
 
+type Usage = Record<string, unknown>;
+
+// A test shared by the samples and the recordings has a case for each; the recording case is
+// declared skipped where the recordings are absent and reads them only inside the test, so a
+// clone without them collects and runs the rest untouched.
+const itOnRecordings = it.skipIf(!recordingsPresent);
+
+/** Relays `sent` event for event, and reads the usage its usage chunk (second to last) carries. */
+async function relaysEventForEvent(sent: Buffer, expected: { events: number; usage: Usage }) {
+  const { out, usage } = await run(sent, { dropUsageChunk: false });
+  expect(parseSse(out)).toEqual(parseSse(sent.toString()));
+  expect(parseSse(out)).toHaveLength(expected.events);
+  const last = JSON.parse(parseSse(sent.toString()).at(-2)!.data);
+  expect(usage).toMatchObject({
+    prompt_tokens: last.usage.prompt_tokens,
+    completion_tokens: last.usage.completion_tokens,
+    total_tokens: last.usage.total_tokens,
+  });
+  expect(usage).toMatchObject(expected.usage);
+  return usage;
+}
+
+async function dropsUsageChunk(sent: Buffer, expected: { usage: Usage }) {
+  const { out, usage } = await run(sent, { dropUsageChunk: true });
+  const events = parseSse(out);
+  expect(events.at(-1)!.data).toBe('[DONE]');
+  expect(events.slice(0, -1).every((event) => JSON.parse(event.data).choices.length > 0)).toBe(true);
+  expect(events.length).toBe(parseSse(sent.toString()).length - 1);
+  expect(usage?.total_tokens).toBeGreaterThan(0);
+  expect(usage).toMatchObject(expected.usage);
+  return usage;
+}
+
+async function takesLastUsageOfEveryChunk(sent: Buffer, expected: { usage: Usage }) {
+  const { out, usage } = await run(sent, { dropUsageChunk: true });
+  expect(parseSse(out)).toEqual(parseSse(sent.toString()));
+  const chunks = parseSse(sent.toString())
+    .filter((event) => event.data !== '[DONE]')
+    .map((event) => JSON.parse(event.data));
+  expect(usage?.total_tokens).toBe(chunks.at(-1).usage.total_tokens);
+  expect(usage).toMatchObject(expected.usage);
+}
+
+async function readsUsageOnFinish(sent: Buffer, expected: { usage: Usage }) {
+  const { out, usage } = await run(sent, { dropUsageChunk: true });
+  expect(usage?.total_tokens).toBeGreaterThan(0);
+  expect(usage).toMatchObject(expected.usage);
+  return { out, usage };
+}
+
+async function relaysWholeReads(sent: Buffer) {
+  const events = readsOf(sent);
+  const transform = openAIStreamTransform({ provider: 'openai', dropUsageChunk: true, onUsage: () => undefined });
+  const out: Buffer[] = [];
+  for await (const chunk of Readable.from(events).pipe(transform)) out.push(Buffer.from(chunk));
+  const usageRead = events.findIndex((event) => event.includes('"usage":{') && event.includes('"choices":[]'));
+  expect(usageRead).toBeGreaterThan(0);
+  expect(usageRead).toBe(events.length - 2);
+  expect(Buffer.concat(out).equals(Buffer.concat(events.filter((_, index) => index !== usageRead)))).toBe(true);
+}
+
 describe('OpenAI stream transform on whole provider streams', () => {
-  it('relays a stream event for event and reads its usage', async () => {
-    const sent = Buffer.from(openAIToolCallStreamSample);
-    const { out, usage } = await run(sent, { dropUsageChunk: false });
-    expect(parseSse(out)).toEqual(parseSse(sent.toString()));
+  it('relays a stream event for event and reads its usage (samples)', async () => {
     // The role chunk with the call's id and name, ten argument fragments, the finish, the usage, [DONE].
-    expect(parseSse(out)).toHaveLength(14);
-    expect(usage).toMatchObject({ prompt_tokens: 88, completion_tokens: 21, total_tokens: 109 });
+    const usage = await relaysEventForEvent(Buffer.from(openAIToolCallStreamSample), {
+      events: 14,
+      usage: { prompt_tokens: 88, completion_tokens: 21, total_tokens: 109 },
+    });
     expect(usage).toMatchObject(openAIToolCallSample.usage);
   });
+  itOnRecordings('relays a stream event for event and reads its usage (recordings)', async () => {
+    await relaysEventForEvent(readRecordingBytes('openai_chat_stream_tool_call_with_usage.sse'), {
+      events: 18,
+      usage: { prompt_tokens: 76, completion_tokens: 24, total_tokens: 100 },
+    });
+  });
 
-  it('drops the usage-only chunk the gateway asked for, keeping [DONE] last', async () => {
+  it('drops the usage-only chunk the gateway asked for, keeping [DONE] last (samples)', async () => {
     // Every chunk before the usage chunk carries `"usage": null`, as OpenAI documents.
     const sent = Buffer.from(openAITextStreamSample);
     expect(parseSse(sent.toString()).filter((event) => event.data.includes('"usage":null'))).toHaveLength(parseSse(sent.toString()).length - 2);
-    const { out, usage } = await run(sent, { dropUsageChunk: true });
-    const events = parseSse(out);
-    expect(events.at(-1)!.data).toBe('[DONE]');
-    expect(events.slice(0, -1).every((event) => JSON.parse(event.data).choices.length > 0)).toBe(true);
-    expect(events.length).toBe(parseSse(sent.toString()).length - 1);
-    expect(usage).toMatchObject({ prompt_tokens: 27, completion_tokens: 16, total_tokens: 43, completion_tokens_details: { reasoning_tokens: 0 } });
+    const usage = await dropsUsageChunk(sent, {
+      usage: { prompt_tokens: 27, completion_tokens: 16, total_tokens: 43, completion_tokens_details: { reasoning_tokens: 0 } },
+    });
     expect(usage).toEqual(openAITextSample.usage);
   });
-
-  it('keeps usage carried on content chunks (xAI sends it on every chunk) and takes the last', async () => {
-    const sent = Buffer.from(usageEveryChunkStreamSample);
-    const { out, usage } = await run(sent, { dropUsageChunk: true });
-    expect(parseSse(out)).toEqual(parseSse(sent.toString()));
-    const pieces = usageEveryChunkSample.pieces.length;
-    expect(usage).toMatchObject({ prompt_tokens: 25, completion_tokens: pieces, total_tokens: 25 + pieces });
-    expect(usage?.prompt_tokens_details).toMatchObject({ text_tokens: 25, cached_tokens: 0 });
+  itOnRecordings('drops the usage-only chunk the gateway asked for, keeping [DONE] last (recordings)', async () => {
+    await dropsUsageChunk(readRecordingBytes('openai_chat_stream_text_with_usage.sse'), {
+      usage: { prompt_tokens: 14, completion_tokens: 30, total_tokens: 44, completion_tokens_details: { reasoning_tokens: 0 } },
+    });
   });
 
-  it('reads usage from the final content chunk of a Mistral stream', async () => {
+  it('keeps usage carried on content chunks (xAI sends it on every chunk) and takes the last (samples)', async () => {
+    const pieces = usageEveryChunkSample.pieces.length;
+    await takesLastUsageOfEveryChunk(Buffer.from(usageEveryChunkStreamSample), {
+      usage: { prompt_tokens: 25, completion_tokens: pieces, total_tokens: 25 + pieces, prompt_tokens_details: { text_tokens: 25, cached_tokens: 0 } },
+    });
+  });
+  itOnRecordings('keeps usage carried on content chunks (xAI sends it on every chunk) and takes the last (recordings)', async () => {
+    await takesLastUsageOfEveryChunk(readRecordingBytes('xai_grok_chat_stream_usage_every_chunk.sse'), {
+      usage: { prompt_tokens: 38, completion_tokens: 200, total_tokens: 238, prompt_tokens_details: { text_tokens: 38, cached_tokens: 0 } },
+    });
+  });
+
+  it('reads usage from the final content chunk of a Mistral stream (samples)', async () => {
     const sent = Buffer.from(usageOnFinishStreamSample);
-    const { out, usage } = await run(sent, { dropUsageChunk: true });
-    expect(usage).toMatchObject({ prompt_tokens: 19, completion_tokens: 12, total_tokens: 31 });
+    const { out, usage } = await readsUsageOnFinish(sent, { usage: { prompt_tokens: 19, completion_tokens: 12, total_tokens: 31 } });
     expect(usage).toMatchObject(usageOnFinishSample.usage);
     // The usage rides on a chunk with content: nothing is dropped.
     expect(parseSse(out)).toEqual(parseSse(sent.toString()));
   });
+  itOnRecordings('reads usage from the final content chunk of a Mistral stream (recordings)', async () => {
+    await readsUsageOnFinish(readRecordingBytes('mistral_chat_stream_text_usage_in_final_chunk.sse'), {
+      usage: { prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 },
+    });
+  });
 
-  it('relays reads of whole events as the same bytes, and rewrites only the reads that need it', async () => {
-    const events = readsOf(Buffer.from(openAITextStreamSample));
-    const transform = openAIStreamTransform({ provider: 'openai', dropUsageChunk: true, onUsage: () => undefined });
-    const out: Buffer[] = [];
-    for await (const chunk of Readable.from(events).pipe(transform)) out.push(Buffer.from(chunk));
-    const usageRead = events.findIndex((event) => event.includes('"usage":{') && event.includes('"choices":[]'));
-    expect(usageRead).toBe(events.length - 2);
-    expect(Buffer.concat(out).equals(Buffer.concat(events.filter((_, index) => index !== usageRead)))).toBe(true);
+  it('relays reads of whole events as the same bytes, and rewrites only the reads that need it (samples)', async () => {
+    await relaysWholeReads(Buffer.from(openAITextStreamSample));
+  });
+  itOnRecordings('relays reads of whole events as the same bytes, and rewrites only the reads that need it (recordings)', async () => {
+    await relaysWholeReads(readRecordingBytes('openai_chat_stream_text_with_usage.sse'));
   });
 
   it('maps provider finish reasons to OpenAI ones', async () => {
@@ -119,55 +191,5 @@ describe('OpenAI stream transform on whole provider streams', () => {
     const input = Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\ndata: [DONE]\n\n');
     const { out } = await run(input, { dropUsageChunk: false });
     expect(out).toBe(input.toString());
-  });
-});
-
-describe.skipIf(!recordingsPresent)('OpenAI stream transform: recorded transcripts', () => {
-  it('relays a recorded stream event for event and reads its usage', async () => {
-    const recorded = readRecordingBytes('openai_chat_stream_tool_call_with_usage.sse');
-    const { out, usage } = await run(recorded, { dropUsageChunk: false });
-    expect(parseSse(out)).toEqual(parseSse(recorded.toString()));
-    const last = JSON.parse(parseSse(recorded.toString()).at(-2)!.data);
-    expect(usage).toMatchObject({
-      prompt_tokens: last.usage.prompt_tokens,
-      completion_tokens: last.usage.completion_tokens,
-      total_tokens: last.usage.total_tokens,
-    });
-  });
-
-  it('drops the usage-only chunk the gateway asked for, keeping [DONE] last', async () => {
-    const recorded = readRecordingBytes('openai_chat_stream_text_with_usage.sse');
-    const { out, usage } = await run(recorded, { dropUsageChunk: true });
-    const events = parseSse(out);
-    expect(events.at(-1)!.data).toBe('[DONE]');
-    expect(events.slice(0, -1).every((event) => JSON.parse(event.data).choices.length > 0)).toBe(true);
-    expect(events.length).toBe(parseSse(recorded.toString()).length - 1);
-    expect(usage?.total_tokens).toBeGreaterThan(0);
-  });
-
-  it('keeps usage carried on content chunks (xAI sends it on every chunk) and takes the last', async () => {
-    const recorded = readRecordingBytes('xai_grok_chat_stream_usage_every_chunk.sse');
-    const { out, usage } = await run(recorded, { dropUsageChunk: true });
-    expect(parseSse(out)).toEqual(parseSse(recorded.toString()));
-    const chunks = parseSse(recorded.toString())
-      .filter((event) => event.data !== '[DONE]')
-      .map((event) => JSON.parse(event.data));
-    expect(usage?.total_tokens).toBe(chunks.at(-1).usage.total_tokens);
-  });
-
-  it('reads usage from the final chunk of a recorded Mistral stream', async () => {
-    const recorded = readRecordingBytes('mistral_chat_stream_text_usage_in_final_chunk.sse');
-    const { usage } = await run(recorded, { dropUsageChunk: true });
-    expect(usage?.total_tokens).toBeGreaterThan(0);
-  });
-
-  it('relays reads of whole events as the same bytes, and rewrites only the reads that need it', async () => {
-    const events = readsOf(readRecordingBytes('openai_chat_stream_text_with_usage.sse'));
-    const transform = openAIStreamTransform({ provider: 'openai', dropUsageChunk: true, onUsage: () => undefined });
-    const out: Buffer[] = [];
-    for await (const chunk of Readable.from(events).pipe(transform)) out.push(Buffer.from(chunk));
-    const usageRead = events.findIndex((event) => event.includes('"usage"') && event.includes('"choices":[]'));
-    expect(usageRead).toBeGreaterThan(0);
-    expect(Buffer.concat(out).equals(Buffer.concat(events.filter((_, index) => index !== usageRead)))).toBe(true);
   });
 });

@@ -283,27 +283,43 @@ describe('captureStream answers', () => {
 
 describe('captureStream on whole provider streams', () => {
   const capture = async (stream: string) => (await run('chat', upstreamOf([stream]))).answer;
+  // A test shared by the samples and the recordings has a case for each; the recording case is
+  // declared skipped where the recordings are absent and reads them only inside the test.
+  const itOnRecordings = it.skipIf(!recordingsPresent);
 
-  it('OpenAI text with usage', async () => {
-    const answer = await capture(openAITextStreamSample);
-    expect(answer).toMatchObject({
-      id: 'chatcmpl-gw-sample-text-01',
-      object: 'chat.completion',
-      created: 1767225600,
-      model: 'gpt-4o-mini-2024-07-18',
-      system_fingerprint: 'fp_gw0a1b2c3d',
-    });
+  /** `content` may be an asymmetric matcher where only the start of a long answer is pinned. */
+  const capturesText = async (stream: string, expected: { header: Json; content: unknown; usage: Json }) => {
+    const answer = await capture(stream);
+    expect(answer).toMatchObject({ ...expected.header, object: 'chat.completion' });
     expect(answer!.choices).toHaveLength(1);
     expect(answer!.choices[0]).toMatchObject({ index: 0, logprobs: null, finish_reason: 'stop', message: { role: 'assistant', refusal: null } });
-    expect(answer!.choices[0].message.content).toBe('Your order ships on Tuesday. The tracking link follows by email.');
-    expect(answer!.usage).toEqual({ prompt_tokens: 27, completion_tokens: 16, total_tokens: 43, completion_tokens_details: { reasoning_tokens: 0 } });
+    expect(answer!.choices[0].message.content).toEqual(expected.content);
+    expect(answer!.usage).toEqual(expected.usage);
+    return answer;
+  };
+
+  it('OpenAI text with usage (samples)', async () => {
+    const answer = await capturesText(openAITextStreamSample, {
+      header: { id: 'chatcmpl-gw-sample-text-01', created: 1767225600, model: 'gpt-4o-mini-2024-07-18', system_fingerprint: 'fp_gw0a1b2c3d' },
+      content: 'Your order ships on Tuesday. The tracking link follows by email.',
+      usage: { prompt_tokens: 27, completion_tokens: 16, total_tokens: 43, completion_tokens_details: { reasoning_tokens: 0 } },
+    });
     // The very answer the request would have had unstreamed; `"usage": null` on the chunks leaves no trace.
     const { header, text, usage } = openAITextSample;
     expect(answer).toEqual(openAIChatCompletion({ ...header, content: text, usage }));
   });
 
-  it('OpenAI parallel tool calls with usage', async () => {
-    const answer = await capture(openAIParallelToolCallsStreamSample);
+  itOnRecordings('OpenAI text with usage (recordings)', async () => {
+    await capturesText(readRecording('openai_chat_stream_text_with_usage.sse'), {
+      header: { id: 'chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL', created: 1727346168, model: 'gpt-4o-2024-08-06', system_fingerprint: 'fp_5050236cbd' },
+      content: expect.stringMatching(/^I'm unable to provide real-time weather updates/),
+      usage: { prompt_tokens: 14, completion_tokens: 30, total_tokens: 44, completion_tokens_details: { reasoning_tokens: 0 } },
+    });
+  });
+
+  /** `calls` lists each call as [id, name, parsed arguments]. */
+  const capturesParallelCalls = async (stream: string, expected: { calls: unknown[]; usage: Json }) => {
+    const answer = await capture(stream);
     const message = answer!.choices[0].message;
     expect(message.content).toBeNull();
     expect(message.tool_calls).toHaveLength(2);
@@ -312,37 +328,93 @@ describe('captureStream on whole provider streams', () => {
       expect(call.id).toMatch(/^call_/);
       expect(JSON.parse(call.function.arguments)).toBeTypeOf('object');
     }
-    expect(message.tool_calls.map((call: Json) => [call.id, call.function.name, JSON.parse(call.function.arguments)])).toEqual([
-      ['call_gw_lookup_order_02', 'lookup_order', { order_id: 'A-1042' }],
-      ['call_gw_track_parcel_02', 'track_parcel', { carrier: 'dhl', parcel_id: 'GW-7781-XK' }],
-    ]);
-    expect(message.tool_calls).toEqual((openAIToolCallsCompletionSample.choices as Json[])[0].message.tool_calls);
+    expect(message.tool_calls.map((call: Json) => [call.id, call.function.name, JSON.parse(call.function.arguments)])).toEqual(expected.calls);
     expect(answer!.choices[0].finish_reason).toBe('tool_calls');
-    expect(answer!.usage).toEqual(openAIParallelToolCallsSample.usage);
-  });
+    expect(answer!.usage).toEqual(expected.usage);
+    return answer;
+  };
 
-  it('Azure OpenAI with a leading prompt-filter chunk and content filter results', async () => {
-    const answer = await capture(azureStreamWithFiltersSample);
-    expect(answer).toMatchObject({ id: 'chatcmpl-gw-azure-sample-01', created: 1767226020, model: 'gpt-4o-mini-2024-07-18', object: 'chat.completion' });
-    expect(answer!.prompt_filter_results).toHaveLength(1);
-    expect(answer!.prompt_filter_results).toEqual(promptFilterResults());
-    expect(answer!.choices[0].message.content).toBe('Ihre Bestellung wird am Dienstag versandt.');
-    expect(answer!.choices[0].message.content).toBe(azureStreamSample.text);
-    expect(answer!.choices[0].content_filter_results.hate).toEqual({ filtered: false, severity: 'safe' });
-  });
-
-  it('Mistral with usage in the finish chunk, and xAI with cumulative usage and the role on every chunk', async () => {
-    const mistral = await capture(usageOnFinishStreamSample);
-    expect(mistral).toMatchObject({
-      choices: [{ finish_reason: 'length', message: { role: 'assistant' } }],
-      usage: { prompt_tokens: 19, total_tokens: 31, completion_tokens: 12 },
+  it('OpenAI parallel tool calls with usage (samples)', async () => {
+    const answer = await capturesParallelCalls(openAIParallelToolCallsStreamSample, {
+      calls: [
+        ['call_gw_lookup_order_02', 'lookup_order', { order_id: 'A-1042' }],
+        ['call_gw_track_parcel_02', 'track_parcel', { carrier: 'dhl', parcel_id: 'GW-7781-XK' }],
+      ],
+      usage: openAIParallelToolCallsSample.usage,
     });
-    expect(mistral!.choices[0].message.content).toBe(usageOnFinishSample.text);
-    const xai = await capture(usageEveryChunkStreamSample);
+    expect(answer!.choices[0].message.tool_calls).toEqual((openAIToolCallsCompletionSample.choices as Json[])[0].message.tool_calls);
+  });
+
+  itOnRecordings('OpenAI parallel tool calls with usage (recordings)', async () => {
+    await capturesParallelCalls(readRecording('openai_chat_stream_parallel_tool_calls_with_usage.sse'), {
+      calls: [
+        ['call_JMW1whyEaYG438VE1OIflxA2', 'GetWeatherArgs', { city: 'Edinburgh', country: 'GB', units: 'c' }],
+        ['call_DNYTawLBoN8fj3KN6qU9N1Ou', 'get_stock_price', { ticker: 'AAPL', exchange: 'NASDAQ' }],
+      ],
+      usage: { prompt_tokens: 149, completion_tokens: 60, total_tokens: 209, completion_tokens_details: { reasoning_tokens: 0 } },
+    });
+  });
+
+  const capturesAzureFilters = async (stream: string, expected: { header: Json; content: string }) => {
+    const answer = await capture(stream);
+    expect(answer).toMatchObject({ ...expected.header, object: 'chat.completion' });
+    expect(answer!.prompt_filter_results).toHaveLength(1);
+    expect(answer!.choices[0].message.content).toBe(expected.content);
+    expect(answer!.choices[0].content_filter_results.hate).toEqual({ filtered: false, severity: 'safe' });
+    return answer;
+  };
+
+  it('Azure OpenAI with a leading prompt-filter chunk and content filter results (samples)', async () => {
+    const answer = await capturesAzureFilters(azureStreamWithFiltersSample, {
+      header: { id: 'chatcmpl-gw-azure-sample-01', created: 1767226020, model: 'gpt-4o-mini-2024-07-18' },
+      content: 'Ihre Bestellung wird am Dienstag versandt.',
+    });
+    expect(answer!.prompt_filter_results).toEqual(promptFilterResults());
+    expect(answer!.choices[0].message.content).toBe(azureStreamSample.text);
+  });
+
+  itOnRecordings('Azure OpenAI with a leading prompt-filter chunk and content filter results (recordings)', async () => {
+    await capturesAzureFilters(readRecording('azure_openai_chat_stream_with_content_filter.sse'), {
+      header: { id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j', created: 1750697159, model: 'gpt-4o-2024-08-06' },
+      content: 'Hallo Welt!',
+    });
+  });
+
+  const capturesUsageOnFinishAndEveryChunk = async (
+    streams: { mistral: string; xai: string },
+    expected: { mistralUsage: Json; xaiContent: RegExp; xaiUsage: Json },
+  ) => {
+    const mistral = await capture(streams.mistral);
+    expect(mistral).toMatchObject({ choices: [{ finish_reason: 'length', message: { role: 'assistant' } }], usage: expected.mistralUsage });
+    const xai = await capture(streams.xai);
     expect(xai!.choices[0].message.role).toBe('assistant');
-    expect(xai!.choices[0].message.content).toMatch(/^Refunds reach your card/);
+    expect(xai!.choices[0].message.content).toMatch(expected.xaiContent);
+    expect(xai).toMatchObject({ choices: [{ finish_reason: 'length' }], usage: expected.xaiUsage });
+    return { mistral, xai };
+  };
+
+  it('Mistral with usage in the finish chunk, and xAI with cumulative usage and the role on every chunk (samples)', async () => {
+    const { mistral, xai } = await capturesUsageOnFinishAndEveryChunk(
+      { mistral: usageOnFinishStreamSample, xai: usageEveryChunkStreamSample },
+      {
+        mistralUsage: { prompt_tokens: 19, total_tokens: 31, completion_tokens: 12 },
+        xaiContent: /^Refunds reach your card/,
+        xaiUsage: { prompt_tokens: 25, completion_tokens: 9, total_tokens: 34 },
+      },
+    );
+    expect(mistral!.choices[0].message.content).toBe(usageOnFinishSample.text);
     expect(xai!.choices[0].message.content).toBe(usageEveryChunkSample.pieces.join(''));
-    expect(xai).toMatchObject({ choices: [{ finish_reason: 'length' }], usage: { prompt_tokens: 25, completion_tokens: 9, total_tokens: 34 } });
+  });
+
+  itOnRecordings('Mistral with usage in the finish chunk, and xAI with cumulative usage and the role on every chunk (recordings)', async () => {
+    await capturesUsageOnFinishAndEveryChunk(
+      { mistral: readRecording('mistral_chat_stream_text_usage_in_final_chunk.sse'), xai: readRecording('xai_grok_chat_stream_usage_every_chunk.sse') },
+      {
+        mistralUsage: { prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 },
+        xaiContent: /^Coca-Cola is a/,
+        xaiUsage: { prompt_tokens: 38, completion_tokens: 200, total_tokens: 238 },
+      },
+    );
   });
 
   it('OpenAI non-streamed answers, replayed as a stream with LF or CRLF line ends, capture back unchanged', async () => {
@@ -355,58 +427,6 @@ describe('captureStream on whole provider streams', () => {
         expect(captured).toEqual(answer);
       }
     }
-  });
-});
-
-describe.skipIf(!recordingsPresent)('captureStream: recorded transcripts', () => {
-  const capture = async (name: string) => (await run('chat', upstreamOf([readRecording(name)]))).answer;
-
-  it('OpenAI text with usage', async () => {
-    const answer = await capture('openai_chat_stream_text_with_usage.sse');
-    expect(answer).toMatchObject({
-      id: 'chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL',
-      object: 'chat.completion',
-      created: 1727346168,
-      model: 'gpt-4o-2024-08-06',
-      system_fingerprint: 'fp_5050236cbd',
-    });
-    expect(answer!.choices).toHaveLength(1);
-    expect(answer!.choices[0]).toMatchObject({ index: 0, logprobs: null, finish_reason: 'stop', message: { role: 'assistant', refusal: null } });
-    expect(answer!.choices[0].message.content).toMatch(/^I'm unable to provide real-time weather updates/);
-    expect(answer!.usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) });
-  });
-
-  it('OpenAI parallel tool calls with usage', async () => {
-    const answer = await capture('openai_chat_stream_parallel_tool_calls_with_usage.sse');
-    const message = answer!.choices[0].message;
-    expect(message.content).toBeNull();
-    expect(message.tool_calls).toHaveLength(2);
-    for (const call of message.tool_calls) {
-      expect(Object.keys(call).sort()).toEqual(['function', 'id', 'type']);
-      expect(call.id).toMatch(/^call_/);
-      expect(JSON.parse(call.function.arguments)).toBeTypeOf('object');
-    }
-    expect(answer!.choices[0].finish_reason).toBe('tool_calls');
-  });
-
-  it('Azure OpenAI with a leading prompt-filter chunk and content filter results', async () => {
-    const answer = await capture('azure_openai_chat_stream_with_content_filter.sse');
-    expect(answer).toMatchObject({ id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j', created: 1750697159, model: 'gpt-4o-2024-08-06', object: 'chat.completion' });
-    expect(answer!.prompt_filter_results).toHaveLength(1);
-    expect(answer!.choices[0].message.content).toBe('Hallo Welt!');
-    expect(answer!.choices[0].content_filter_results.hate).toEqual({ filtered: false, severity: 'safe' });
-  });
-
-  it('Mistral with usage in the finish chunk, and xAI with cumulative usage and the role on every chunk', async () => {
-    const mistral = await capture('mistral_chat_stream_text_usage_in_final_chunk.sse');
-    expect(mistral).toMatchObject({
-      choices: [{ finish_reason: 'length', message: { role: 'assistant' } }],
-      usage: { prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 },
-    });
-    const xai = await capture('xai_grok_chat_stream_usage_every_chunk.sse');
-    expect(xai!.choices[0].message.role).toBe('assistant');
-    expect(xai!.choices[0].message.content).toMatch(/^Coca-Cola is a/);
-    expect(xai).toMatchObject({ usage: { completion_tokens: 200, total_tokens: 238 } });
   });
 });
 

@@ -72,15 +72,25 @@ describe('azure-ai: endpoints', () => {
     expect(JSON.parse(String(prepared.body)).stream_options).toBeUndefined();
   });
 
-  it('relays an OpenAI-format stream, usage read from the final chunk, prompt-filter chunk folded in', async () => {
+  // One test body for the sample and the recording; the recording case is declared skipped where
+  // the recordings are absent and reads them only inside the test.
+  const relaysStream = async (sent: Buffer | string, expected: { id: string; text: string }) => {
     const prepared = await prepare({ cloudC_resource_name: 'r' }, { ...chat, stream: true }, { stream: true });
-    const { events, usages } = await replayPrepared(prepared, azureStreamWithFiltersSample);
-    expect(events[0].id).toBe('chatcmpl-gw-azure-sample-01');
+    const { events, usages } = await replayPrepared(prepared, sent);
+    expect(events[0].id).toBe(expected.id);
     expect(events[0].prompt_filter_results).toHaveLength(1);
-    expect(events[0].prompt_filter_results).toEqual(promptFilterResults());
-    expect(streamedText(events)).toBe('Ihre Bestellung wird am Dienstag versandt.');
-    expect(streamedText(events)).toBe(azureStreamSample.text);
+    expect(streamedText(events)).toBe(expected.text);
     expect(usages).toEqual([]);
+    return { prepared, events };
+  };
+
+  it('relays an OpenAI-format stream, usage read from the final chunk, prompt-filter chunk folded in (samples)', async () => {
+    const { prepared, events } = await relaysStream(azureStreamWithFiltersSample, {
+      id: 'chatcmpl-gw-azure-sample-01',
+      text: 'Ihre Bestellung wird am Dienstag versandt.',
+    });
+    expect(events[0].prompt_filter_results).toEqual(promptFilterResults());
+    expect(streamedText(events)).toBe(azureStreamSample.text);
     const error = prepared.readError(
       422,
       Buffer.from('{"status":422,"code":"parameter_not_supported","message":"One of the parameters contain invalid values."}'),
@@ -89,15 +99,11 @@ describe('azure-ai: endpoints', () => {
     expect(error.toBody().error).toMatchObject({ message: 'One of the parameters contain invalid values.', provider: 'azure-ai' });
     expect(error.status).toBe(422);
   });
-});
 
-describe.skipIf(!recordingsPresent)('azure-ai: recorded transcripts', () => {
-  it('relays a recorded OpenAI-format stream with its prompt-filter chunk folded in', async () => {
-    const prepared = await prepare({ cloudC_resource_name: 'r' }, { ...chat, stream: true }, { stream: true });
-    const { events, usages } = await replayPrepared(prepared, readRecordingBytes('azure_openai_chat_stream_with_content_filter.sse'));
-    expect(events[0].id).toBe('chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j');
-    expect(events[0].prompt_filter_results).toHaveLength(1);
-    expect(streamedText(events)).toBe('Hallo Welt!');
-    expect(usages).toEqual([]);
+  it.skipIf(!recordingsPresent)('relays an OpenAI-format stream, usage read from the final chunk, prompt-filter chunk folded in (recordings)', async () => {
+    await relaysStream(readRecordingBytes('azure_openai_chat_stream_with_content_filter.sse'), {
+      id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j',
+      text: 'Hallo Welt!',
+    });
   });
 });

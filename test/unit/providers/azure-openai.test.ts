@@ -24,43 +24,60 @@ const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL2NvZ25pdGl2ZXNlcnZpY2VzLm
 const prepare = (body: Record<string, unknown>, settings: ProviderSettings = resource, options: Parameters<typeof providerCall>[2] = {}) =>
   azureOpenAIProvider.adapter.prepare(providerCall(azureOpenAIProvider, body, { settings, ...options }));
 
+// A test shared by the samples and the recordings has a case for each; the recording case is
+// declared skipped where the recordings are absent and reads them only inside the test, so a
+// clone without them collects and runs the rest untouched.
+const itOnRecordings = it.skipIf(!recordingsPresent);
+
 describe('azure-openai: a stream with content filter results', () => {
-  it('drops the leading id-less chunk and carries its prompt_filter_results on the first real chunk', async () => {
+  const foldsPromptFilters = async (sent: Buffer, expected: { events: number; header: Record<string, unknown>; text: string }) => {
     const prepared = await prepare({ ...chat, stream: true }, resource, { stream: true });
-    const sent = Buffer.from(azureStreamWithFiltersSample);
     const { events, usages } = await replayPrepared(prepared, sent, 11);
     // Azure ends without the blank line after `[DONE]`; the gateway still reads that event.
     expect(sent.toString().endsWith('data: [DONE]\n')).toBe(true);
     const sentEvents = parseSse(`${sent}\n`).map((event) => event.data);
-    // The prompt-filter chunk, the role chunk, seven words, the finish chunk, [DONE].
-    expect(sentEvents).toHaveLength(11);
+    expect(sentEvents).toHaveLength(expected.events);
     expect(events).toHaveLength(sentEvents.length - 1);
     expect(events.at(-1)).toBe('[DONE]');
     const chunks = events.slice(0, -1);
     for (const chunk of chunks) {
-      expect(chunk).toMatchObject({
-        id: 'chatcmpl-gw-azure-sample-01',
-        object: 'chat.completion.chunk',
-        model: 'gpt-4o-mini-2024-07-18',
-        created: 1767226020,
-      });
+      expect(chunk).toMatchObject({ ...expected.header, object: 'chat.completion.chunk' });
       expect(chunk.choices).toHaveLength(1);
     }
     const leading = JSON.parse(sentEvents[0]);
     expect(leading).toMatchObject({ id: '', model: '', object: '', created: 0, choices: [] });
     expect(chunks[0].prompt_filter_results).toEqual(leading.prompt_filter_results);
-    expect(chunks[0].prompt_filter_results).toEqual(promptFilterResults());
-    expect(chunks[0].prompt_filter_results[0].content_filter_results.jailbreak).toEqual({ filtered: false, detected: false });
     expect(chunks[0].choices[0].delta).toEqual({ content: '', refusal: null, role: 'assistant' });
     expect(chunks.slice(1).every((chunk: any) => chunk.prompt_filter_results === undefined)).toBe(true);
     // Everything after the first chunk is relayed exactly as Azure sent it.
     expect(chunks.slice(1).map((chunk: any) => JSON.stringify(chunk))).toEqual(sentEvents.slice(2, -1));
     expect(chunks[2].choices[0].content_filter_results.sexual).toEqual({ filtered: false, severity: 'safe' });
-    expect(streamedText(events)).toBe('Ihre Bestellung wird am Dienstag versandt.');
-    expect(streamedText(events)).toBe(azureStreamSample.text);
-    expect(streamedText(events)).toBe(azureStreamPieces.join(''));
+    expect(streamedText(events)).toBe(expected.text);
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
     expect(usages).toEqual([]);
+    return { events, chunks };
+  };
+
+  it('drops the leading id-less chunk and carries its prompt_filter_results on the first real chunk (samples)', async () => {
+    const { events, chunks } = await foldsPromptFilters(Buffer.from(azureStreamWithFiltersSample), {
+      // The prompt-filter chunk, the role chunk, seven words, the finish chunk, [DONE].
+      events: 11,
+      header: { id: 'chatcmpl-gw-azure-sample-01', model: 'gpt-4o-mini-2024-07-18', created: 1767226020 },
+      text: 'Ihre Bestellung wird am Dienstag versandt.',
+    });
+    expect(chunks[0].prompt_filter_results).toEqual(promptFilterResults());
+    expect(chunks[0].prompt_filter_results[0].content_filter_results.jailbreak).toEqual({ filtered: false, detected: false });
+    expect(streamedText(events)).toBe(azureStreamSample.text);
+    expect(streamedText(events)).toBe(azureStreamPieces.join(''));
+  });
+
+  itOnRecordings('drops the leading id-less chunk and carries its prompt_filter_results on the first real chunk (recordings)', async () => {
+    await foldsPromptFilters(readRecordingBytes('azure_openai_chat_stream_with_content_filter.sse'), {
+      // The prompt-filter chunk, the role chunk, three pieces, the finish chunk, [DONE].
+      events: 7,
+      header: { id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j', model: 'gpt-4o-2024-08-06', created: 1750697159 },
+      text: 'Hallo Welt!',
+    });
   });
 
   it('reads usage from the usage chunk it asked for and drops that chunk; content_filter passes as a finish reason', async () => {
@@ -107,21 +124,33 @@ describe('azure-openai: a stream with content filter results', () => {
 });
 
 describe('azure-openai: errors', () => {
-  it("keeps Azure's content-filter 400 as an OpenAI error with code content_filter", async () => {
+  const keepsContentFilterError = async (body: Buffer, expected: { message: string; filterResult: Record<string, unknown> }) => {
     const prepared = await prepare(chat);
-    const error = prepared.readError(400, Buffer.from(azureContentFilterErrorBody), {});
+    const error = prepared.readError(400, body, {});
     expect(error).toBeInstanceOf(GatewayError);
     expect(error.status).toBe(400);
     expect(error.toBody()).toEqual({
-      error: { message: azureContentFilterMessage, type: 'invalid_request_error', param: 'prompt', code: 'content_filter', provider: 'azure-openai' },
+      error: { message: expected.message, type: 'invalid_request_error', param: 'prompt', code: 'content_filter', provider: 'azure-openai' },
     });
     // Azure's own fields: `type: null` becomes OpenAI's type; the filter details stay with Azure.
-    expect(azureContentFilterErrorSample).toMatchObject({
-      error: {
-        type: null,
-        status: 400,
-        innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: { violence: { filtered: true, severity: 'medium' } } },
-      },
+    expect(JSON.parse(body.toString())).toMatchObject({
+      error: { type: null, status: 400, innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: expected.filterResult } },
+    });
+  };
+
+  it("keeps Azure's content-filter 400 as an OpenAI error with code content_filter (samples)", async () => {
+    expect(JSON.parse(azureContentFilterErrorBody)).toEqual(azureContentFilterErrorSample);
+    await keepsContentFilterError(Buffer.from(azureContentFilterErrorBody), {
+      message: azureContentFilterMessage,
+      filterResult: { violence: { filtered: true, severity: 'medium' } },
+    });
+  });
+
+  itOnRecordings("keeps Azure's content-filter 400 as an OpenAI error with code content_filter (recordings)", async () => {
+    const name = 'azure_openai_error_400_content_filter.json';
+    await keepsContentFilterError(readRecordingBytes(name), {
+      message: readRecordingJson<{ error: { message: string } }>(name).error.message,
+      filterResult: { sexual: { filtered: true, severity: 'high' } },
     });
   });
 
@@ -236,49 +265,6 @@ describe('azure-openai: auth', () => {
     const target = providerCall(azureOpenAIProvider, chat, { settings: resource }).target;
     expect(azureOpenAIProvider.adapter.authenticate({ method: 'GET', url: new URL('https://x'), headers: {} }, target)).toEqual({
       'api-key': resource.api_key,
-    });
-  });
-});
-
-describe.skipIf(!recordingsPresent)('azure-openai: recorded transcripts', () => {
-  it('drops the leading id-less chunk and carries its prompt_filter_results on the first real chunk', async () => {
-    const prepared = await prepare({ ...chat, stream: true }, resource, { stream: true });
-    const recorded = readRecordingBytes('azure_openai_chat_stream_with_content_filter.sse');
-    const { events, usages } = await replayPrepared(prepared, recorded, 11);
-    // The recording ends without the blank line after `[DONE]`; the gateway still reads that event.
-    const recordedEvents = parseSse(`${recorded}\n`).map((event) => event.data);
-    expect(events).toHaveLength(recordedEvents.length - 1);
-    expect(events.at(-1)).toBe('[DONE]');
-    const chunks = events.slice(0, -1);
-    for (const chunk of chunks) {
-      expect(chunk).toMatchObject({
-        id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j',
-        object: 'chat.completion.chunk',
-        model: 'gpt-4o-2024-08-06',
-        created: 1750697159,
-      });
-      expect(chunk.choices).toHaveLength(1);
-    }
-    const leading = JSON.parse(recordedEvents[0]);
-    expect(chunks[0].prompt_filter_results).toEqual(leading.prompt_filter_results);
-    expect(chunks[0].choices[0].delta).toEqual({ content: '', refusal: null, role: 'assistant' });
-    expect(chunks.slice(1).every((chunk: any) => chunk.prompt_filter_results === undefined)).toBe(true);
-    // Everything after the first chunk is relayed exactly as Azure sent it.
-    expect(chunks.slice(1).map((chunk: any) => JSON.stringify(chunk))).toEqual(recordedEvents.slice(2, -1));
-    expect(chunks[2].choices[0].content_filter_results.sexual).toEqual({ filtered: false, severity: 'safe' });
-    expect(streamedText(events)).toBe('Hallo Welt!');
-    expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
-    expect(usages).toEqual([]);
-  });
-
-  it('keeps the recorded content-filter 400 as an OpenAI error with code content_filter', async () => {
-    const prepared = await prepare(chat);
-    const error = prepared.readError(400, readRecordingBytes('azure_openai_error_400_content_filter.json'), {});
-    const recorded = readRecordingJson<any>('azure_openai_error_400_content_filter.json');
-    expect(error).toBeInstanceOf(GatewayError);
-    expect(error.status).toBe(400);
-    expect(error.toBody()).toEqual({
-      error: { message: recorded.error.message, type: 'invalid_request_error', param: 'prompt', code: 'content_filter', provider: 'azure-openai' },
     });
   });
 });

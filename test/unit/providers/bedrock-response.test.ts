@@ -35,9 +35,41 @@ function recordedAsConverse() {
   return { output: { message: { role: 'assistant', content: blocks } }, stopReason, usage, metrics: { latencyMs: 2449 } };
 }
 
-describe('Converse response → chat.completion', () => {
-  it('maps the tool-use sample field by field', () => {
-    const { completion, usage } = read(bedrockToolUseResponse);
+type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+
+/**
+ * A tool-use turn and the chat.completion it must become. The response is built when its test runs, so
+ * no recording is read while the tests are collected.
+ */
+interface ToolUseTurn {
+  response: () => unknown;
+  content: string;
+  toolCall: { id: string; name: string; arguments: string };
+  usage: Usage;
+}
+
+const samples: ToolUseTurn = {
+  response: () => bedrockToolUseResponse,
+  content: 'Let me check on order A-1042 for you. One moment while I look up its shipping status.',
+  toolCall: { id: 'tooluse_gw_sample_01', name: 'lookup_order', arguments: '{"order_id":"A-1042"}' },
+  usage: { prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 },
+};
+
+const recordings: ToolUseTurn = {
+  response: recordedAsConverse,
+  content:
+    "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
+  toolCall: { id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', name: 'weather_tool', arguments: '{"location":"Berlin"}' },
+  usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 },
+};
+
+describe.each([
+  ['samples', samples, false],
+  ['recorded transcripts', recordings, !recordingsPresent],
+] as const)('Converse response → chat.completion: %s', (_source, turn, skip) => {
+  it.skipIf(skip)('maps the tool-use turn field by field', () => {
+    const { completion, usage } = read(turn.response());
+    const { id, name, arguments: args } = turn.toolCall;
     expect(completion).toEqual({
       id: expect.stringMatching(/^chatcmpl-/),
       object: 'chat.completion',
@@ -46,20 +78,18 @@ describe('Converse response → chat.completion', () => {
       choices: [
         {
           index: 0,
-          message: {
-            role: 'assistant',
-            content: 'Let me check on order A-1042 for you. One moment while I look up its shipping status.',
-            tool_calls: [{ id: 'tooluse_gw_sample_01', type: 'function', function: { name: 'lookup_order', arguments: '{"order_id":"A-1042"}' } }],
-          },
+          message: { role: 'assistant', content: turn.content, tool_calls: [{ id, type: 'function', function: { name, arguments: args } }] },
           finish_reason: 'tool_calls',
           logprobs: null,
         },
       ],
-      usage: { prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 },
+      usage: turn.usage,
     });
-    expect(usage).toEqual({ prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 });
+    expect(usage).toEqual(turn.usage);
   });
+});
 
+describe('Converse response → chat.completion', () => {
   it('maps the thinking sample: reasoning with its signature beside a tool call, with strict API compliance off', () => {
     const response = converseResponse(thinkingToolUseTurn);
     const toolCall = { id: 'tooluse_gw_sample_02', type: 'function', function: { name: 'lookup_order', arguments: '{"order_id":"A-1042"}' } };
@@ -217,32 +247,5 @@ describe('Bedrock error responses', () => {
     expect(
       readBedrockError(424, Buffer.from('{"message":"Model failed","originalStatusCode":500}'), { 'x-amzn-errortype': 'ModelErrorException' }).status,
     ).toBe(424);
-  });
-});
-
-describe.skipIf(!recordingsPresent)('Converse response → chat.completion: recorded transcripts', () => {
-  it('maps the recorded tool-use turn field by field', () => {
-    const { completion, usage } = read(recordedAsConverse());
-    expect(completion).toEqual({
-      id: expect.stringMatching(/^chatcmpl-/),
-      object: 'chat.completion',
-      created: expect.any(Number),
-      model,
-      choices: [
-        {
-          index: 0,
-          message: {
-            role: 'assistant',
-            content:
-              "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
-            tool_calls: [{ id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', type: 'function', function: { name: 'weather_tool', arguments: '{"location":"Berlin"}' } }],
-          },
-          finish_reason: 'tool_calls',
-          logprobs: null,
-        },
-      ],
-      usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 },
-    });
-    expect(usage).toEqual({ prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 });
   });
 });

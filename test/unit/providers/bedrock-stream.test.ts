@@ -132,45 +132,192 @@ function expectDecodedEvents(bytes: Buffer, expected: Array<{ type: string; payl
   }
 }
 
-describe('AWS event-stream decoder', () => {
-  for (const vector of positiveVectors) {
-    it(`decodes the codec vector ${vector.name}, whole and split`, () => {
-      const { bytes, message } = vector;
-      const body = Buffer.from(message.body);
+/** A frame that must decode, and what it must decode to. */
+interface DecodedVector {
+  bytes: Buffer;
+  payload: Buffer;
+  /** The header names and type ids in the order they are written. */
+  layout: Array<{ name: string; type: number }>;
+  /** The decoded headers as the case states them, and the form that turns the decoder's headers into it. */
+  headers: unknown;
+  form: (headers: EventStreamHeaders) => unknown;
+  /** The frame length the vector states apart from its bytes, where it states one. */
+  totalLength?: number;
+}
+
+type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+
+/**
+ * One source of Bedrock streams and what the gateway must make of them. Whatever a recording holds is
+ * produced by a function, so a recording is read only when its test runs, never while tests are collected.
+ */
+interface StreamSource {
+  positive: Array<{ name: string; vector: () => DecodedVector }>;
+  /** Corrupt frames; each name says what the decoder must report. */
+  negative: Array<{ name: string; vector: () => { bytes: Buffer; error: string } }>;
+  toolUse: {
+    bytes: () => Buffer;
+    /** The events the stream was encoded from, as `:event-type` and payload. */
+    events: () => Array<{ type: string; payload: unknown }>;
+    firstFrameLengths: [number, number];
+    text: string;
+    toolCall: { id: string; name: string };
+    arguments: string;
+    usage: Usage;
+  };
+  thinking: {
+    bytes: () => Buffer;
+    opening: string;
+    /** The whole reasoning text, or a matcher for it. */
+    reasoning: unknown;
+    signature: string;
+    toolCall: { id: string; name: string };
+    input: unknown;
+  };
+}
+
+const samples: StreamSource = {
+  positive: positiveVectors.map(({ name, bytes, message, headerTypes }) => ({
+    name: `codec vector ${name}`,
+    vector: () => ({
+      bytes,
+      payload: Buffer.from(message.body),
+      layout: Object.keys(message.headers).map((header, index) => ({ name: header, type: headerTypes[index] })),
+      headers: message.headers,
+      form: (headers) => headers,
+    }),
+  })),
+  negative: negativeVectors.map((vector) => ({ name: `corrupted vector ${vector.name} with ${vector.error}`, vector: () => vector })),
+  toolUse: {
+    bytes: () => bedrockToolUseStream,
+    events: () => bedrockToolUseEvents.map(eventParts),
+    firstFrameLengths: [bedrockToolUseFrames[0].length, bedrockToolUseFrames[1].length],
+    text: 'Let me check on order A-1042 for you. One moment while I look up its shipping status.',
+    toolCall: { id: 'tooluse_gw_sample_01', name: 'lookup_order' },
+    arguments: '{"order_id": "A-1042"}',
+    usage: { prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 },
+  },
+  thinking: {
+    bytes: () => encodeConverseStream(bedrockThinkingToolUseEvents, { pad: true }),
+    opening: 'The customer wants',
+    reasoning:
+      'The customer wants to know when order A-1042 will ship. The lookup_order tool takes an order_id, and the id is given, so I can call it right away.',
+    signature: 'Z3ctc2FtcGxlLXJlYXNvbmluZy1zaWduYXR1cmUtMDE=',
+    toolCall: { id: 'tooluse_gw_sample_02', name: 'lookup_order' },
+    input: { order_id: 'A-1042' },
+  },
+};
+
+const recordings: StreamSource = {
+  positive: recordedPositiveVectors.map((name) => ({
+    name: `official vector positive__${name}`,
+    vector: () => {
+      const expected = readRecordingJson<{ headers: Array<{ name: string; type: number }>; payload: string; total_length: number }>(
+        `${vectorDir}/decoded__positive__${name}`,
+      );
+      return {
+        bytes: readRecordingBytes(`${vectorDir}/encoded__positive__${name}`),
+        payload: Buffer.from(expected.payload, 'base64'),
+        layout: expected.headers.map((header) => ({ name: header.name, type: header.type })),
+        headers: expected.headers,
+        form: vectorForm,
+        totalLength: expected.total_length,
+      };
+    },
+  })),
+  negative: recordedNegativeVectors.map((name) => ({
+    name: `official vector negative__${name} with the checksum error its decoded form names`,
+    vector: () => ({
+      bytes: readRecordingBytes(`${vectorDir}/encoded__negative__${name}`),
+      error: readRecording(`${vectorDir}/decoded__negative__${name}`).trim(),
+    }),
+  })),
+  toolUse: {
+    bytes: () => readRecordingBytes(derived),
+    events: () => decodedForm(readRecordingJson<EventsFixture>('bedrock_converse_stream_tool_use_events.json')),
+    firstFrameLengths: [118, 162],
+    text: "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
+    toolCall: { id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', name: 'weather_tool' },
+    arguments: '{"location": "Berlin"}',
+    usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 },
+  },
+  thinking: {
+    bytes: () => {
+      const events = readRecordingJson<EventsFixture>('bedrock_converse_stream_thinking_tool_use_events.json');
+      return Buffer.concat(decodedForm(events).map(({ type, payload }) => encodeFrame({ event: type, payload })));
+    },
+    opening: 'The user is asking about the weather',
+    reasoning: expect.stringMatching(/^The user is asking about the weather in Paris\..* function call\.$/s),
+    signature: '...',
+    toolCall: { id: 'tooluse_1gPhO4A1RNWgzKbt1PXWLg', name: 'weather' },
+    input: { city: 'Paris' },
+  },
+};
+
+const sources = [
+  ['samples', samples, false],
+  ['recorded transcripts', recordings, !recordingsPresent],
+] as const;
+
+describe.each(sources)('AWS event-stream decoder: %s', (_source, { positive, negative, toolUse }, skip) => {
+  const run = it.skipIf(skip);
+
+  for (const { name, vector } of positive) {
+    run(`decodes the ${name}, whole and split`, () => {
+      const { bytes, payload, layout, headers, form, totalLength } = vector();
       const headersLength = bytes.readUInt32BE(4);
       expect(bytes.readUInt32BE(0)).toBe(bytes.length);
-      expect(bytes.length).toBe(16 + headersLength + body.length);
+      expect(bytes.length).toBe(16 + headersLength + payload.length);
+      if (totalLength !== undefined) expect(bytes.length).toBe(totalLength);
       expect(bytes.readUInt32BE(8)).toBe(crc32(bytes.subarray(0, 8)));
       expect(bytes.readUInt32BE(bytes.length - 4)).toBe(crc32(bytes.subarray(0, -4)));
-      expect(headerLayout(bytes.subarray(12, 12 + headersLength))).toEqual(
-        Object.keys(message.headers).map((name, index) => ({ name, type: vector.headerTypes[index] })),
-      );
-      expect(bytes.subarray(12 + headersLength, -4).equals(body)).toBe(true);
+      expect(headerLayout(bytes.subarray(12, 12 + headersLength))).toEqual(layout);
+      expect(bytes.subarray(12 + headersLength, -4).equals(payload)).toBe(true);
       for (const pieces of splitsOf(bytes)) {
         const items = decodeAll(pieces);
         expect(items).toHaveLength(2);
         const [decoded, end] = items;
         if (decoded.kind !== 'message') throw new Error(`expected a message, got ${JSON.stringify(decoded)}`);
-        expect(decoded.headers).toEqual(message.headers);
-        expect(vectorForm(decoded.headers).map((header) => header.type)).toEqual(vector.headerTypes);
-        expect(decoded.payload.equals(body)).toBe(true);
+        expect(form(decoded.headers)).toEqual(headers);
+        expect(vectorForm(decoded.headers).map((header) => ({ name: header.name, type: header.type }))).toEqual(layout);
+        expect(decoded.payload.equals(payload)).toBe(true);
         expect(end).toEqual({ kind: 'end', pendingBytes: 0 });
       }
     });
   }
 
+  for (const { name, vector } of negative) {
+    run(`rejects the ${name}`, () => {
+      const { bytes, error } = vector();
+      for (const pieces of [[bytes], byteByByte(bytes)]) {
+        expect(decodeAll(pieces)).toEqual([{ kind: 'corrupt', message: error }]);
+      }
+    });
+  }
+
+  run('decodes the tool-use stream whole, byte by byte and in random splits, matching the events it was encoded from', () => {
+    expectDecodedEvents(toolUse.bytes(), toolUse.events(), 42);
+  });
+
+  run('reports a frame cut off at the end of the stream, inside its prelude or after it', () => {
+    const bytes = toolUse.bytes();
+    const [first, second] = toolUse.firstFrameLengths;
+    expect(bytes.readUInt32BE(0)).toBe(first);
+    expect(bytes.readUInt32BE(first)).toBe(second);
+    expect(first + second).toBeLessThan(bytes.length);
+    for (const leftOver of [5, 60, 82]) {
+      const items = decodeAll([bytes.subarray(0, first + leftOver)]);
+      expect(items.map((item) => item.kind)).toEqual(['message', 'end']);
+      expect(items.at(-1)).toEqual({ kind: 'end', pendingBytes: leftOver });
+    }
+  });
+});
+
+describe('AWS event-stream decoder', () => {
   it('covers every header value type the framing defines', () => {
     expect(new Set(positiveVectors.flatMap((vector) => vector.headerTypes))).toEqual(new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]));
     expect(positiveVectors.find((vector) => vector.name === 'big_payload')!.bytes.length).toBeGreaterThan(1024 * 1024);
   });
-
-  for (const vector of negativeVectors) {
-    it(`rejects the corrupted vector ${vector.name} with ${vector.error}`, () => {
-      for (const pieces of [[vector.bytes], byteByByte(vector.bytes)]) {
-        expect(decodeAll(pieces)).toEqual([{ kind: 'corrupt', message: vector.error }]);
-      }
-    });
-  }
 
   it('decodes nothing after a corrupt frame, even good frames', () => {
     const good = positiveVectors[0].bytes;
@@ -178,23 +325,9 @@ describe('AWS event-stream decoder', () => {
     const items = decodeAll([good, corrupt, good]);
     expect(items.map((item) => item.kind)).toEqual(['message', 'corrupt']);
   });
-
-  it('decodes the tool-use sample whole, byte by byte and in random splits, matching the events it was encoded from', () => {
-    expectDecodedEvents(bedrockToolUseStream, bedrockToolUseEvents.map(eventParts), 42);
-  });
-
-  it('reports a frame cut off at the end of the stream, inside its prelude or after it', () => {
-    const [first, second] = bedrockToolUseFrames;
-    expect(first.length + second.length).toBeLessThan(bedrockToolUseStream.length);
-    for (const leftOver of [5, 60]) {
-      const items = decodeAll([bedrockToolUseStream.subarray(0, first.length + leftOver)]);
-      expect(items.map((item) => item.kind)).toEqual(['message', 'end']);
-      expect(items.at(-1)).toEqual({ kind: 'end', pendingBytes: leftOver });
-    }
-  });
 });
 
-describe.skipIf(!recordingsPresent)('AWS event-stream decoder: recorded transcripts', () => {
+describe.skipIf(!recordingsPresent)('AWS event-stream decoder: the official vector set', () => {
   it('knows every official vector there is', () => {
     const names = readdirSync(`${recordingsDir}/${vectorDir}`);
     const named = (prefix: string) =>
@@ -204,45 +337,6 @@ describe.skipIf(!recordingsPresent)('AWS event-stream decoder: recorded transcri
         .sort();
     expect(named('encoded__positive__')).toEqual([...recordedPositiveVectors].sort());
     expect(named('encoded__negative__')).toEqual([...recordedNegativeVectors].sort());
-  });
-
-  for (const vector of recordedPositiveVectors) {
-    it(`decodes the official vector positive__${vector}, whole and byte by byte`, () => {
-      const bytes = readRecordingBytes(`${vectorDir}/encoded__positive__${vector}`);
-      const expected = readRecordingJson<{ headers: unknown[]; payload: string; total_length: number }>(`${vectorDir}/decoded__positive__${vector}`);
-      expect(bytes.length).toBe(expected.total_length);
-      for (const pieces of [[bytes], byteByByte(bytes)]) {
-        const items = decodeAll(pieces);
-        expect(items).toHaveLength(2);
-        const [message, end] = items;
-        if (message.kind !== 'message') throw new Error(`expected a message, got ${JSON.stringify(message)}`);
-        expect(vectorForm(message.headers)).toEqual(expected.headers);
-        expect(message.payload.toString('base64')).toBe(expected.payload);
-        expect(end).toEqual({ kind: 'end', pendingBytes: 0 });
-      }
-    });
-  }
-
-  for (const vector of recordedNegativeVectors) {
-    it(`rejects the official vector negative__${vector} with the expected checksum error`, () => {
-      const bytes = readRecordingBytes(`${vectorDir}/encoded__negative__${vector}`);
-      const expected = readRecording(`${vectorDir}/decoded__negative__${vector}`).trim();
-      for (const pieces of [[bytes], byteByByte(bytes)]) {
-        expect(decodeAll(pieces)).toEqual([{ kind: 'corrupt', message: expected }]);
-      }
-    });
-  }
-
-  it('decodes the derived ConverseStream capture whole, byte by byte and in random splits, matching the decoded events', () => {
-    expectDecodedEvents(readRecordingBytes(derived), decodedForm(readRecordingJson<EventsFixture>('bedrock_converse_stream_tool_use_events.json')), 42);
-  });
-
-  it('reports a frame cut off at the end of the stream', () => {
-    const bytes = readRecordingBytes(derived);
-    // The first frame is 118 bytes long, the second 162: 82 bytes of the second are left over.
-    const items = decodeAll([bytes.subarray(0, 200)]);
-    expect(items.map((item) => item.kind)).toEqual(['message', 'end']);
-    expect(items.at(-1)).toEqual({ kind: 'end', pendingBytes: 82 });
   });
 });
 
@@ -288,67 +382,70 @@ async function expectSplitInvariant(bytes: Buffer, chunks: any[], seed: number) 
   }
 }
 
-describe('ConverseStream → OpenAI chunks', () => {
-  it('maps the tool-use sample field by field, however the bytes are split', async () => {
+describe.each(sources)('ConverseStream → OpenAI chunks: %s', (_source, { toolUse, thinking }, skip) => {
+  const run = it.skipIf(skip);
+
+  run('maps the tool-use stream field by field, however the bytes are split', async () => {
+    const bytes = toolUse.bytes();
     const whole = transformFor();
-    const chunks = chunksOf(await runTransform(whole.transform, [bedrockToolUseStream]));
+    const chunks = chunksOf(await runTransform(whole.transform, [bytes]));
     expect(chunks[0]).toMatchObject({
       object: 'chat.completion.chunk',
       model: 'anthropic.claude-3-5-sonnet-20240620-v1:0',
       choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
     });
     expect(chunks[0].id).toMatch(/^chatcmpl-/);
-    expect(textOf(chunks)).toBe('Let me check on order A-1042 for you. One moment while I look up its shipping status.');
+    expect(textOf(chunks)).toBe(toolUse.text);
     const calls = toolCallsOf(chunks);
-    expect(calls[0]).toEqual({ index: 0, id: 'tooluse_gw_sample_01', type: 'function', function: { name: 'lookup_order', arguments: '' } });
+    expect(calls[0]).toEqual({ index: 0, id: toolUse.toolCall.id, type: 'function', function: { name: toolUse.toolCall.name, arguments: '' } });
     expect(calls.slice(1).every((call: any) => call.index === 0 && call.id === undefined)).toBe(true);
-    expect(calls.map((call: any) => call.function.arguments).join('')).toBe('{"order_id": "A-1042"}');
+    expect(calls.map((call: any) => call.function.arguments).join('')).toBe(toolUse.arguments);
     const finish = chunks.filter((chunk) => chunk.choices?.[0]?.finish_reason);
     expect(finish).toHaveLength(1);
     expect(finish[0].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: 'tool_calls' });
-    expect(chunks.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 } });
+    expect(chunks.at(-2)).toMatchObject({ choices: [], usage: toolUse.usage });
     expect(chunks.at(-1)).toBe('[DONE]');
-    expect(whole.usages).toEqual([{ prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 }]);
+    expect(whole.usages).toEqual([toolUse.usage]);
     expect(new Set(chunks.slice(0, -1).map((chunk) => chunk.id)).size).toBe(1);
 
-    await expectSplitInvariant(bedrockToolUseStream, chunks, 7);
+    await expectSplitInvariant(bytes, chunks, 7);
   });
 
+  run('sends no usage chunk when the client did not ask, but still reports usage', async () => {
+    const { transform, usages } = transformFor({ includeUsage: false });
+    const chunks = chunksOf(await runTransform(transform, [toolUse.bytes()]));
+    expect(chunks.some((chunk) => chunk !== '[DONE]' && chunk.usage)).toBe(false);
+    expect(usages).toEqual([toolUse.usage]);
+  });
+
+  run('maps the thinking stream to content_blocks only when strict API compliance is off', async () => {
+    const bytes = thinking.bytes();
+    const loose = chunksOf(await runTransform(transformFor({ strict: false }).transform, [bytes]));
+    const blocks = contentBlocksOf(loose);
+    expect(blocks[0]).toEqual({ index: 0, type: 'thinking', thinking: thinking.opening });
+    expect(
+      blocks
+        .filter((block: any) => block.thinking)
+        .map((block: any) => block.thinking)
+        .join(''),
+    ).toEqual(thinking.reasoning);
+    expect(blocks.at(-1)).toEqual({ index: 0, type: 'thinking', signature: thinking.signature });
+    const calls = toolCallsOf(loose);
+    expect(calls[0]).toMatchObject({ index: 0, id: thinking.toolCall.id, function: { name: thinking.toolCall.name } });
+    expect(JSON.parse(calls.map((call: any) => call.function.arguments).join(''))).toEqual(thinking.input);
+
+    const strict = chunksOf(await runTransform(transformFor({ strict: true }).transform, [bytes]));
+    expect(strict.some((chunk) => chunk !== '[DONE]' && chunk.choices?.[0]?.delta?.content_blocks)).toBe(false);
+    expect(toolCallsOf(strict)).toHaveLength(calls.length);
+  });
+});
+
+describe('ConverseStream → OpenAI chunks', () => {
   it('ignores the padding field Bedrock adds to every payload', async () => {
     const plain = chunksOf(await runTransform(transformFor().transform, [bedrockToolUseStream]));
     expect(bedrockToolUseStreamPadded.length).toBeGreaterThan(bedrockToolUseStream.length);
     const padded = chunksOf(await runTransform(transformFor().transform, [bedrockToolUseStreamPadded]));
     expect(stable(padded)).toEqual(stable(plain));
-  });
-
-  it('sends no usage chunk when the client did not ask, but still reports usage', async () => {
-    const { transform, usages } = transformFor({ includeUsage: false });
-    const chunks = chunksOf(await runTransform(transform, [bedrockToolUseStream]));
-    expect(chunks.some((chunk) => chunk !== '[DONE]' && chunk.usage)).toBe(false);
-    expect(usages).toEqual([{ prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 }]);
-  });
-
-  it('maps the thinking sample to content_blocks only when strict API compliance is off', async () => {
-    const bytes = encodeConverseStream(bedrockThinkingToolUseEvents, { pad: true });
-    const loose = chunksOf(await runTransform(transformFor({ strict: false }).transform, [bytes]));
-    const thinking = contentBlocksOf(loose);
-    expect(thinking[0]).toEqual({ index: 0, type: 'thinking', thinking: 'The customer wants' });
-    expect(
-      thinking
-        .filter((block: any) => block.thinking)
-        .map((block: any) => block.thinking)
-        .join(''),
-    ).toBe(
-      'The customer wants to know when order A-1042 will ship. The lookup_order tool takes an order_id, and the id is given, so I can call it right away.',
-    );
-    expect(thinking.at(-1)).toEqual({ index: 0, type: 'thinking', signature: 'Z3ctc2FtcGxlLXJlYXNvbmluZy1zaWduYXR1cmUtMDE=' });
-    const calls = toolCallsOf(loose);
-    expect(calls[0]).toMatchObject({ index: 0, id: 'tooluse_gw_sample_02', function: { name: 'lookup_order' } });
-    expect(JSON.parse(calls.map((call: any) => call.function.arguments).join(''))).toEqual({ order_id: 'A-1042' });
-
-    const strict = chunksOf(await runTransform(transformFor({ strict: true }).transform, [bytes]));
-    expect(strict.some((chunk) => chunk !== '[DONE]' && chunk.choices?.[0]?.delta?.content_blocks)).toBe(false);
-    expect(toolCallsOf(strict)).toHaveLength(calls.length);
   });
 
   it('maps redacted reasoning to a redacted_thinking block only when strict API compliance is off', async () => {
@@ -475,64 +572,5 @@ describe('ConverseStream → OpenAI chunks', () => {
       `bedrock stream: ${chunksPerSecond} OpenAI chunks/s (${framesPerSecond} Bedrock frames/s) over ${runs} replays; mean time to first chunk ${((firstChunkMs / runs) * 1000).toFixed(1)} µs`,
     );
     expect(chunksPerSecond).toBeGreaterThan(5_000);
-  });
-});
-
-describe.skipIf(!recordingsPresent)('ConverseStream → OpenAI chunks: recorded transcripts', () => {
-  it('maps the recorded tool-use stream field by field, however the bytes are split', async () => {
-    const bytes = readRecordingBytes(derived);
-    const whole = transformFor();
-    const chunks = chunksOf(await runTransform(whole.transform, [bytes]));
-    expect(chunks[0]).toMatchObject({
-      object: 'chat.completion.chunk',
-      model: 'anthropic.claude-3-5-sonnet-20240620-v1:0',
-      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
-    });
-    expect(chunks[0].id).toMatch(/^chatcmpl-/);
-    expect(textOf(chunks)).toBe(
-      "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
-    );
-    const calls = toolCallsOf(chunks);
-    expect(calls[0]).toEqual({ index: 0, id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', type: 'function', function: { name: 'weather_tool', arguments: '' } });
-    expect(calls.slice(1).every((call: any) => call.index === 0 && call.id === undefined)).toBe(true);
-    expect(calls.map((call: any) => call.function.arguments).join('')).toBe('{"location": "Berlin"}');
-    const finish = chunks.filter((chunk) => chunk.choices?.[0]?.finish_reason);
-    expect(finish).toHaveLength(1);
-    expect(finish[0].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: 'tool_calls' });
-    expect(chunks.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 } });
-    expect(chunks.at(-1)).toBe('[DONE]');
-    expect(whole.usages).toEqual([{ prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 }]);
-    expect(new Set(chunks.slice(0, -1).map((chunk) => chunk.id)).size).toBe(1);
-
-    await expectSplitInvariant(bytes, chunks, 7);
-  });
-
-  it('sends no usage chunk when the client did not ask, but still reports usage', async () => {
-    const { transform, usages } = transformFor({ includeUsage: false });
-    const chunks = chunksOf(await runTransform(transform, [readRecordingBytes(derived)]));
-    expect(chunks.some((chunk) => chunk !== '[DONE]' && chunk.usage)).toBe(false);
-    expect(usages).toHaveLength(1);
-  });
-
-  it('maps the recorded thinking stream to content_blocks only when strict API compliance is off', async () => {
-    const events = readRecordingJson<EventsFixture>('bedrock_converse_stream_thinking_tool_use_events.json');
-    const bytes = Buffer.concat(decodedForm(events).map(({ type, payload }) => encodeFrame({ event: type, payload })));
-    const loose = chunksOf(await runTransform(transformFor({ strict: false }).transform, [bytes]));
-    const thinking = contentBlocksOf(loose);
-    expect(thinking[0]).toEqual({ index: 0, type: 'thinking', thinking: 'The user is asking about the weather' });
-    expect(
-      thinking
-        .filter((block: any) => block.thinking)
-        .map((block: any) => block.thinking)
-        .join(''),
-    ).toMatch(/^The user is asking about the weather in Paris\..* function call\.$/s);
-    expect(thinking.at(-1)).toEqual({ index: 0, type: 'thinking', signature: '...' });
-    const calls = toolCallsOf(loose);
-    expect(calls[0]).toMatchObject({ index: 0, id: 'tooluse_1gPhO4A1RNWgzKbt1PXWLg', function: { name: 'weather' } });
-    expect(JSON.parse(calls.map((call: any) => call.function.arguments).join(''))).toEqual({ city: 'Paris' });
-
-    const strict = chunksOf(await runTransform(transformFor({ strict: true }).transform, [bytes]));
-    expect(strict.some((chunk) => chunk !== '[DONE]' && chunk.choices?.[0]?.delta?.content_blocks)).toBe(false);
-    expect(toolCallsOf(strict)).toHaveLength(calls.length);
   });
 });

@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../lib/core/errors';
+import type { TokenUsage } from '../../../lib/core/usage';
 import { cohereChatSample, cohereStreamSample, cohereToolStreamEvents, cohereUsage } from '../../fixtures/providers/cohere';
 import { checkChatRequest, cohereBodyFor, prepareCohere, replayCohereStream } from '../../support/fakes/cohere';
 import { streamedText } from '../../support/fakes/azure';
-import { readRecording, readRecordingBytes, readRecordingJson, recordingsPresent } from '../../support/recordings';
+import { readRecording, readRecordingBytes, recordingsPresent } from '../../support/recordings';
 
-const recordedStream = () =>
-  readRecording('cohere_v2_chat_stream_events.jsonl')
-    .split('\n')
-    .filter((line) => line.trim());
-const sampleStream = () => cohereStreamSample.split('\n').filter((line) => line.trim());
+/** The JSON lines of a stream's events. */
+const jsonLines = (text: string) => text.split('\n').filter((line) => line.trim());
+
 const weatherTool = {
   type: 'function',
   function: {
@@ -19,88 +18,88 @@ const weatherTool = {
   },
 };
 
-describe('cohere: chat samples', () => {
-  it('maps the non-streamed chat response field by field, usage from tokens (not billed units)', () => {
-    const prepared = prepareCohere({ model: 'command-a-03-2025', messages: [{ role: 'user', content: 'When does order A-1042 ship?' }] });
-    const { body, usage } = prepared.readResponse(Buffer.from(JSON.stringify(cohereChatSample)));
+/**
+ * One source of a chat answer and a stream and what the gateway must make of them. Both come from
+ * functions, so a recording is read only when its test runs, never while the tests are collected.
+ */
+interface ChatSource {
+  /** The model and question of the request the answer is read for; the completion names the model. */
+  request: { model: string; content: string };
+  response: () => Buffer;
+  completion: { id: string; usage: TokenUsage };
+  stream: () => string[];
+  streamed: { id: string; text: RegExp; usage: TokenUsage };
+}
+
+const samples: ChatSource = {
+  request: { model: 'command-a-03-2025', content: 'When does order A-1042 ship?' },
+  response: () => Buffer.from(JSON.stringify(cohereChatSample)),
+  completion: { id: '7d2f4a10-6c3b-4e85-9a1d-0b5e8c7f2a64', usage: { prompt_tokens: 148, completion_tokens: 23, total_tokens: 171 } },
+  stream: () => jsonLines(cohereStreamSample),
+  streamed: {
+    id: 'e91b0c3d-2f47-4a68-b5c9-3d1e7f6a8b20',
+    text: /^Order A-1042 is packed and ships on Tuesday\.$/,
+    usage: { prompt_tokens: 151, completion_tokens: 14, total_tokens: 165 },
+  },
+};
+
+const recordings: ChatSource = {
+  request: { model: 'command-r-plus-08-2024', content: 'Coca-Cola?' },
+  response: () => readRecordingBytes('cohere_v2_chat_nonstream.json'),
+  completion: { id: '2b1de636-9884-4973-ba11-108f95a2d37f', usage: { prompt_tokens: 186, completion_tokens: 93, total_tokens: 279 } },
+  stream: () => jsonLines(readRecording('cohere_v2_chat_stream_events.jsonl')),
+  streamed: {
+    id: 'a8fc192e-4bb8-4e15-ae1f-a174e8b02ae8',
+    text: /^Coca-Cola is a carbonated soft drink/,
+    usage: { prompt_tokens: 186, completion_tokens: 105, total_tokens: 291 },
+  },
+};
+
+describe.each([
+  ['chat samples', samples, false],
+  ['recorded transcripts', recordings, !recordingsPresent],
+] as const)('cohere: %s', (_source, { request, response, completion: expected, stream, streamed }, skip) => {
+  const run = it.skipIf(skip);
+
+  run('maps the non-streamed chat response field by field, usage from tokens (not billed units)', () => {
+    const prepared = prepareCohere({ model: request.model, messages: [{ role: 'user', content: request.content }] });
+    const bytes = response();
+    const { body, usage } = prepared.readResponse(bytes);
     const completion = JSON.parse(body.toString());
     expect(completion).toEqual({
-      id: '7d2f4a10-6c3b-4e85-9a1d-0b5e8c7f2a64',
+      id: expected.id,
       object: 'chat.completion',
       created: expect.any(Number),
-      model: 'command-a-03-2025',
-      choices: [{ index: 0, message: { role: 'assistant', content: cohereChatSample.message.content[0].text }, finish_reason: 'stop', logprobs: null }],
-      usage: { prompt_tokens: 148, completion_tokens: 23, total_tokens: 171 },
+      model: request.model,
+      choices: [
+        { index: 0, message: { role: 'assistant', content: JSON.parse(bytes.toString()).message.content[0].text }, finish_reason: 'stop', logprobs: null },
+      ],
+      usage: expected.usage,
     });
     expect(usage).toEqual(completion.usage);
   });
 
-  it('maps the stream: id from message-start, role first, text deltas, stop, usage chunk, [DONE]', async () => {
-    const lines = sampleStream();
+  run('maps the stream: id from message-start, role first, text deltas, stop, usage chunk, [DONE]', async () => {
+    const lines = stream();
     const { events, usages } = await replayCohereStream(lines, { includeUsage: true, splitEvery: 9 });
     const expectedText = lines
       .map((line) => JSON.parse(line))
       .filter((event) => event.type === 'content-delta')
       .map((event) => event.delta.message.content.text)
       .join('');
-    expect(expectedText).toBe('Order A-1042 is packed and ships on Tuesday.');
-    for (const event of events.slice(0, -1))
-      expect(event).toMatchObject({ id: 'e91b0c3d-2f47-4a68-b5c9-3d1e7f6a8b20', object: 'chat.completion.chunk', model: 'command-r-plus-08-2024' });
+    expect(expectedText).toMatch(streamed.text);
+    for (const event of events.slice(0, -1)) expect(event).toMatchObject({ id: streamed.id, object: 'chat.completion.chunk', model: 'command-r-plus-08-2024' });
     expect(events[0].choices[0]).toEqual({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
     expect(streamedText(events)).toBe(expectedText);
     const finishing = events.filter((event) => event !== '[DONE]' && event.choices[0]?.finish_reason);
     expect(finishing.map((event) => event.choices[0])).toEqual([{ index: 0, delta: {}, finish_reason: 'stop' }]);
-    expect(events.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 151, completion_tokens: 14, total_tokens: 165 } });
+    expect(events.at(-2)).toMatchObject({ choices: [], usage: streamed.usage });
     expect(events.at(-1)).toBe('[DONE]');
-    expect(usages).toEqual([{ prompt_tokens: 151, completion_tokens: 14, total_tokens: 165 }]);
+    expect(usages).toEqual([streamed.usage]);
   });
 
-  it('sends no usage chunk unless asked, and still reports usage', async () => {
-    const { events, usages } = await replayCohereStream(sampleStream());
-    expect(events.some((event) => event !== '[DONE]' && event.usage)).toBe(false);
-    expect(usages).toHaveLength(1);
-  });
-});
-
-describe.skipIf(!recordingsPresent)('cohere: recorded transcripts', () => {
-  it('maps the non-streamed chat response field by field, usage from tokens (not billed units)', () => {
-    const recorded = readRecordingJson<any>('cohere_v2_chat_nonstream.json');
-    const prepared = prepareCohere({ model: 'command-r-plus-08-2024', messages: [{ role: 'user', content: 'Coca-Cola?' }] });
-    const { body, usage } = prepared.readResponse(readRecordingBytes('cohere_v2_chat_nonstream.json'));
-    const completion = JSON.parse(body.toString());
-    expect(completion).toEqual({
-      id: '2b1de636-9884-4973-ba11-108f95a2d37f',
-      object: 'chat.completion',
-      created: expect.any(Number),
-      model: 'command-r-plus-08-2024',
-      choices: [{ index: 0, message: { role: 'assistant', content: recorded.message.content[0].text }, finish_reason: 'stop', logprobs: null }],
-      usage: { prompt_tokens: 186, completion_tokens: 93, total_tokens: 279 },
-    });
-    expect(usage).toEqual(completion.usage);
-  });
-
-  it('maps the recorded stream: id from message-start, role first, text deltas, stop, usage chunk, [DONE]', async () => {
-    const lines = recordedStream();
-    const { events, usages } = await replayCohereStream(lines, { includeUsage: true, splitEvery: 9 });
-    const expectedText = lines
-      .map((line) => JSON.parse(line))
-      .filter((event) => event.type === 'content-delta')
-      .map((event) => event.delta.message.content.text)
-      .join('');
-    expect(expectedText).toMatch(/^Coca-Cola is a carbonated soft drink/);
-    for (const event of events.slice(0, -1))
-      expect(event).toMatchObject({ id: 'a8fc192e-4bb8-4e15-ae1f-a174e8b02ae8', object: 'chat.completion.chunk', model: 'command-r-plus-08-2024' });
-    expect(events[0].choices[0]).toEqual({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
-    expect(streamedText(events)).toBe(expectedText);
-    const finishing = events.filter((event) => event !== '[DONE]' && event.choices[0]?.finish_reason);
-    expect(finishing.map((event) => event.choices[0])).toEqual([{ index: 0, delta: {}, finish_reason: 'stop' }]);
-    expect(events.at(-2)).toMatchObject({ choices: [], usage: { prompt_tokens: 186, completion_tokens: 105, total_tokens: 291 } });
-    expect(events.at(-1)).toBe('[DONE]');
-    expect(usages).toEqual([{ prompt_tokens: 186, completion_tokens: 105, total_tokens: 291 }]);
-  });
-
-  it('sends no usage chunk unless asked, and still reports usage', async () => {
-    const { events, usages } = await replayCohereStream(recordedStream());
+  run('sends no usage chunk unless asked, and still reports usage', async () => {
+    const { events, usages } = await replayCohereStream(stream());
     expect(events.some((event) => event !== '[DONE]' && event.usage)).toBe(false);
     expect(usages).toHaveLength(1);
   });

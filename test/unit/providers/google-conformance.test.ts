@@ -11,6 +11,7 @@ import type { PreparedCall, ProviderCall, ResolvedTarget } from '../../../lib/pr
 import { vertexAiProvider } from '../../../lib/providers/vertex-ai';
 import {
   exchangeSse,
+  functionDeclaration,
   lookupOrder,
   missingModel,
   missingModelStream,
@@ -29,7 +30,7 @@ import {
   vertexStream,
   vertexStreamText,
 } from '../../fixtures/providers/gemini';
-import { chatCall, recordingSse, runTransform } from '../../support/fakes/google';
+import { chatCall, runTransform } from '../../support/fakes/google';
 import { readRecording, readRecordingBytes, readRecordingJson, recordingsPresent } from '../../support/recordings';
 
 const target: ResolvedTarget = { provider: googleProvider, baseUrl: googleProvider.baseUrl, settings: { api_key: 'AIza-test' } };
@@ -41,6 +42,8 @@ const vertexTarget: ResolvedTarget = {
 const prepare = (body: Record<string, unknown>) => googleProvider.adapter.prepare(chatCall(body, target) as ProviderCall) as PreparedCall;
 const sentBody = (body: Record<string, unknown>) => JSON.parse(String((prepare(body) as any).body));
 const recording = (name: string) => readRecordingJson<any>(name);
+/** The text of a stream's events, joined, as a recording holds them. */
+const segmentsText = (segments: any[]) => segments.map((segment) => segment.candidates[0].content.parts[0].text).join('');
 
 async function streamThrough(body: Record<string, unknown>, pieces: Array<string | Buffer>) {
   const usages: any[] = [];
@@ -60,277 +63,175 @@ const asFunctionTool = (tool: { name: string; description: string; parameters: R
   function: { name: tool.name, description: tool.description, parameters: tool.parameters },
 });
 
-describe('Gemini generateContent (non-streamed)', () => {
-  it('sends the expected request for a system prompt and a multi-turn chat, and reads the answer', () => {
+type Json = Record<string, any>;
+type Usage = Record<string, unknown>;
+
+/**
+ * One source of Google exchanges and what the gateway must make of them: the OpenAI request, the body
+ * it must send (a recording made by another client is compared without that client's own defaults),
+ * Google's answer and what it must become. Each is produced by a function, so a recording is read only
+ * when its test runs, never while the tests are collected.
+ */
+interface GoogleSource {
+  chat: () => { request: Json; sent: Json; response: string; answer: unknown; usage: Usage };
+  toolChoice: () => { request: Json; sent: Json; response: Json; id: string; name: string; args: Json; signature: string; result: string; usage: Usage };
+  jsonSchema: () => { request: Json; sent: Json; response: Json; value: unknown; usage: Usage };
+  notFound: () => { request: Json; url: string; sent: Json; response: Json; message: unknown };
+  /** `sse` is Google's bytes; `lfSse` the same events framed with LF alone. */
+  text: () => { request: Json; sent: Json; sse: Buffer; multiByteCut: boolean; lfSse: string; id: string; text: string; usage: Usage };
+  maxTokens: () => { request: Json; sse: string; text: string; usage: Usage };
+  /** Two turns: what each sends and streams back; `nextArguments` is the second call's arguments as streamed. */
+  functionCall: () => { first: Json; question: string; sent: [Json, Json]; sse: [string, string]; name: string; args: Json; nextArguments: string };
+  /** A first text event and an error event to follow it. */
+  midStream: () => { model: string; textEvent: Json; errorEvent: Json; text: string };
+  vertex: () => { request: Json; path: string; sent: Json; sse: string; text: string; usage: Usage };
+}
+
+const samples: GoogleSource = {
+  chat: () => {
     const [call] = orderDeskChat.interactions;
     const [greeting, reply, question] = orderDesk.turns;
-    const sent = sentBody({
-      model: orderDesk.model,
-      messages: [
-        { role: 'system', content: orderDesk.system },
-        { role: 'user', content: greeting },
-        { role: 'assistant', content: reply },
-        { role: 'user', content: question },
-      ],
-      temperature: 0.4,
-      top_k: 32,
-      top_p: 0.9,
-      max_tokens: 1024,
-    });
-    expect(sent).toEqual(call.request.bodySegments[0]);
-
-    // Pretty-printed, as Google sends a non-streamed answer.
-    const response = JSON.stringify(call.response.bodySegments[0], null, 2);
-    const { body, usage } = (prepare({ model: orderDesk.model, messages: [{ role: 'user', content: 'x' }] }) as any).readResponse(Buffer.from(response));
-    const completion = JSON.parse(body);
-    expect(completion).toMatchObject({ object: 'chat.completion', model: orderDesk.model });
-    expect(completion.id).toMatch(/^chatcmpl-/);
-    expect(completion.choices).toEqual([
-      {
-        index: 0,
-        message: { role: 'assistant', content: orderDesk.answer },
-        finish_reason: 'stop',
-        logprobs: null,
+    return {
+      request: {
+        model: orderDesk.model,
+        messages: [
+          { role: 'system', content: orderDesk.system },
+          { role: 'user', content: greeting },
+          { role: 'assistant', content: reply },
+          { role: 'user', content: question },
+        ],
+        temperature: 0.4,
+        top_k: 32,
+        top_p: 0.9,
+        max_tokens: 1024,
       },
-    ]);
-    expect(completion.usage).toEqual({ prompt_tokens: 37, completion_tokens: 29, total_tokens: 66 });
-    expect(usage).toEqual(completion.usage);
-  });
-
-  it('maps tools and a named tool_choice to functionDeclarations and toolConfig, and the signed function call back', () => {
+      sent: call.request.bodySegments[0],
+      // Pretty-printed, as Google sends a non-streamed answer.
+      response: JSON.stringify(call.response.bodySegments[0], null, 2),
+      answer: orderDesk.answer,
+      usage: { prompt_tokens: 37, completion_tokens: 29, total_tokens: 66 },
+    };
+  },
+  toolChoice: () => {
     const [exchange] = orderLookupCall.interactions;
-    const request = {
-      model: orderLookup.model,
-      messages: [{ role: 'user', content: orderLookup.question }],
-      tools: [asFunctionTool(lookupOrder)],
-      tool_choice: { type: 'function', function: { name: lookupOrder.name } },
-    };
-    expect(sentBody(request)).toEqual(exchange.request.bodySegments[0]);
-
-    const { body, usage } = (prepare(request) as any).readResponse(Buffer.from(JSON.stringify(exchange.response.bodySegments[0])));
-    const completion = JSON.parse(body);
-    expect(completion.id).toBe('chatcmpl-gwSampleLookup01');
-    expect(completion.model).toBe(orderLookup.model);
-    const [choice] = completion.choices;
-    expect(choice.finish_reason).toBe('tool_calls');
-    expect(choice.message.content).toBeNull();
-    expect(choice.message.tool_calls).toHaveLength(1);
-    const [call] = choice.message.tool_calls;
-    expect(call).toMatchObject({ type: 'function', function: { name: lookupOrder.name } });
-    expect(JSON.parse(call.function.arguments)).toEqual(orderLookup.args);
-    expect(call.id).toMatch(/^call_[0-9a-f]{16}_ts_[A-Za-z0-9_-]+$/);
-    // The signature survives the trip through the OpenAI id byte for byte, its '+' and '/' included.
-    expect(orderLookup.signature).toMatch(/[+]/);
-    expect(orderLookup.signature).toMatch(/[/]/);
-    expect(thoughtSignatureOf(call.id)).toBe(orderLookup.signature);
-    expect(usage).toEqual({ prompt_tokens: 48, completion_tokens: 72, total_tokens: 120, completion_tokens_details: { reasoning_tokens: 57 } });
-
-    // The next turn sends the call back with its signature, and the result as a functionResponse.
-    const next = sentBody({
-      ...request,
-      messages: [...request.messages, choice.message, { role: 'tool', tool_call_id: call.id, content: orderLookup.result }],
-    });
-    expect(next.contents.slice(1)).toEqual([
-      {
-        role: 'model',
-        parts: [{ functionCall: { name: lookupOrder.name, args: orderLookup.args }, thoughtSignature: orderLookup.signature }],
+    return {
+      request: {
+        model: orderLookup.model,
+        messages: [{ role: 'user', content: orderLookup.question }],
+        tools: [asFunctionTool(lookupOrder)],
+        tool_choice: { type: 'function', function: { name: lookupOrder.name } },
       },
-      { role: 'user', parts: [{ functionResponse: { name: lookupOrder.name, response: { output: orderLookup.result } } }] },
-    ]);
-  });
-
-  it('sends a json_schema response_format as responseJsonSchema and reads cached and thinking tokens', () => {
-    const [exchange] = orderSummaryJson.interactions;
-    const request = {
-      model: orderSummary.model,
-      messages: [{ role: 'user', content: orderSummary.prompt }],
-      response_format: { type: 'json_schema', json_schema: { name: 'order_summary', schema: orderSummary.schema } },
+      sent: exchange.request.bodySegments[0],
+      response: exchange.response.bodySegments[0],
+      id: 'chatcmpl-gwSampleLookup01',
+      name: lookupOrder.name,
+      args: orderLookup.args,
+      signature: orderLookup.signature,
+      result: orderLookup.result,
+      usage: { prompt_tokens: 48, completion_tokens: 72, total_tokens: 120, completion_tokens_details: { reasoning_tokens: 57 } },
     };
-    expect(sentBody(request)).toEqual(exchange.request.bodySegments[0]);
-    const { body, usage } = (prepare(request) as any).readResponse(Buffer.from(JSON.stringify(exchange.response.bodySegments[0])));
-    const completion = JSON.parse(body);
-    expect(JSON.parse(completion.choices[0].message.content)).toEqual(orderSummary.value);
-    expect(completion.choices[0].finish_reason).toBe('stop');
-    expect(usage).toEqual({
-      prompt_tokens: 31,
-      completion_tokens: 123,
-      total_tokens: 154,
-      prompt_tokens_details: { cached_tokens: 12 },
-      completion_tokens_details: { reasoning_tokens: 27 },
-    });
-  });
-
-  it("reads a 404 as the provider error with Google's status as the code", () => {
+  },
+  jsonSchema: () => {
+    const [exchange] = orderSummaryJson.interactions;
+    return {
+      request: {
+        model: orderSummary.model,
+        messages: [{ role: 'user', content: orderSummary.prompt }],
+        response_format: { type: 'json_schema', json_schema: { name: 'order_summary', schema: orderSummary.schema } },
+      },
+      sent: exchange.request.bodySegments[0],
+      response: exchange.response.bodySegments[0],
+      value: orderSummary.value,
+      usage: {
+        prompt_tokens: 31,
+        completion_tokens: 123,
+        total_tokens: 154,
+        prompt_tokens_details: { cached_tokens: 12 },
+        completion_tokens_details: { reasoning_tokens: 27 },
+      },
+    };
+  },
+  notFound: () => {
     const [exchange] = missingModelStream.interactions;
-    const prepared: any = prepare({ model: missingModel.model, messages: [{ role: 'user', content: missingModel.question }], stream: true });
-    expect(prepared.url.pathname).toBe(exchange.request.url.split('?')[0]);
-    expect(prepared.url.search).toBe('?alt=sse');
-    expect(JSON.parse(prepared.body)).toEqual(exchange.request.bodySegments[0]);
-    const error = prepared.readError(404, Buffer.from(JSON.stringify(exchange.response.bodySegments[0])), {});
-    expect(error.status).toBe(404);
-    expect(error.toBody().error).toMatchObject({
+    return {
+      request: { model: missingModel.model, messages: [{ role: 'user', content: missingModel.question }], stream: true },
+      url: exchange.request.url,
+      sent: exchange.request.bodySegments[0],
+      response: exchange.response.bodySegments[0],
       message: `models/${missingModel.model} is not found for API version v1beta, or is not supported for generateContent.`,
-      type: 'not_found_error',
-      code: 'NOT_FOUND',
-      provider: 'google',
-    });
-  });
-});
-
-describe('Gemini streamGenerateContent', () => {
-  it('streams text: role first, every piece in order, stop, and usage only when asked', async () => {
-    const expected = shippingStream.pieces.join('');
-    const request = {
+    };
+  },
+  text: () => ({
+    request: {
       model: shippingStream.model,
       messages: [
         { role: 'system', content: shippingStream.system },
         { role: 'user', content: shippingStream.question },
       ],
-    };
-    expect(sentBody(request)).toEqual(shippingStreamText.interactions[0].request.bodySegments[0]);
-    // Cut every 7 bytes, so events, CRLFs and multi-byte characters are split across reads.
-    const pieces = splitEvery(Buffer.from(exchangeSse(shippingStreamText)), 7);
-    expect(pieces.some((piece) => (piece[0] & 0xc0) === 0x80)).toBe(true);
-    const { events, chunks, usages } = await streamThrough({ ...request, stream_options: { include_usage: true } }, pieces);
-    expect(events.at(-1)).toBe('[DONE]');
-    expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
-    expect(
-      chunks.every((chunk) => chunk.id === 'chatcmpl-gwSampleStream01' && chunk.model === shippingStream.model && chunk.object === 'chat.completion.chunk'),
-    ).toBe(true);
-    expect(textOf(chunks)).toBe(expected);
-    const finish = chunks.filter((chunk) => chunk.choices[0]?.finish_reason);
-    expect(finish.map((chunk) => chunk.choices[0].finish_reason)).toEqual(['stop']);
-    const last = chunks.at(-1);
-    expect(last.choices).toEqual([]);
-    expect(last.usage).toEqual({ prompt_tokens: 23, completion_tokens: 169, total_tokens: 192, completion_tokens_details: { reasoning_tokens: 112 } });
-    expect(usages).toEqual([last.usage]);
-
-    // The same stream framed with LF alone, which Google's clients accept too, and without
-    // include_usage: no usage chunk, usage still reported.
-    const plain = await streamThrough(request, [exchangeSse(shippingStreamText, 0, '\n')]);
-    expect(textOf(plain.chunks)).toBe(expected);
-    expect(plain.chunks.some((chunk) => chunk.usage)).toBe(false);
-    expect(plain.usages).toHaveLength(1);
-  });
-
-  it('ends a MAX_TOKENS stream with finish_reason length', async () => {
-    const { chunks, usages } = await streamThrough({ model: returnsStream.model, messages: [{ role: 'user', content: returnsStream.question }] }, [
-      exchangeSse(returnsStreamMaxTokens),
-    ]);
-    expect(textOf(chunks)).toBe(returnsStream.pieces.join(''));
-    expect(chunks.at(-1).choices[0].finish_reason).toBe('length');
-    expect(usages).toEqual([{ prompt_tokens: 11, completion_tokens: 125, total_tokens: 136, completion_tokens_details: { reasoning_tokens: 64 } }]);
-  });
-
-  it('streams a function call as one tool call with an id, its whole arguments, and tool_calls', async () => {
+    },
+    sent: shippingStreamText.interactions[0].request.bodySegments[0],
+    sse: Buffer.from(exchangeSse(shippingStreamText)),
+    multiByteCut: true,
+    lfSse: exchangeSse(shippingStreamText, 0, '\n'),
+    id: 'chatcmpl-gwSampleStream01',
+    text: shippingStream.pieces.join(''),
+    usage: { prompt_tokens: 23, completion_tokens: 169, total_tokens: 192, completion_tokens_details: { reasoning_tokens: 112 } },
+  }),
+  maxTokens: () => ({
+    request: { model: returnsStream.model, messages: [{ role: 'user', content: returnsStream.question }] },
+    sse: exchangeSse(returnsStreamMaxTokens),
+    text: returnsStream.pieces.join(''),
+    usage: { prompt_tokens: 11, completion_tokens: 125, total_tokens: 136, completion_tokens_details: { reasoning_tokens: 64 } },
+  }),
+  functionCall: () => {
     const [firstTurn, secondTurn] = orderLookupStreamCalls.interactions;
-    const first = {
-      model: orderLookupStream.model,
-      messages: [{ role: 'user', content: orderLookupStream.questions[0] }],
-      tools: [asFunctionTool(lookupOrder)],
+    return {
+      first: {
+        model: orderLookupStream.model,
+        messages: [{ role: 'user', content: orderLookupStream.questions[0] }],
+        tools: [asFunctionTool(lookupOrder)],
+      },
+      question: orderLookupStream.questions[1],
+      sent: [firstTurn.request.bodySegments[0], secondTurn.request.bodySegments[0]],
+      sse: [exchangeSse(orderLookupStreamCalls, 0), exchangeSse(orderLookupStreamCalls, 1)],
+      name: lookupOrder.name,
+      args: orderLookupStream.args[0],
+      nextArguments: '{"order_id":"A-1077","include_items":true}',
     };
-    expect(sentBody(first)).toEqual(firstTurn.request.bodySegments[0]);
-    const { chunks } = await streamThrough(first, [exchangeSse(orderLookupStreamCalls, 0)]);
-    const calls = toolCallsOf(chunks);
-    expect(calls[0]).toEqual({
-      index: 0,
-      id: expect.stringMatching(/^call_[0-9a-f]{16}$/),
-      type: 'function',
-      function: { name: lookupOrder.name, arguments: '' },
-    });
-    expect(
-      JSON.parse(
-        calls
-          .slice(1)
-          .map((call: any) => call.function.arguments)
-          .join(''),
-      ),
-    ).toEqual(orderLookupStream.args[0]);
-    expect(chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
-
-    // The second turn: the unsigned call (gemini-2.0 signs nothing) is sent back with Google's skip value.
-    const second = sentBody({
-      ...first,
-      messages: [
-        ...first.messages,
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: calls[0].id, type: 'function', function: { name: lookupOrder.name, arguments: JSON.stringify(orderLookupStream.args[0]) } }],
-        },
-        { role: 'user', content: orderLookupStream.questions[1] },
-      ],
-    });
-    expect(second.contents[1].parts[0].thoughtSignature).toBe('skip_thought_signature_validator');
-    delete second.contents[1].parts[0].thoughtSignature;
-    expect(second).toEqual(secondTurn.request.bodySegments[0]);
-    const next = await streamThrough(first, [exchangeSse(orderLookupStreamCalls, 1)]);
-    expect(toolCallsOf(next.chunks).at(-1).function.arguments).toBe('{"order_id":"A-1077","include_items":true}');
-  });
-
-  it('turns an error chunk after the stream started into an error event and [DONE]', async () => {
-    const error = missingModelStream.interactions[0].response.bodySegments[0];
-    const text = shippingStreamText.interactions[0].response.bodySegments[0];
-    const { events, chunks } = await streamThrough({ model: shippingStream.model, messages: [{ role: 'user', content: 'x' }] }, [
-      `data: ${JSON.stringify(text)}\r\n\r\n`,
-      `data: ${JSON.stringify(error)}\r\n\r\n`,
-    ]);
-    expect(textOf(chunks)).toBe(shippingStream.pieces[0]);
-    expect(events.at(-2).error).toMatchObject({ code: 'NOT_FOUND', provider: 'google', message: expect.stringContaining('is not found') });
-    expect(events.at(-1)).toBe('[DONE]');
-  });
-
-  it('turns a stream that ends without a finish reason into an error event', async () => {
-    const text = shippingStreamText.interactions[0].response.bodySegments[0];
-    const { events } = await streamThrough({ model: shippingStream.model, messages: [{ role: 'user', content: 'x' }] }, [
-      `data: ${JSON.stringify(text)}\r\n\r\n`,
-    ]);
-    expect(events.at(-2).error).toMatchObject({ code: 'provider_stream_error', provider: 'google' });
-    expect(events.at(-1)).toBe('[DONE]');
-  });
-});
-
-describe('Vertex AI streamGenerateContent', () => {
-  it('reads a Vertex stream, whose usage only arrives on the last chunk', async () => {
+  },
+  midStream: () => ({
+    model: shippingStream.model,
+    textEvent: shippingStreamText.interactions[0].response.bodySegments[0],
+    errorEvent: missingModelStream.interactions[0].response.bodySegments[0],
+    text: shippingStream.pieces[0],
+  }),
+  vertex: () => {
     const [exchange] = vertexStreamText.interactions;
-    const request = {
-      model: vertexStream.model,
-      messages: [
-        { role: 'system', content: vertexStream.system },
-        { role: 'user', content: vertexStream.question },
-      ],
-      max_tokens: vertexStream.maxOutputTokens,
-      stream: true,
-      stream_options: { include_usage: true },
+    return {
+      request: {
+        model: vertexStream.model,
+        messages: [
+          { role: 'system', content: vertexStream.system },
+          { role: 'user', content: vertexStream.question },
+        ],
+        max_tokens: vertexStream.maxOutputTokens,
+      },
+      path: exchange.request.url,
+      sent: exchange.request.bodySegments[0],
+      sse: exchangeSse(vertexStreamText),
+      text: vertexStream.pieces.join(''),
+      usage: { prompt_tokens: 25, completion_tokens: 77, total_tokens: 102, completion_tokens_details: { reasoning_tokens: 38 } },
     };
-    const prepared: any = await vertexAiProvider.adapter.prepare(chatCall(request, vertexTarget) as ProviderCall);
-    expect(prepared.url.href).toBe(
-      'https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse',
-    );
-    expect(prepared.url.pathname + prepared.url.search).toBe(exchange.request.url);
-    expect(JSON.parse(prepared.body)).toEqual(exchange.request.bodySegments[0]);
+  },
+};
 
-    const usages: any[] = [];
-    const events = await runTransform(
-      prepared.streamTransform((usage: any) => usages.push(usage)),
-      [exchangeSse(vertexStreamText)],
-    );
-    const chunks = events.filter((event) => event !== '[DONE]');
-    expect(textOf(chunks)).toBe(vertexStream.pieces.join(''));
-    expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason).choices[0].finish_reason).toBe('length');
-    expect(chunks.at(-1).usage).toEqual({ prompt_tokens: 25, completion_tokens: 77, total_tokens: 102, completion_tokens_details: { reasoning_tokens: 38 } });
-    expect(usages).toHaveLength(1);
-  });
-});
-
-// The same checks over recorded Google exchanges, with the values they recorded. Every file is read
-// inside a test, so without the recordings the suite is skipped and nothing is read.
-describe.skipIf(!recordingsPresent)('Gemini and Vertex AI: recorded transcripts', () => {
-  describe('generateContent, non-streamed', () => {
-    it('sends the recorded request for a system prompt and a multi-turn chat, and reads the recorded answer', () => {
-      const capture = readRecording('gemini_generatecontent_nonstream_capture.txt');
-      const recorded = JSON.parse(capture.slice(capture.indexOf("echo '") + 6, capture.indexOf("}')") + 1));
-      const sent = sentBody({
+const recordings: GoogleSource = {
+  chat: () => {
+    const capture = readRecording('gemini_generatecontent_nonstream_capture.txt');
+    const recorded = JSON.parse(capture.slice(capture.indexOf("echo '") + 6, capture.indexOf("}')") + 1));
+    const { responseMimeType: _textPlain, ...generationConfig } = recorded.generationConfig;
+    return {
+      request: {
         model: 'gemini-1.5-flash',
         messages: [
           { role: 'system', content: 'You are an assistant for the company Coca Cola ' },
@@ -342,174 +243,278 @@ describe.skipIf(!recordingsPresent)('Gemini and Vertex AI: recorded transcripts'
         top_k: 40,
         top_p: 0.95,
         max_tokens: 8192,
-      });
-      expect(sent.contents).toEqual(recorded.contents);
-      expect(sent.systemInstruction.parts).toEqual(recorded.systemInstruction.parts);
-      const { responseMimeType: _textPlain, ...generationConfig } = recorded.generationConfig;
-      expect(sent.generationConfig).toEqual(generationConfig);
-
-      const response = capture.slice(capture.indexOf('\n{\n  "candidates"'));
-      const { body, usage } = (prepare({ model: 'gemini-1.5-flash', messages: [{ role: 'user', content: 'x' }] }) as any).readResponse(Buffer.from(response));
-      const completion = JSON.parse(body);
-      expect(completion).toMatchObject({ object: 'chat.completion', model: 'gemini-1.5-flash' });
-      expect(completion.id).toMatch(/^chatcmpl-/);
-      expect(completion.choices).toEqual([
-        {
-          index: 0,
-          message: { role: 'assistant', content: expect.stringMatching(/^Coca-Cola is a carbonated soft drink/) },
-          finish_reason: 'stop',
-          logprobs: null,
-        },
-      ]);
-      expect(completion.usage).toEqual({ prompt_tokens: 26, completion_tokens: 68, total_tokens: 94 });
-      expect(usage).toEqual(completion.usage);
-    });
-
-    it('maps tools and a named tool_choice to the recorded functionDeclarations and toolConfig, and the signed function call back', () => {
-      const exchange = recording('gemini_generatecontent_function_call_toolconfig_recording.json').interactions[0];
-      const recorded = exchange.request.bodySegments[0];
-      const declaration = recorded.tools[0].functionDeclarations[0];
-      const request = {
+      },
+      sent: { contents: recorded.contents, systemInstruction: { parts: recorded.systemInstruction.parts }, generationConfig },
+      response: capture.slice(capture.indexOf('\n{\n  "candidates"')),
+      answer: expect.stringMatching(/^Coca-Cola is a carbonated soft drink/),
+      usage: { prompt_tokens: 26, completion_tokens: 68, total_tokens: 94 },
+    };
+  },
+  toolChoice: () => {
+    const exchange = recording('gemini_generatecontent_function_call_toolconfig_recording.json').interactions[0];
+    const recorded = exchange.request.bodySegments[0];
+    const declaration = recorded.tools[0].functionDeclarations[0];
+    const response = exchange.response.bodySegments[0];
+    return {
+      request: {
         model: 'gemini-2.5-flash',
         messages: [{ role: 'user', content: recorded.contents[0].parts[0].text }],
-        tools: [{ type: 'function', function: { name: declaration.name, description: declaration.description, parameters: declaration.parametersJsonSchema } }],
+        tools: [asFunctionTool({ ...declaration, parameters: declaration.parametersJsonSchema })],
         tool_choice: { type: 'function', function: { name: 'concatStringFunction' } },
-      };
-      const sent = sentBody(request);
-      expect(sent.contents).toEqual(recorded.contents);
-      expect(sent.tools).toEqual(recorded.tools);
-      expect(sent.toolConfig).toEqual(recorded.toolConfig);
-
-      const { body, usage } = (prepare(request) as any).readResponse(Buffer.from(JSON.stringify(exchange.response.bodySegments[0])));
-      const completion = JSON.parse(body);
-      expect(completion.id).toBe('chatcmpl-eC77aJKnKYam1e8PyLWRiQw');
-      expect(completion.model).toBe('gemini-2.5-flash');
-      const [choice] = completion.choices;
-      expect(choice.finish_reason).toBe('tool_calls');
-      expect(choice.message.content).toBeNull();
-      expect(choice.message.tool_calls).toHaveLength(1);
-      const [call] = choice.message.tool_calls;
-      expect(call).toMatchObject({ type: 'function', function: { name: 'concatStringFunction' } });
-      expect(JSON.parse(call.function.arguments)).toEqual({ firstString: 'hello', secondString: 'world' });
-      expect(call.id).toMatch(/^call_[0-9a-f]{16}_ts_[A-Za-z0-9_-]+$/);
-      // The signature survives the trip through the OpenAI id, byte for byte.
-      const signature = exchange.response.bodySegments[0].candidates[0].content.parts[0].thoughtSignature;
-      expect(thoughtSignatureOf(call.id)).toBe(signature);
-      expect(usage).toEqual({ prompt_tokens: 65, completion_tokens: 91, total_tokens: 156, completion_tokens_details: { reasoning_tokens: 69 } });
-
-      // The next turn sends the call back with its signature, and the result as a functionResponse.
-      const next = sentBody({ ...request, messages: [...request.messages, choice.message, { role: 'tool', tool_call_id: call.id, content: 'hello world' }] });
-      expect(next.contents.slice(1)).toEqual([
-        {
-          role: 'model',
-          parts: [{ functionCall: { name: 'concatStringFunction', args: { firstString: 'hello', secondString: 'world' } }, thoughtSignature: signature }],
-        },
-        { role: 'user', parts: [{ functionResponse: { name: 'concatStringFunction', response: { output: 'hello world' } } }] },
-      ]);
-    });
-
-    it('sends a json_schema response_format as the recorded responseJsonSchema and reads cached and thinking tokens', () => {
-      const exchange = recording('gemini_generatecontent_responseJsonSchema_recording.json').interactions[0];
-      const recorded = exchange.request.bodySegments[0];
-      const request = {
+      },
+      sent: { contents: recorded.contents, tools: recorded.tools, toolConfig: recorded.toolConfig },
+      response,
+      id: 'chatcmpl-eC77aJKnKYam1e8PyLWRiQw',
+      name: 'concatStringFunction',
+      args: { firstString: 'hello', secondString: 'world' },
+      signature: response.candidates[0].content.parts[0].thoughtSignature,
+      result: 'hello world',
+      usage: { prompt_tokens: 65, completion_tokens: 91, total_tokens: 156, completion_tokens_details: { reasoning_tokens: 69 } },
+    };
+  },
+  jsonSchema: () => {
+    const exchange = recording('gemini_generatecontent_responseJsonSchema_recording.json').interactions[0];
+    const recorded = exchange.request.bodySegments[0];
+    return {
+      request: {
         model: 'gemini-2.5-flash',
         messages: [{ role: 'user', content: 'populate the following object' }],
         response_format: { type: 'json_schema', json_schema: { name: 'object', schema: recorded.generationConfig.responseJsonSchema } },
-      };
-      expect(sentBody(request)).toEqual(recorded);
-      const { body, usage } = (prepare(request) as any).readResponse(Buffer.from(JSON.stringify(exchange.response.bodySegments[0])));
-      const completion = JSON.parse(body);
-      expect(JSON.parse(completion.choices[0].message.content)).toMatchObject({ simpleString: 'example', inner: { innerNumber: 100 } });
-      expect(completion.choices[0].finish_reason).toBe('stop');
-      expect(usage).toEqual({
+      },
+      sent: recorded,
+      response: exchange.response.bodySegments[0],
+      value: expect.objectContaining({ simpleString: 'example', inner: expect.objectContaining({ innerNumber: 100 }) }),
+      usage: {
         prompt_tokens: 5,
         completion_tokens: 279,
         total_tokens: 284,
         prompt_tokens_details: { cached_tokens: 3 },
         completion_tokens_details: { reasoning_tokens: 41 },
-      });
+      },
+    };
+  },
+  notFound: () => {
+    const exchange = recording('gemini_stream_error_404_recording.json').interactions[0];
+    return {
+      request: { model: 'custom-gemini-2.0-flash', messages: [{ role: 'user', content: 'why is the sky blue?' }], stream: true },
+      url: exchange.request.url,
+      sent: { contents: exchange.request.bodySegments[0].contents },
+      response: exchange.response.bodySegments[0],
+      message: expect.stringMatching(/^models\/custom-gemini-2.0-flash is not found for API version v1beta/),
+    };
+  },
+  text: () => {
+    const exchange = recording('gemini_stream_text_recording.json');
+    const recorded = exchange.interactions[0].request.bodySegments[0];
+    return {
+      request: {
+        model: 'gemini-2.5-flash',
+        messages: [
+          { role: 'system', content: recorded.systemInstruction.parts[0].text },
+          { role: 'user', content: 'high' },
+        ],
+      },
+      sent: { contents: recorded.contents, systemInstruction: { parts: recorded.systemInstruction.parts } },
+      sse: readRecordingBytes('gemini_stream_text.DERIVED.sse'),
+      multiByteCut: false,
+      lfSse: exchangeSse(exchange, 0, '\n'),
+      id: 'chatcmpl-tS77aIl-4ZvV7w_A9rTBBg',
+      text: segmentsText(exchange.interactions[0].response.bodySegments),
+      usage: { prompt_tokens: 20, completion_tokens: 513, total_tokens: 533, completion_tokens_details: { reasoning_tokens: 260 } },
+    };
+  },
+  maxTokens: () => ({
+    request: { model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'why is the sky blue?' }] },
+    sse: readRecording('gemini_stream_max_tokens.DERIVED.sse'),
+    text: segmentsText(recording('gemini_stream_max_tokens_recording.json').interactions[0].response.bodySegments),
+    usage: { prompt_tokens: 7, completion_tokens: 198, total_tokens: 205, completion_tokens_details: { reasoning_tokens: 45 } },
+  }),
+  functionCall: () => {
+    const exchange = recording('gemini_stream_function_call_recording.json');
+    const [firstTurn, secondTurn] = exchange.interactions;
+    const divide = {
+      name: 'customDivide',
+      description: 'Custom divide function',
+      parameters: { type: 'object', properties: { numerator: { type: 'number' }, denominator: { type: 'number' } } },
+    };
+    // The recording's client declared the tool in Gemini's older Schema; the gateway sends the JSON Schema it was given.
+    const tools = [{ functionDeclarations: [functionDeclaration(divide)] }];
+    return {
+      first: { model: 'gemini-2.0-flash', messages: [{ role: 'user', content: 'what is the result of 100/2' }], tools: [asFunctionTool(divide)] },
+      question: 'what is the result of 50/2?',
+      sent: [
+        { contents: firstTurn.request.bodySegments[0].contents, tools },
+        { contents: secondTurn.request.bodySegments[0].contents, tools },
+      ],
+      sse: [exchangeSse(exchange, 0), exchangeSse(exchange, 1)],
+      name: divide.name,
+      args: { denominator: 2, numerator: 100 },
+      nextArguments: '{"denominator":2,"numerator":50}',
+    };
+  },
+  midStream: () => {
+    const textEvent = recording('gemini_stream_text_recording.json').interactions[0].response.bodySegments[0];
+    return {
+      model: 'gemini-2.5-flash',
+      textEvent,
+      errorEvent: recording('gemini_stream_error_404_recording.json').interactions[0].response.bodySegments[0],
+      text: textEvent.candidates[0].content.parts[0].text,
+    };
+  },
+  vertex: () => {
+    const exchange = recording('vertex_gemini_stream_text_recording.json');
+    const [{ request, response }] = exchange.interactions;
+    const recorded = request.bodySegments[0];
+    return {
+      request: {
+        model: 'gemini-2.5-flash',
+        messages: [
+          { role: 'system', content: 'I say high you say low, then tell me why is the sky blue.' },
+          { role: 'user', content: 'high' },
+        ],
+        max_tokens: 200,
+      },
+      // The recorded path, on the API version and project of this test's target.
+      path: request.url.replace('/v1beta1/projects/REDACTED/locations/REDACTED/', '/v1/projects/p/locations/us-central1/'),
+      sent: {
+        contents: recorded.contents,
+        systemInstruction: { parts: recorded.systemInstruction.parts },
+        generationConfig: { maxOutputTokens: recorded.generationConfig.maxOutputTokens },
+      },
+      sse: exchangeSse(exchange),
+      text: segmentsText(response.bodySegments),
+      usage: { prompt_tokens: 17, completion_tokens: 197, total_tokens: 214, completion_tokens_details: { reasoning_tokens: 65 } },
+    };
+  },
+};
+
+describe.each([
+  ['samples', samples, false],
+  ['recorded transcripts', recordings, !recordingsPresent],
+] as const)('Gemini and Vertex AI: %s', (_source, source, skip) => {
+  const run = it.skipIf(skip);
+
+  describe('Gemini generateContent (non-streamed)', () => {
+    run('sends the expected request for a system prompt and a multi-turn chat, and reads the answer', () => {
+      const { request, sent, response, answer, usage: expectedUsage } = source.chat();
+      expect(sentBody(request)).toEqual(sent);
+
+      const { body, usage } = (prepare({ model: request.model, messages: [{ role: 'user', content: 'x' }] }) as any).readResponse(Buffer.from(response));
+      const completion = JSON.parse(body);
+      expect(completion).toMatchObject({ object: 'chat.completion', model: request.model });
+      expect(completion.id).toMatch(/^chatcmpl-/);
+      expect(completion.choices).toEqual([
+        {
+          index: 0,
+          message: { role: 'assistant', content: answer },
+          finish_reason: 'stop',
+          logprobs: null,
+        },
+      ]);
+      expect(completion.usage).toEqual(expectedUsage);
+      expect(usage).toEqual(completion.usage);
     });
 
-    it("reads the recorded 404 as the provider error with Google's status as the code", () => {
-      const exchange = recording('gemini_stream_error_404_recording.json').interactions[0];
-      const prepared: any = prepare({ model: 'custom-gemini-2.0-flash', messages: [{ role: 'user', content: 'why is the sky blue?' }], stream: true });
-      expect(prepared.url.pathname).toBe(exchange.request.url.split('?')[0]);
-      expect(prepared.url.search).toBe('?alt=sse');
-      expect(JSON.parse(prepared.body)).toEqual({ contents: exchange.request.bodySegments[0].contents });
-      const error = prepared.readError(404, Buffer.from(JSON.stringify(exchange.response.bodySegments[0])), {});
-      expect(error.status).toBe(404);
-      expect(error.toBody().error).toMatchObject({
-        message: expect.stringMatching(/^models\/custom-gemini-2.0-flash is not found for API version v1beta/),
-        type: 'not_found_error',
-        code: 'NOT_FOUND',
-        provider: 'google',
+    run('maps tools and a named tool_choice to functionDeclarations and toolConfig, and the signed function call back', () => {
+      const { request, sent, response, id, name, args, signature, result, usage: expectedUsage } = source.toolChoice();
+      expect(sentBody(request)).toEqual(sent);
+
+      const { body, usage } = (prepare(request) as any).readResponse(Buffer.from(JSON.stringify(response)));
+      const completion = JSON.parse(body);
+      expect(completion.id).toBe(id);
+      expect(completion.model).toBe(request.model);
+      const [choice] = completion.choices;
+      expect(choice.finish_reason).toBe('tool_calls');
+      expect(choice.message.content).toBeNull();
+      expect(choice.message.tool_calls).toHaveLength(1);
+      const [call] = choice.message.tool_calls;
+      expect(call).toMatchObject({ type: 'function', function: { name } });
+      expect(JSON.parse(call.function.arguments)).toEqual(args);
+      expect(call.id).toMatch(/^call_[0-9a-f]{16}_ts_[A-Za-z0-9_-]+$/);
+      // The signature survives the trip through the OpenAI id byte for byte, its '+' and '/' included.
+      expect(signature).toMatch(/[+]/);
+      expect(signature).toMatch(/[/]/);
+      expect(thoughtSignatureOf(call.id)).toBe(signature);
+      expect(usage).toEqual(expectedUsage);
+
+      // The next turn sends the call back with its signature, and the result as a functionResponse.
+      const next = sentBody({
+        ...request,
+        messages: [...request.messages, choice.message, { role: 'tool', tool_call_id: call.id, content: result }],
       });
+      expect(next.contents.slice(1)).toEqual([
+        { role: 'model', parts: [{ functionCall: { name, args }, thoughtSignature: signature }] },
+        { role: 'user', parts: [{ functionResponse: { name, response: { output: result } } }] },
+      ]);
+    });
+
+    run('sends a json_schema response_format as responseJsonSchema and reads cached and thinking tokens', () => {
+      const { request, sent, response, value, usage: expectedUsage } = source.jsonSchema();
+      expect(sentBody(request)).toEqual(sent);
+      const { body, usage } = (prepare(request) as any).readResponse(Buffer.from(JSON.stringify(response)));
+      const completion = JSON.parse(body);
+      expect(JSON.parse(completion.choices[0].message.content)).toEqual(value);
+      expect(completion.choices[0].finish_reason).toBe('stop');
+      expect(usage).toEqual(expectedUsage);
+    });
+
+    run("reads a 404 as the provider error with Google's status as the code", () => {
+      const { request, url, sent, response, message } = source.notFound();
+      const prepared: any = prepare(request);
+      expect(prepared.url.pathname).toBe(url.split('?')[0]);
+      expect(prepared.url.search).toBe('?alt=sse');
+      expect(JSON.parse(prepared.body)).toEqual(sent);
+      const error = prepared.readError(404, Buffer.from(JSON.stringify(response)), {});
+      expect(error.status).toBe(404);
+      expect(error.toBody().error).toMatchObject({ message, type: 'not_found_error', code: 'NOT_FOUND', provider: 'google' });
     });
   });
 
-  describe('streamGenerateContent', () => {
-    it('streams the recorded text: role first, every piece in order, stop, and usage only when asked', async () => {
-      const exchange = recording('gemini_stream_text_recording.json').interactions[0];
-      const segments = exchange.response.bodySegments;
-      const expected = segments.map((segment: any) => segment.candidates[0].content.parts[0].text).join('');
-      const derived = readRecordingBytes('gemini_stream_text.DERIVED.sse');
-      // Cut every 7 bytes, so events and CRLFs are split across reads.
-      const { events, chunks, usages } = await streamThrough(
-        { model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'high' }], stream_options: { include_usage: true } },
-        splitEvery(derived, 7),
-      );
+  describe('Gemini streamGenerateContent', () => {
+    run('streams text: role first, every piece in order, stop, and usage only when asked', async () => {
+      const { request, sent, sse, multiByteCut, lfSse, id, text, usage } = source.text();
+      expect(sentBody(request)).toEqual(sent);
+      // Cut every 7 bytes, so events, CRLFs and (where the text has them) multi-byte characters are split across reads.
+      const pieces = splitEvery(sse, 7);
+      expect(pieces.some((piece) => (piece[0] & 0xc0) === 0x80)).toBe(multiByteCut);
+      const { events, chunks, usages } = await streamThrough({ ...request, stream_options: { include_usage: true } }, pieces);
       expect(events.at(-1)).toBe('[DONE]');
       expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
-      expect(
-        chunks.every(
-          (chunk) => chunk.id === 'chatcmpl-tS77aIl-4ZvV7w_A9rTBBg' && chunk.model === 'gemini-2.5-flash' && chunk.object === 'chat.completion.chunk',
-        ),
-      ).toBe(true);
-      expect(textOf(chunks)).toBe(expected);
+      expect(chunks.every((chunk) => chunk.id === id && chunk.model === request.model && chunk.object === 'chat.completion.chunk')).toBe(true);
+      expect(textOf(chunks)).toBe(text);
       const finish = chunks.filter((chunk) => chunk.choices[0]?.finish_reason);
       expect(finish.map((chunk) => chunk.choices[0].finish_reason)).toEqual(['stop']);
       const last = chunks.at(-1);
       expect(last.choices).toEqual([]);
-      expect(last.usage).toEqual({ prompt_tokens: 20, completion_tokens: 513, total_tokens: 533, completion_tokens_details: { reasoning_tokens: 260 } });
+      expect(last.usage).toEqual(usage);
       expect(usages).toEqual([last.usage]);
 
-      // The same stream from the recording's JSON, without include_usage: no usage chunk, usage still reported.
-      const plain = await streamThrough({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'high' }] }, [
-        recordingSse(recording('gemini_stream_text_recording.json')),
-      ]);
-      expect(textOf(plain.chunks)).toBe(expected);
+      // The same events framed with LF alone, which Google's clients accept too, and without
+      // include_usage: no usage chunk, usage still reported.
+      const plain = await streamThrough(request, [lfSse]);
+      expect(textOf(plain.chunks)).toBe(text);
       expect(plain.chunks.some((chunk) => chunk.usage)).toBe(false);
       expect(plain.usages).toHaveLength(1);
     });
 
-    it('ends the recorded MAX_TOKENS stream with finish_reason length', async () => {
-      const { chunks, usages } = await streamThrough({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'why is the sky blue?' }] }, [
-        readRecording('gemini_stream_max_tokens.DERIVED.sse'),
-      ]);
+    run('ends a MAX_TOKENS stream with finish_reason length', async () => {
+      const { request, sse, text, usage } = source.maxTokens();
+      const { chunks, usages } = await streamThrough(request, [sse]);
+      expect(textOf(chunks)).toBe(text);
       expect(chunks.at(-1).choices[0].finish_reason).toBe('length');
-      expect(usages).toEqual([{ prompt_tokens: 7, completion_tokens: 198, total_tokens: 205, completion_tokens_details: { reasoning_tokens: 45 } }]);
+      expect(usages).toEqual([usage]);
     });
 
-    it('streams the recorded function call as one tool call with an id, its whole arguments, and tool_calls', async () => {
-      const exchanges = recording('gemini_stream_function_call_recording.json');
-      const tools = [
-        {
-          type: 'function',
-          function: {
-            name: 'customDivide',
-            description: 'Custom divide function',
-            parameters: { type: 'object', properties: { numerator: { type: 'number' }, denominator: { type: 'number' } } },
-          },
-        },
-      ];
-      const first = { model: 'gemini-2.0-flash', messages: [{ role: 'user', content: 'what is the result of 100/2' }], tools };
-      const { chunks } = await streamThrough(first, [recordingSse(exchanges, 0)]);
-      const calls = chunks.flatMap((chunk) => chunk.choices[0]?.delta?.tool_calls ?? []);
+    run('streams a function call as one tool call with an id, its whole arguments, and tool_calls', async () => {
+      const { first, question, sent, sse, name, args, nextArguments } = source.functionCall();
+      expect(sentBody(first)).toEqual(sent[0]);
+      const { chunks } = await streamThrough(first, [sse[0]]);
+      const calls = toolCallsOf(chunks);
       expect(calls[0]).toEqual({
         index: 0,
         id: expect.stringMatching(/^call_[0-9a-f]{16}$/),
         type: 'function',
-        function: { name: 'customDivide', arguments: '' },
+        function: { name, arguments: '' },
       });
       expect(
         JSON.parse(
@@ -518,88 +523,65 @@ describe.skipIf(!recordingsPresent)('Gemini and Vertex AI: recorded transcripts'
             .map((call: any) => call.function.arguments)
             .join(''),
         ),
-      ).toEqual({ denominator: 2, numerator: 100 });
+      ).toEqual(args);
       expect(chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
 
-      // The recorded second turn: the unsigned call (gemini-2.0 signs nothing) is sent back with Google's skip value.
+      // The second turn: the unsigned call (gemini-2.0 signs nothing) is sent back with Google's skip value.
       const second = sentBody({
         ...first,
         messages: [
           ...first.messages,
-          {
-            role: 'assistant',
-            content: null,
-            tool_calls: [{ id: calls[0].id, type: 'function', function: { name: 'customDivide', arguments: '{"denominator":2,"numerator":100}' } }],
-          },
-          { role: 'user', content: 'what is the result of 50/2?' },
+          { role: 'assistant', content: null, tool_calls: [{ id: calls[0].id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] },
+          { role: 'user', content: question },
         ],
       });
       expect(second.contents[1].parts[0].thoughtSignature).toBe('skip_thought_signature_validator');
       delete second.contents[1].parts[0].thoughtSignature;
-      expect(second.contents).toEqual(exchanges.interactions[1].request.bodySegments[0].contents);
-      const next = await streamThrough(first, [recordingSse(exchanges, 1)]);
-      expect(next.chunks.flatMap((chunk) => chunk.choices[0]?.delta?.tool_calls ?? []).at(-1).function.arguments).toBe('{"denominator":2,"numerator":50}');
+      expect(second).toEqual(sent[1]);
+      const next = await streamThrough(first, [sse[1]]);
+      expect(toolCallsOf(next.chunks).at(-1).function.arguments).toBe(nextArguments);
     });
 
-    it('turns an error chunk after the stream started into an error event and [DONE]', async () => {
-      const error = recording('gemini_stream_error_404_recording.json').interactions[0].response.bodySegments[0];
-      const text = recording('gemini_stream_text_recording.json').interactions[0].response.bodySegments[0];
-      const { events, chunks } = await streamThrough({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'x' }] }, [
-        `data: ${JSON.stringify(text)}\r\n\r\n`,
-        `data: ${JSON.stringify(error)}\r\n\r\n`,
+    run('turns an error chunk after the stream started into an error event and [DONE]', async () => {
+      const { model, textEvent, errorEvent, text } = source.midStream();
+      const { events, chunks } = await streamThrough({ model, messages: [{ role: 'user', content: 'x' }] }, [
+        `data: ${JSON.stringify(textEvent)}\r\n\r\n`,
+        `data: ${JSON.stringify(errorEvent)}\r\n\r\n`,
       ]);
-      expect(textOf(chunks)).toBe(text.candidates[0].content.parts[0].text);
+      expect(textOf(chunks)).toBe(text);
       expect(events.at(-2).error).toMatchObject({ code: 'NOT_FOUND', provider: 'google', message: expect.stringContaining('is not found') });
       expect(events.at(-1)).toBe('[DONE]');
     });
 
-    it('turns a stream that ends without a finish reason into an error event', async () => {
-      const text = recording('gemini_stream_text_recording.json').interactions[0].response.bodySegments[0];
-      const { events } = await streamThrough({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'x' }] }, [
-        `data: ${JSON.stringify(text)}\r\n\r\n`,
-      ]);
+    run('turns a stream that ends without a finish reason into an error event', async () => {
+      const { model, textEvent } = source.midStream();
+      const { events } = await streamThrough({ model, messages: [{ role: 'user', content: 'x' }] }, [`data: ${JSON.stringify(textEvent)}\r\n\r\n`]);
       expect(events.at(-2).error).toMatchObject({ code: 'provider_stream_error', provider: 'google' });
       expect(events.at(-1)).toBe('[DONE]');
     });
   });
 
   describe('Vertex AI streamGenerateContent', () => {
-    it('reads the recorded Vertex stream, whose usage only arrives on the last chunk', async () => {
-      const exchange = recording('vertex_gemini_stream_text_recording.json');
-      const request = {
-        model: 'gemini-2.5-flash',
-        messages: [
-          { role: 'system', content: 'I say high you say low, then tell me why is the sky blue.' },
-          { role: 'user', content: 'high' },
-        ],
-        max_tokens: 200,
-        stream: true,
-        stream_options: { include_usage: true },
-      };
-      const prepared: any = await vertexAiProvider.adapter.prepare(chatCall(request, vertexTarget) as ProviderCall);
+    run('reads a Vertex stream, whose usage only arrives on the last chunk', async () => {
+      const { request, path, sent, sse, text, usage } = source.vertex();
+      const prepared: any = await vertexAiProvider.adapter.prepare(
+        chatCall({ ...request, stream: true, stream_options: { include_usage: true } }, vertexTarget) as ProviderCall,
+      );
       expect(prepared.url.href).toBe(
         'https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse',
       );
-      const recorded = exchange.interactions[0].request.bodySegments[0];
-      const sent = JSON.parse(prepared.body);
-      expect(sent.contents).toEqual(recorded.contents);
-      expect(sent.systemInstruction.parts).toEqual(recorded.systemInstruction.parts);
-      expect(sent.generationConfig.maxOutputTokens).toBe(200);
+      expect(prepared.url.pathname + prepared.url.search).toBe(path);
+      expect(JSON.parse(prepared.body)).toEqual(sent);
 
       const usages: any[] = [];
       const events = await runTransform(
         prepared.streamTransform((usage: any) => usages.push(usage)),
-        [recordingSse(exchange)],
+        [sse],
       );
       const chunks = events.filter((event) => event !== '[DONE]');
-      expect(textOf(chunks)).toBe(exchange.interactions[0].response.bodySegments.map((segment: any) => segment.candidates[0].content.parts[0].text).join(''));
+      expect(textOf(chunks)).toBe(text);
       expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason).choices[0].finish_reason).toBe('length');
-      expect(chunks.at(-1).usage).toEqual({
-        prompt_tokens: 17,
-        completion_tokens: 197,
-        total_tokens: 214,
-        completion_tokens_details: { reasoning_tokens: 65 },
-      });
+      expect(chunks.at(-1).usage).toEqual(usage);
       expect(usages).toHaveLength(1);
     });
   });

@@ -1,88 +1,103 @@
 import { describe, expect, it } from 'vitest';
+import type { TokenUsage } from '../../../lib/core/usage';
 import { mistralRequest, mistralToolId } from '../../../lib/providers/openai-compatible/mistral';
 import { findProvider } from '../../../lib/providers/registry';
 import { providerCall, replayPrepared, streamedText } from '../../support/fakes/azure';
 import { mistralCompletion, mistralCompletionSample, mistralSampleModel, mistralStreamSample, mistralUsage } from '../../fixtures/providers/mistral';
 import { thrownGatewayError } from '../../support/gateway-error';
-import { readRecording, readRecordingBytes, readRecordingJson, recordingsPresent } from '../../support/recordings';
+import { readRecording, readRecordingBytes, recordingsPresent } from '../../support/recordings';
 
 const mistral = findProvider('mistral-ai')!;
 const prepare = (body: Record<string, unknown>, options: Parameters<typeof providerCall>[2] = {}) =>
   mistral.adapter.prepare(providerCall(mistral, body, { settings: { api_key: 'mistral-key' }, baseUrl: 'https://api.mistral.ai/v1', ...options }));
 
-describe('mistral-ai: chat samples', () => {
-  it('maps the non-streamed completion: model_length becomes length, usage is read, the rest is relayed', async () => {
-    const prepared = await prepare({ model: mistralSampleModel, messages: [{ role: 'user', content: 'When does order A-1042 ship?' }] });
-    const { body, usage } = prepared.readResponse(Buffer.from(JSON.stringify(mistralCompletionSample)));
-    const completion = JSON.parse(body.toString());
-    expect(completion).toMatchObject({ id: mistralCompletionSample.id, object: 'chat.completion', created: 1761904800, model: 'mistral-small-latest' });
-    expect(completion.choices[0].message).toEqual({ role: 'assistant', content: mistralCompletionSample.choices[0].message.content, tool_calls: null });
-    expect(completion.choices[0].finish_reason).toBe('length');
-    expect(usage).toEqual({ prompt_tokens: 27, completion_tokens: 32, total_tokens: 59 });
+/**
+ * One source of a chat answer and a stream and what the gateway must make of them. Both come from
+ * functions, so a recording is read only when its test runs, never while the tests are collected.
+ */
+interface ChatSource {
+  /** The model and question of the requests the answers are read for. */
+  request: { model: string; content: string };
+  response: () => Buffer;
+  completion: { created: number; model: string; usage: TokenUsage };
+  /** An answer that ends with `model_length`, made beside the one above. */
+  modelLength: (response: any) => unknown;
+  stream: () => string;
+  streamed: { lastContent: string; text: RegExp; usage: TokenUsage };
+}
 
-    const modelLength = mistralCompletion({
+const samples: ChatSource = {
+  request: { model: mistralSampleModel, content: 'When does order A-1042 ship?' },
+  response: () => Buffer.from(JSON.stringify(mistralCompletionSample)),
+  completion: { created: 1761904800, model: 'mistral-small-latest', usage: { prompt_tokens: 27, completion_tokens: 32, total_tokens: 59 } },
+  modelLength: () =>
+    mistralCompletion({
       id: '0e6d2b8c4a1f47d3b9e5c7a2f0d8164e',
       created: 1761904830,
       model: mistralSampleModel,
       content: 'The warehouse in Lyon',
       finishReason: 'model_length',
       usage: mistralUsage(32000, 4),
-    });
-    expect(JSON.parse(prepared.readResponse(Buffer.from(JSON.stringify(modelLength))).body.toString()).choices[0].finish_reason).toBe('length');
+    }),
+  stream: () => mistralStreamSample,
+  streamed: {
+    lastContent: ' sc',
+    text: /^Your order A-1042 ships on Tuesday\. Tracking details follow by email once the parcel is sc$/,
+    usage: { prompt_tokens: 19, completion_tokens: 25, total_tokens: 44 },
+  },
+};
+
+const recordings: ChatSource = {
+  request: { model: 'mistral-large-latest', content: 'Coca-Cola?' },
+  response: () => readRecordingBytes('mistral_chat_completion_nonstream.json'),
+  completion: { created: 1732548590, model: 'mistral-large-latest', usage: { prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 } },
+  modelLength: (recorded) => ({ ...recorded, choices: [{ ...recorded.choices[0], finish_reason: 'model_length' }] }),
+  stream: () => readRecording('mistral_chat_stream_text_usage_in_final_chunk.sse'),
+  streamed: {
+    lastContent: 'izable',
+    text: /^Coca-Cola, often referred to as Coke, is a carbonated soft drink manufactured by The C/,
+    usage: { prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 },
+  },
+};
+
+describe.each([
+  ['chat samples', samples, false],
+  ['recorded transcripts', recordings, !recordingsPresent],
+] as const)('mistral-ai: %s', (_source, { request, response, completion: expected, modelLength, stream, streamed }, skip) => {
+  const run = it.skipIf(skip);
+
+  run('maps the non-streamed completion: model_length becomes length, usage is read, the rest is relayed', async () => {
+    const prepared = await prepare({ model: request.model, messages: [{ role: 'user', content: request.content }] });
+    const bytes = response();
+    const answer = JSON.parse(bytes.toString());
+    const { body, usage } = prepared.readResponse(bytes);
+    const completion = JSON.parse(body.toString());
+    expect(completion).toMatchObject({ id: answer.id, object: 'chat.completion', created: expected.created, model: expected.model });
+    expect(completion.choices[0].message).toEqual({ role: 'assistant', content: answer.choices[0].message.content, tool_calls: null });
+    expect(completion.choices[0].finish_reason).toBe('length');
+    expect(usage).toEqual(expected.usage);
+
+    const ended = modelLength(answer);
+    expect(JSON.parse(prepared.readResponse(Buffer.from(JSON.stringify(ended))).body.toString()).choices[0].finish_reason).toBe('length');
   });
 
-  it('relays the stream, reading the usage Mistral puts on the final content chunk', async () => {
+  run('relays the stream, reading the usage Mistral puts on the final content chunk', async () => {
     const prepared = await prepare({
-      model: mistralSampleModel,
-      messages: [{ role: 'user', content: 'When does order A-1042 ship?' }],
+      model: request.model,
+      messages: [{ role: 'user', content: request.content }],
       stream: true,
       stream_options: { include_usage: true },
     });
     // Mistral reports streamed usage unasked; the option is not sent.
     expect(JSON.parse(String(prepared.body)).stream_options).toBeUndefined();
-    const { events, usages } = await replayPrepared(prepared, mistralStreamSample, 17);
+    const { events, usages } = await replayPrepared(prepared, stream(), 17);
     expect(events.at(-1)).toBe('[DONE]');
     const last = events.at(-2);
-    expect(last.choices[0]).toMatchObject({ delta: { content: ' sc' }, finish_reason: 'length' });
-    expect(last.usage).toEqual({ prompt_tokens: 19, total_tokens: 44, completion_tokens: 25 });
-    expect(streamedText(events)).toBe('Your order A-1042 ships on Tuesday. Tracking details follow by email once the parcel is sc');
+    expect(last.choices[0]).toMatchObject({ delta: { content: streamed.lastContent }, finish_reason: 'length' });
+    expect(last.usage).toEqual(streamed.usage);
+    expect(streamedText(events)).toMatch(streamed.text);
     expect(events[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
-    expect(usages).toEqual([{ prompt_tokens: 19, completion_tokens: 25, total_tokens: 44 }]);
-  });
-});
-
-describe.skipIf(!recordingsPresent)('mistral-ai: recorded transcripts', () => {
-  it('maps the non-streamed completion: model_length stays length, usage is read, the rest is relayed', async () => {
-    const prepared = await prepare({ model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Coca-Cola?' }] });
-    const recorded = readRecordingJson<any>('mistral_chat_completion_nonstream.json');
-    const { body, usage } = prepared.readResponse(readRecordingBytes('mistral_chat_completion_nonstream.json'));
-    const completion = JSON.parse(body.toString());
-    expect(completion).toMatchObject({ id: recorded.id, object: 'chat.completion', created: 1732548590, model: 'mistral-large-latest' });
-    expect(completion.choices[0].message).toEqual({ role: 'assistant', content: recorded.choices[0].message.content, tool_calls: null });
-    expect(completion.choices[0].finish_reason).toBe('length');
-    expect(usage).toEqual({ prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 });
-
-    const modelLength = { ...recorded, choices: [{ ...recorded.choices[0], finish_reason: 'model_length' }] };
-    expect(JSON.parse(prepared.readResponse(Buffer.from(JSON.stringify(modelLength))).body.toString()).choices[0].finish_reason).toBe('length');
-  });
-
-  it('relays the recorded stream, reading the usage Mistral puts on the final content chunk', async () => {
-    const prepared = await prepare({
-      model: 'mistral-large-latest',
-      messages: [{ role: 'user', content: 'Coca-Cola?' }],
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    expect(JSON.parse(String(prepared.body)).stream_options).toBeUndefined();
-    const recording = readRecording('mistral_chat_stream_text_usage_in_final_chunk.sse');
-    const { events, usages } = await replayPrepared(prepared, recording, 17);
-    expect(events.at(-1)).toBe('[DONE]');
-    const last = events.at(-2);
-    expect(last.choices[0]).toMatchObject({ delta: { content: 'izable' }, finish_reason: 'length' });
-    expect(last.usage).toEqual({ prompt_tokens: 34, total_tokens: 134, completion_tokens: 100 });
-    expect(streamedText(events)).toMatch(/^Coca-Cola, often referred to as Coke, is a carbonated soft drink manufactured by The C/);
-    expect(events[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
-    expect(usages).toEqual([{ prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 }]);
+    expect(usages).toEqual([streamed.usage]);
   });
 });
 

@@ -13,6 +13,34 @@ const targetWith = (settings: ProviderSettings): ResolvedTarget => ({ provider: 
 const prepare = (body: Record<string, unknown>, settings: ProviderSettings = { api_key: 'ya29.client-token' }, overrides: Partial<ProviderCall> = {}) =>
   vertexAiProvider.adapter.prepare({ ...chatCall(body, targetWith(settings)), ...overrides } as ProviderCall) as Promise<PreparedCall>;
 
+/** A Claude answer and a Claude stream as Vertex relays them (Anthropic's formats), and the tool call in each. */
+interface ClaudeAnswers {
+  response: unknown;
+  stream: string;
+  toolCall: { id: string; name: string; arguments: string };
+  streamedToolId: string;
+}
+
+/**
+ * Reads both answers through calls prepared for `request`, unstreamed and streamed (the streamed one
+ * names the model with the `anthropic.` prefix, which is not sent), and returns the two calls.
+ */
+async function expectClaudeAnswersRead(request: { model: string } & Record<string, unknown>, answers: ClaudeAnswers) {
+  const prepared = await prepare(request);
+  const completion = JSON.parse(String(prepared.readResponse(Buffer.from(JSON.stringify(answers.response))).body));
+  const { id, name, arguments: args } = answers.toolCall;
+  expect(completion.choices[0]).toMatchObject({ finish_reason: 'tool_calls', message: { tool_calls: [{ id, function: { name, arguments: args } }] } });
+
+  const streamed = await prepare({ ...request, model: `anthropic.${request.model}`, stream: true });
+  const events = await runTransform(
+    streamed.streamTransform(() => {}),
+    [answers.stream],
+  );
+  expect(events.some((event) => event.choices?.[0]?.delta?.tool_calls?.[0]?.id === answers.streamedToolId)).toBe(true);
+  expect(events.at(-1)).toBe('[DONE]');
+  return { prepared, streamed };
+}
+
 describe('Vertex AI URLs', () => {
   const urlFor = (settings: ProviderSettings) => vertexAiProvider.baseUrlFor!(settings);
 
@@ -67,28 +95,19 @@ describe('the vertex-ai adapter', () => {
   };
 
   it('sends Claude models to publishers/anthropic rawPredict with the Vertex anthropic_version and no model', async () => {
-    const prepared = await prepare(claudeRequest);
+    const { prepared, streamed } = await expectClaudeAnswersRead(claudeRequest, {
+      response: anthropicToolUseExchange.response,
+      stream: anthropicToolUseStreamText({ model: 'claude-sonnet-4@20250514' }),
+      toolCall: { id: 'toolu_gw_sample_05', name: 'lookup_order', arguments: '{"order_id":"A-1042"}' },
+      streamedToolId: 'toolu_gw_sample_03',
+    });
     expect(prepared.url.href).toBe(`${base}/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict`);
     const body = JSON.parse(String(prepared.body));
     expect(body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', max_tokens: 1000, system: expect.anything(), messages: [{ role: 'user' }] });
     expect(body.model).toBeUndefined();
     expect(body.tools[0].name).toBe('lookup_order');
-
-    const completion = JSON.parse(String(prepared.readResponse(Buffer.from(JSON.stringify(anthropicToolUseExchange.response))).body));
-    expect(completion.choices[0]).toMatchObject({
-      finish_reason: 'tool_calls',
-      message: { tool_calls: [{ id: 'toolu_gw_sample_05', function: { name: 'lookup_order', arguments: '{"order_id":"A-1042"}' } }] },
-    });
-
-    const streamed = await prepare({ ...claudeRequest, model: 'anthropic.claude-sonnet-4@20250514', stream: true });
     expect(streamed.url.href).toBe(`${base}/publishers/anthropic/models/claude-sonnet-4@20250514:streamRawPredict`);
     expect(JSON.parse(String(streamed.body)).stream).toBe(true);
-    const events = await runTransform(
-      streamed.streamTransform(() => {}),
-      [anthropicToolUseStreamText({ model: 'claude-sonnet-4@20250514' })],
-    );
-    expect(events.some((event) => event.choices?.[0]?.delta?.tool_calls?.[0]?.id === 'toolu_gw_sample_03')).toBe(true);
-    expect(events.at(-1)).toBe('[DONE]');
   });
 
   it("reads Vertex errors in Google's shape and Claude errors in Anthropic's", async () => {
@@ -149,21 +168,12 @@ describe.skipIf(!recordingsPresent)('the vertex-ai adapter: recorded Claude tran
       tools: [{ type: 'function', function: { name: 'test_tool', parameters: { type: 'object', properties: { value: { type: 'string' } } } } }],
       max_tokens: 1000,
     };
-    const prepared = await prepare(request);
-    const recorded = readRecordingJson<any>('anthropic_messages_nonstream_tool_use_recording.json').response;
-    const completion = JSON.parse(String(prepared.readResponse(Buffer.from(JSON.stringify(recorded))).body));
-    expect(completion.choices[0]).toMatchObject({
-      finish_reason: 'tool_calls',
-      message: { tool_calls: [{ id: 'toolu_011LF2VkWpAfJnTKJcmh1PNf', function: { name: 'test_tool', arguments: '{"value":"test"}' } }] },
+    await expectClaudeAnswersRead(request, {
+      response: readRecordingJson<any>('anthropic_messages_nonstream_tool_use_recording.json').response,
+      stream: readRecording('anthropic_stream_tool_use.sse'),
+      toolCall: { id: 'toolu_011LF2VkWpAfJnTKJcmh1PNf', name: 'test_tool', arguments: '{"value":"test"}' },
+      streamedToolId: 'toolu_01NRLabsLyVHZPKxbKvkfSMn',
     });
-
-    const streamed = await prepare({ ...request, model: 'anthropic.claude-sonnet-4@20250514', stream: true });
-    const events = await runTransform(
-      streamed.streamTransform(() => {}),
-      [readRecording('anthropic_stream_tool_use.sse')],
-    );
-    expect(events.some((event) => event.choices?.[0]?.delta?.tool_calls?.[0]?.id)).toBe(true);
-    expect(events.at(-1)).toBe('[DONE]');
   });
 });
 
