@@ -6,7 +6,7 @@
  * front, so a message delivered twice or a worker that dies half-way converges on the same batch.
  */
 import { newId } from '../core/ids';
-import { createFile } from '../files/stored-files';
+import { FileWriter } from '../files/file-writer';
 import { gatewayFileIdPrefix } from '../files/provider-selection';
 import { streamFileObject } from '../store/file-objects';
 import { clearUnfinished, getBatchItem, updateBatchItem, type BatchItem, type BatchStatus } from '../store/batches';
@@ -151,33 +151,25 @@ async function finalize(batch: BatchItem, ending: Ending): Promise<void> {
   });
   if (!current) return;
 
-  const output: string[] = [];
-  const errors: string[] = [];
-  for await (const result of readLineResults(workspaceId, id)) (result.ok ? output : errors).push(result.text);
-  const completed = output.length;
-  let failed = errors.length;
+  // The files are written as the results are read, never held whole (50,000 answers may be GBs).
+  const outputWriter = new FileWriter(workspaceId, { id: current.planned_output_file_id!, purpose: 'batch_output', filename: `${id}_output.jsonl` });
+  const errorWriter = new FileWriter(workspaceId, { id: current.planned_error_file_id!, purpose: 'batch_output', filename: `${id}_error.jsonl` });
+  let completed = 0;
+  let failed = 0;
+  for await (const result of readLineResults(workspaceId, id)) {
+    if (result.ok) completed++;
+    else failed++;
+    await (result.ok ? outputWriter : errorWriter).write(`${result.text}\n`);
+  }
   if (ending === 'expired') {
     for (const line of await unfinishedLines(current)) {
-      errors.push(errorLine(line.custom_id, 'batch_expired', 'The batch expired before this request was run.'));
+      await errorWriter.write(`${errorLine(line.custom_id, 'batch_expired', 'The batch expired before this request was run.')}\n`);
       failed++;
     }
   }
   const stamp = now();
-  const outputFile = await createFile(workspaceId, {
-    id: current.planned_output_file_id,
-    purpose: 'batch_output',
-    filename: `${id}_output.jsonl`,
-    bytes: Buffer.from(output.map((line) => `${line}\n`).join('')),
-  });
-  const errorFile =
-    errors.length > 0
-      ? await createFile(workspaceId, {
-          id: current.planned_error_file_id,
-          purpose: 'batch_output',
-          filename: `${id}_error.jsonl`,
-          bytes: Buffer.from(errors.map((line) => `${line}\n`).join('')),
-        })
-      : undefined;
+  const outputFile = await outputWriter.close();
+  const errorFile = errorWriter.written > 0 ? await errorWriter.close() : undefined;
   const endedAt: Partial<Record<`${Ending}_at`, number>> = { [`${ending}_at`]: stamp };
   await updateBatchItem(workspaceId, id, {
     set: {

@@ -31,13 +31,12 @@ export function fileNotFound(id: string) {
 
 /**
  * Stores a file: its bytes first, then the record that makes it visible, so a file that can be
- * listed always has its content. Uploads and the gateway's own writers (a batch's output) both
- * come here. A writer that chose the id up front (a batch's finalization, which may run twice)
- * may store it again: the same bytes, the record kept.
+ * listed always has its content. (The gateway's own writers, a batch's output, write through
+ * file-writer.ts.)
  */
-export async function createFile(workspaceId: string, file: { purpose: FilePurpose; filename: string; bytes: Buffer; id?: string }): Promise<FileItem> {
+export async function createFile(workspaceId: string, file: { purpose: FilePurpose; filename: string; bytes: Buffer }): Promise<FileItem> {
   const item: FileItem = {
-    id: file.id ?? newId(gatewayFileIdPrefix),
+    id: newId(gatewayFileIdPrefix),
     workspace_id: workspaceId,
     filename: file.filename,
     purpose: file.purpose,
@@ -45,7 +44,7 @@ export async function createFile(workspaceId: string, file: { purpose: FilePurpo
     created_at: Math.floor(Date.now() / 1000),
   };
   await putFileObject(workspaceId, item.id, file.bytes);
-  if (!(await putFileItem(item)) && file.id === undefined) throw new Error(`File id ${item.id} was taken; ids are random, so this should not happen.`);
+  if (!(await putFileItem(item))) throw new Error(`File id ${item.id} was taken; ids are random, so this should not happen.`);
   return item;
 }
 

@@ -5,9 +5,10 @@
  * counts a line twice.
  */
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient, s3Client } from './clients';
+import { writeInBatches } from './batch-write';
 import { writeIfCondition } from './conditional';
 import { bucket } from './file-objects';
 import { batchKey } from './keys';
@@ -146,6 +147,28 @@ export async function finishChunk(workspaceId: string, batchId: string, chunk: n
  * worker before this one finished it). A result too large for an item goes to S3 first.
  */
 export async function putLineResult(workspaceId: string, batchId: string, result: LineResult, expiresAt: number): Promise<boolean> {
+  return writeIfCondition(async () =>
+    dynamoClient().send(
+      new PutItemCommand({
+        TableName: tables.state,
+        Item: await resultItem(workspaceId, batchId, result, expiresAt),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    ),
+  );
+}
+
+/**
+ * Stores the results of lines this worker ran, 25 to a call. Unconditional: only the chunk's lease
+ * holder runs its lines, a line's result is keyed by its number (so a second write replaces, never
+ * adds), and counting — what must happen once — is conditional (`countLines`).
+ */
+export async function putLineResults(workspaceId: string, batchId: string, results: readonly LineResult[], expiresAt: number): Promise<void> {
+  const requests = await Promise.all(results.map(async (result) => ({ PutRequest: { Item: await resultItem(workspaceId, batchId, result, expiresAt) } })));
+  await writeInBatches(tables.state, requests, 'batch line results');
+}
+
+async function resultItem(workspaceId: string, batchId: string, result: LineResult, expiresAt: number) {
   const key = batchKey.line(workspaceId, batchId, result.line);
   let fields: Record<string, unknown> = { custom_id: result.custom_id, ok: result.ok, text: result.text };
   if (Buffer.byteLength(result.text) > maxInlineResultBytes) {
@@ -153,12 +176,32 @@ export async function putLineResult(workspaceId: string, batchId: string, result
     await s3Client().send(new PutObjectCommand({ Bucket: bucket(), Key: objectKey, Body: result.text, ContentType: 'application/json' }));
     fields = { custom_id: result.custom_id, ok: result.ok, text_object: objectKey };
   }
+  return marshall({ ...key, line: result.line, ...fields, expiresAt });
+}
+
+/**
+ * Counts lines in their chunk, each once, in one conditional write: false when one of them was
+ * counted already (the caller then counts them one by one).
+ */
+export async function countLines(workspaceId: string, batchId: string, chunk: number, lines: readonly { line: number; ok: boolean }[]): Promise<boolean> {
+  if (lines.length === 0) return true;
+  const values: Record<string, AttributeValue> = {
+    ':lines': { NS: lines.map(({ line }) => String(line)) },
+    ':completed': { N: String(lines.filter(({ ok }) => ok).length) },
+    ':failed': { N: String(lines.filter(({ ok }) => !ok).length) },
+  };
+  const conditions = lines.map(({ line }, index) => {
+    values[`:n${index}`] = { N: String(line) };
+    return `NOT contains(done, :n${index})`;
+  });
   return writeIfCondition(() =>
     dynamoClient().send(
-      new PutItemCommand({
+      new UpdateItemCommand({
         TableName: tables.state,
-        Item: marshall({ ...key, line: result.line, ...fields, expiresAt }),
-        ConditionExpression: 'attribute_not_exists(pk)',
+        Key: marshall(batchKey.chunk(workspaceId, batchId, chunk)),
+        UpdateExpression: 'ADD done :lines, completed :completed, failed :failed',
+        ConditionExpression: `attribute_exists(pk) AND ${conditions.join(' AND ')}`,
+        ExpressionAttributeValues: values,
       }),
     ),
   );
@@ -183,25 +226,16 @@ export async function countLine(workspaceId: string, batchId: string, chunk: num
 /** Which lines from `first` to `last` have a result, with whether each was answered. */
 export async function linesWithResults(workspaceId: string, batchId: string, first: number, last: number): Promise<Map<number, boolean>> {
   const found = new Map<number, boolean>();
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await dynamoClient().send(
-      new QueryCommand({
-        TableName: tables.state,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
-        ExpressionAttributeValues: marshall({
-          ':pk': batchKey.work(workspaceId, batchId),
-          ':first': batchKey.line(workspaceId, batchId, first).sk,
-          ':last': batchKey.line(workspaceId, batchId, last).sk,
-        }),
-        ProjectionExpression: 'line, ok',
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) found.set(Number(item.line?.N), item.ok?.BOOL === true);
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const query = {
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
+    ExpressionAttributeValues: marshall({
+      ':pk': batchKey.work(workspaceId, batchId),
+      ':first': batchKey.line(workspaceId, batchId, first).sk,
+      ':last': batchKey.line(workspaceId, batchId, last).sk,
+    }),
+    ProjectionExpression: 'line, ok',
+  };
+  for await (const item of queryWork(query)) found.set(Number(item.line?.N), item.ok?.BOOL === true);
   return found;
 }
 
@@ -215,41 +249,32 @@ export async function getChunk(workspaceId: string, batchId: string, chunk: numb
 /** Every chunk of the batch, in order. */
 export async function listChunks(workspaceId: string, batchId: string): Promise<ChunkState[]> {
   const chunks: ChunkState[] = [];
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await dynamoClient().send(
-      new QueryCommand({
-        TableName: tables.state,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: marshall({ ':pk': batchKey.work(workspaceId, batchId), ':prefix': batchKey.chunkPrefix }),
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) chunks.push(chunkState(item));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  for await (const item of queryWork(underPrefix(workspaceId, batchId, batchKey.chunkPrefix))) chunks.push(chunkState(item));
   return chunks;
 }
 
 /** The batch's results in line order, a page at a time. */
 export async function* readLineResults(workspaceId: string, batchId: string): AsyncGenerator<LineResult> {
+  for await (const raw of queryWork(underPrefix(workspaceId, batchId, batchKey.linePrefix))) {
+    const item = unmarshall(raw);
+    const text = typeof item.text_object === 'string' ? (await readObject(item.text_object)).toString('utf8') : String(item.text);
+    yield { line: item.line, custom_id: item.custom_id, ok: item.ok === true, text };
+  }
+}
+
+function underPrefix(workspaceId: string, batchId: string, prefix: string) {
+  return {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: marshall({ ':pk': batchKey.work(workspaceId, batchId), ':prefix': prefix }),
+  };
+}
+
+/** Every item a query of the batch's work partition finds, page after page, read consistently (a worker just wrote them). */
+async function* queryWork(query: Pick<QueryCommandInput, 'KeyConditionExpression' | 'ExpressionAttributeValues' | 'ProjectionExpression'>) {
   let start: Record<string, AttributeValue> | undefined;
   do {
-    const page = await dynamoClient().send(
-      new QueryCommand({
-        TableName: tables.state,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: marshall({ ':pk': batchKey.work(workspaceId, batchId), ':prefix': batchKey.linePrefix }),
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const raw of page.Items ?? []) {
-      const item = unmarshall(raw);
-      const text = typeof item.text_object === 'string' ? (await readObject(item.text_object)).toString('utf8') : String(item.text);
-      yield { line: item.line, custom_id: item.custom_id, ok: item.ok === true, text };
-    }
+    const page = await dynamoClient().send(new QueryCommand({ TableName: tables.state, ...query, ConsistentRead: true, ExclusiveStartKey: start }));
+    yield* page.Items ?? [];
     start = page.LastEvaluatedKey;
   } while (start);
 }

@@ -5,7 +5,7 @@
  * expired (by writing the batch's stored deadline); lines the provider refuses; a 429 tried again;
  * and another workspace seeing none of it.
  */
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import OpenAI, { NotFoundError, toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchKey } from '../../lib/store/keys';
 import { dynamoClient } from '../../lib/store/clients';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
-import { env, openaiClient } from '../support/gateway-client';
+import { env, openaiClient, waitForLogs } from '../support/gateway-client';
 import { connectToGatewayStore, controlTable } from '../support/gateway-store';
 import { pollUntil } from '../support/poll';
 
@@ -45,6 +45,18 @@ async function upload(_client: OpenAI, lines: unknown[]): Promise<string> {
   const text = lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
   const file = await gatewayFiles().files.create({ file: await toFile(Buffer.from(`${text}\n`), 'input.jsonl'), purpose: 'batch' });
   return file.id;
+}
+
+/** `count` chat answers of `content`, each after `delayMs`: lines still running when a test acts on the batch. */
+function slowAnswers(count: number, delayMs: number, content: string) {
+  const json = {
+    id: 'c',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+  };
+  return Array.from({ length: count }, () => ({ status: 200, delayMs, json }));
 }
 
 const ended = (batch: Batch) => ['completed', 'failed', 'expired', 'cancelled'].includes(batch.status);
@@ -99,6 +111,33 @@ describe('managed batches', () => {
     // A list that selects a provider is the provider's; the gateway's is listed without one.
     const listed = await gatewayFiles().batches.list({ limit: 100 });
     expect(listed.data.find((candidate) => candidate.id === batch.id)?.status).toBe('completed');
+
+    // Each line is logged under the batch's id, with its custom_id; the batch's credentials are gone.
+    const records = await waitForLogs(batch.id, { count: 3 });
+    expect(records.map((record) => record.request_id).sort()).toEqual(['first', 'second', 'third']);
+    expect(records[0]).toMatchObject({ status: 200, provider: 'openai', metadata: { batch_id: batch.id } });
+    const stored = await dynamoClient().send(new GetItemCommand({ TableName: controlTable, Key: marshall(batchKey.item(store.workspaceId, batch.id)) }));
+    expect(stored.Item?.sealed_options).toBeUndefined();
+    expect(stored.Item?.input_file_id).toBeDefined();
+  });
+
+  it('runs an embeddings batch whose output is larger than one S3 piece, written in parts', async () => {
+    const client = clientFor('embed');
+    const lines = Array.from({ length: 160 }, (_, index) => ({
+      custom_id: `vector-${index}`,
+      method: 'POST',
+      url: '/v1/embeddings',
+      body: { model: 'text-embedding-3-large', input: `text number ${index}` },
+    }));
+    const created = await client.batches.create({ input_file_id: await upload(client, lines), endpoint: '/v1/embeddings', completion_window: '24h' });
+    const batch = await waitForEnd(client, created.id, 30_000);
+    expect(batch.request_counts).toEqual({ total: 160, completed: 160, failed: 0 });
+    const file = await gatewayFiles().files.retrieve(batch.output_file_id!);
+    // 3,072 floats a line: past the 5 MiB below which a file is one put.
+    expect(file.bytes).toBeGreaterThan(5 * 1024 * 1024);
+    const output = await fileLines(client, batch.output_file_id);
+    expect(output.map((line) => line.custom_id).sort()).toEqual(lines.map((line) => line.custom_id).sort());
+    expect(output[0].response.body.data[0].embedding).toHaveLength(3072);
   });
 
   it('writes a line the provider refuses to the error file with its status and message, and counts it failed', async () => {
@@ -192,20 +231,7 @@ describe('managed batches', () => {
 
   it('cancels a running batch: cancelling at once, then cancelled with the lines finished so far', async () => {
     const client = clientFor('cancel');
-    upstream.script(
-      '/cancel/v1/chat/completions',
-      Array.from({ length: 48 }, () => ({
-        status: 200,
-        delayMs: 600,
-        json: {
-          id: 'c',
-          object: 'chat.completion',
-          created: 1,
-          model: 'm',
-          choices: [{ index: 0, message: { role: 'assistant', content: 'slow' }, finish_reason: 'stop' }],
-        },
-      })),
-    );
+    upstream.script('/cancel/v1/chat/completions', slowAnswers(48, 600, 'slow'));
     const input = await upload(
       client,
       Array.from({ length: 48 }, (_, index) => chatLine(`line-${index}`, `text ${index}`)),
@@ -230,20 +256,7 @@ describe('managed batches', () => {
 
   it('expires a batch whose window has passed: unfinished lines go to the error file as batch_expired', async () => {
     const client = clientFor('expire');
-    upstream.script(
-      '/expire/v1/chat/completions',
-      Array.from({ length: 40 }, () => ({
-        status: 200,
-        delayMs: 500,
-        json: {
-          id: 'c',
-          object: 'chat.completion',
-          created: 1,
-          model: 'm',
-          choices: [{ index: 0, message: { role: 'assistant', content: 'late' }, finish_reason: 'stop' }],
-        },
-      })),
-    );
+    upstream.script('/expire/v1/chat/completions', slowAnswers(40, 500, 'late'));
     const input = await upload(
       client,
       Array.from({ length: 40 }, (_, index) => chatLine(`line-${index}`, `text ${index}`)),

@@ -41,6 +41,7 @@ describe('vitest projects', () => {
       e2e: ['test/support/global-setup.ts'],
       package: ['test/support/global-setup.ts'],
       fuzz: ['test/support/global-setup.ts'],
+      heavy: [],
     });
     expect(config.test?.globalSetup, 'a root global setup runs whichever projects are selected').toBeUndefined();
   });
