@@ -13,6 +13,7 @@ import type { InferenceCaller } from '../inference/inference-request';
 import { maxBatchFileBytes } from './batch-input';
 import { sendLifecycle } from '../store/batch-queue';
 import { sealLineOptions, type LineOptions } from './line-options';
+import { batchApiProvider } from './provider-batches';
 
 /** Ids of the gateway's batches: a prefix no provider uses (OpenAI's start `batch_`), so an id alone says whose it is. */
 export const gatewayBatchIdPrefix = 'gwb';
@@ -72,6 +73,7 @@ export async function createBatch(
     request_counts: { total: 0, completed: 0, failed: 0 },
     metadata: input.metadata,
     sealed_options: { ...(await sealLineOptions(caller.workspaceId, lineOptions)) },
+    provider_batch: await providerBatchOf(caller.workspaceId, input.completion_window, lineOptions),
     line_metadata: Object.keys(lineMetadata).length ? lineMetadata : undefined,
   };
   if (!(await putBatchItem(item))) throw new Error(`Batch id ${item.id} was taken; ids are random, so this should not happen.`);
@@ -102,7 +104,7 @@ export function listBatches(workspaceId: string, query: { limit: number; after?:
  * counts, each line counted once, as lines finish.
  */
 export async function currentCounts(item: BatchItem): Promise<RequestCounts> {
-  if (item.chunk_count === undefined || (finalStatuses as readonly string[]).includes(item.status)) return item.request_counts;
+  if (item.provider_batch || item.chunk_count === undefined || (finalStatuses as readonly string[]).includes(item.status)) return item.request_counts;
   const chunks = await listChunks(item.workspace_id, item.id);
   return {
     total: item.request_counts.total,
@@ -127,4 +129,9 @@ export async function cancelBatch(workspaceId: string, id: string): Promise<Batc
   }
   await sendLifecycle({ kind: 'settle', workspace_id: workspaceId, batch_id: id });
   return cancelling;
+}
+
+async function providerBatchOf(workspaceId: string, completionWindow: string, lineOptions: LineOptions): Promise<BatchItem['provider_batch']> {
+  const provider = await batchApiProvider(workspaceId, completionWindow, lineOptions.options);
+  return provider === undefined ? undefined : { provider };
 }

@@ -30,7 +30,8 @@ export async function handleDeadLetter(body: string): Promise<void> {
     if (failed) await clearUnfinished(batch.id);
     return;
   }
-  if (message.kind === 'settle') return;
+  // A settle or follow that keeps failing is left to the next start's resume (the batch is still listed as unfinished).
+  if (message.kind !== 'chunk') return;
   await giveUpChunk(batch, message.chunk);
 }
 

@@ -24,6 +24,7 @@ import { BatchInputChecker, fileLines, type BatchLine } from './batch-input';
 import { sendChunks, sendLifecycle } from '../store/batch-queue';
 import { finalStatuses } from './batches';
 import { errorLine, readChunkRequests } from './line-results';
+import { cancelAtProvider, startProviderBatch } from './provider-batches';
 
 /** Lines per chunk: one chunk message, one lease, one S3 object of input. */
 export function chunkLines(): number {
@@ -73,9 +74,11 @@ export async function validateBatch(workspaceId: string, batchId: string): Promi
     await putChunkLines(workspaceId, batchId, chunk, Buffer.from(`${pending.map((line) => JSON.stringify(line)).join('\n')}\n`));
     pending = [];
   };
+  // A batch the provider runs needs no chunks: the check is all the gateway does with its lines.
+  const chunked = batch.provider_batch === undefined;
   for await (const { text, line } of fileLines(content)) {
     const request = checker.check(text, line);
-    if (checker.errors.length > 0) continue;
+    if (checker.errors.length > 0 || !chunked) continue;
     if (request) pending.push(request);
     if (pending.length === size) await flush();
   }
@@ -84,6 +87,7 @@ export async function validateBatch(workspaceId: string, batchId: string): Promi
     await failBatch(batch, errors);
     return;
   }
+  if (!chunked) return startProviderBatch(batch, checker.requestCount);
   await flush();
   await putChunkPlans(workspaceId, batchId, plans, workExpiresAt(batch));
   await sendChunks(plans.map((plan) => ({ kind: 'chunk', workspace_id: workspaceId, batch_id: batchId, chunk: plan.chunk })));
@@ -117,6 +121,11 @@ export async function settleBatch(workspaceId: string, batchId: string): Promise
     return;
   }
   if (batch.status === 'validating') return;
+  if (batch.provider_batch) {
+    // The provider's batch ends it (followProviderBatch); a cancel is passed on to the provider.
+    if (batch.status === 'cancelling') await cancelAtProvider(batch);
+    return;
+  }
   if (batch.status === 'finalizing') return finalize(batch, batch.ending ?? 'completed');
 
   const chunks = await listChunks(workspaceId, batchId);
@@ -208,6 +217,7 @@ export async function resumeBatch(workspaceId: string, batchId: string): Promise
   const batch = await getBatchItem(workspaceId, batchId);
   if (!batch) return clearUnfinished(batchId);
   if (batch.status === 'validating') return sendLifecycle({ kind: 'validate', workspace_id: workspaceId, batch_id: batchId });
+  if (batch.provider_batch) return sendLifecycle({ kind: batch.status === 'cancelling' ? 'settle' : 'follow', workspace_id: workspaceId, batch_id: batchId });
   if (batch.status === 'in_progress') {
     const open = (await listChunks(workspaceId, batchId)).filter((chunk) => !chunk.finished);
     await sendChunks(open.map((chunk) => ({ kind: 'chunk', workspace_id: workspaceId, batch_id: batchId, chunk: chunk.chunk })));

@@ -1,6 +1,7 @@
 /**
  * The batch queues. The lifecycle queue carries a batch's moves (`validate` its input, `settle` it
- * once its chunks are done, cancelled or out of time); the chunk queue carries one message per chunk
+ * once its chunks are done, cancelled or out of time, `follow` a batch that runs at its provider);
+ * the chunk queue carries one message per chunk
  * of lines to run. A message names its batch and never carries a line, a credential or an answer:
  * DynamoDB and S3 hold those.
  */
@@ -8,7 +9,7 @@ import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs
 import { sqsClient } from './clients';
 
 type BatchRef = { workspace_id: string; batch_id: string };
-export type LifecycleMessage = ({ kind: 'validate' } & BatchRef) | ({ kind: 'settle' } & BatchRef);
+export type LifecycleMessage = ({ kind: 'validate' } & BatchRef) | ({ kind: 'settle' } & BatchRef) | ({ kind: 'follow' } & BatchRef);
 export type ChunkMessage = { kind: 'chunk'; chunk: number } & BatchRef;
 export type BatchMessage = LifecycleMessage | ChunkMessage;
 
@@ -48,7 +49,7 @@ function clampDelay(seconds: number): number {
 export function readBatchMessage(body: string): BatchMessage {
   const message = JSON.parse(body) as BatchMessage;
   if (typeof message?.batch_id !== 'string' || typeof message.workspace_id !== 'string') throw new Error('Not a batch message: it names no batch.');
-  if (message.kind === 'chunk' ? !Number.isInteger(message.chunk) : message.kind !== 'validate' && message.kind !== 'settle') {
+  if (message.kind === 'chunk' ? !Number.isInteger(message.chunk) : !['validate', 'settle', 'follow'].includes(message.kind)) {
     throw new Error(`Not a batch message: kind ${JSON.stringify(message.kind)}.`);
   }
   return message;

@@ -53,6 +53,13 @@ export interface BatchItem {
   planned_error_file_id?: string;
   /** The create request's gateway options (credentials among them), sealed (an EncryptedBlob); removed when the batch ends. */
   sealed_options?: Record<string, unknown>;
+  /**
+   * Set when the batch runs at its provider's batch API rather than on the gateway's workers: the
+   * provider, and once created there, the provider's batch and input file, and how often it was followed.
+   */
+  provider_batch?: { provider: string; batch_id?: string; input_file_id?: string; follows?: number };
+  /** When the provider first failed to answer a look at its batch, since its last answer. */
+  provider_unanswered_since?: number;
   /** Set with `finalizing`: the state the batch ends in once its files are written. */
   ending?: 'completed' | 'expired';
   /** The create request's `x-gateway-metadata`, which every line's log record carries. */

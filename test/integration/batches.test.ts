@@ -302,6 +302,105 @@ describe('managed batches', () => {
   });
 });
 
+describe('batches run at the provider’s batch API', () => {
+  // `x-gateway-provider: openai` with a 24h window: the fake provider's Batch API runs it.
+  const atProvider = () => openaiClient();
+
+  it('sends a 24h batch to the provider, follows it through its states and copies its files home', async () => {
+    const input = await upload(atProvider(), [
+      chatLine('one', 'first'),
+      chatLine('two', 'second'),
+      { ...chatLine('three', 'third'), body: { model: 'error-500', messages: [{ role: 'user', content: 'x' }] } },
+    ]);
+    const created = await atProvider().batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    expect(created.id).toMatch(/^gwb_/);
+    const seen = new Set<string>();
+    const batch = await pollUntil(
+      async () => {
+        const current = await atProvider().batches.retrieve(created.id);
+        seen.add(current.status);
+        return current;
+      },
+      ended,
+      20_000,
+    );
+    expect(batch.status).toBe('completed');
+    expect(seen.has('in_progress')).toBe(true);
+    expect(batch.request_counts).toEqual({ total: 3, completed: 2, failed: 1 });
+    expect(batch.completed_at).toBeGreaterThanOrEqual(created.created_at);
+    expect(batch.output_file_id).toMatch(/^gwf_/);
+    const output = await fileLines(atProvider(), batch.output_file_id);
+    expect(output.map((line) => [line.custom_id, line.response.body.choices[0].message.content]).sort()).toEqual([
+      ['one', 'echo: first'],
+      ['two', 'echo: second'],
+    ]);
+    // The provider's own lines, as it wrote them (the fake numbers its ids).
+    expect(output.every((line) => /^batch_req_\d{6}$/.test(line.id))).toBe(true);
+    const [refused] = await fileLines(atProvider(), batch.error_file_id);
+    expect(refused).toMatchObject({ custom_id: 'three', response: { status_code: 500 } });
+  });
+
+  it('passes a cancel on to the provider and ends cancelled when the provider says so', async () => {
+    const input = await upload(atProvider(), [chatLine('a', 'x'), chatLine('b', 'y')]);
+    const created = await atProvider().batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await pollUntil(
+      () => atProvider().batches.retrieve(created.id),
+      (batch) => batch.status !== 'validating',
+      10_000,
+    );
+    const cancelling = await atProvider().batches.cancel(created.id);
+    expect(cancelling.status).toBe('cancelling');
+    const batch = await waitForEnd(atProvider(), created.id, 20_000);
+    expect(batch.status).toBe('cancelled');
+    expect(batch.cancelled_at).toBeGreaterThanOrEqual(created.created_at);
+  });
+
+  it('ends as the provider’s batch ended (failed, with its errors), and fails one whose provider stops answering', async () => {
+    const line = (outcome: string) => ({
+      ...chatLine(`${outcome}-1`, 'x'),
+      body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], metadata: { fake_outcome: outcome } },
+    });
+    const failedAtProvider = await atProvider().batches.create({
+      input_file_id: await upload(atProvider(), [line('failed')]),
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    const silent = await atProvider().batches.create({
+      input_file_id: await upload(atProvider(), [line('unanswered')]),
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+
+    const failed = await waitForEnd(atProvider(), failedAtProvider.id, 20_000);
+    expect(failed.status).toBe('failed');
+    expect(failed.errors?.data).toEqual([{ code: 'invalid_request', message: 'The fake provider refused the file.', param: null, line: 1 }]);
+
+    // The provider answers 500 to every look; past the limit (3 s here) the batch fails and says why.
+    const unanswered = await waitForEnd(atProvider(), silent.id, 30_000);
+    expect(unanswered.status).toBe('failed');
+    expect(unanswered.errors?.data?.[0]?.code).toBe('provider_unanswered');
+    expect(unanswered.errors?.data?.[0]?.message).toMatch(/did not answer about batch batch_\d+ for \d+ s/);
+  });
+
+  it('runs an immediate batch, or one with a config, on the gateway’s own workers', async () => {
+    const input = await upload(atProvider(), [chatLine('now', 'quick')]);
+    const immediate = await atProvider().batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: 'immediate' as '24h' });
+    const config = JSON.stringify({ provider: 'openai', api_key: 'sk-config' });
+    const configured = await openaiClient({ provider: null, headers: { 'x-gateway-config': config } }).batches.create({
+      input_file_id: input,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
+    for (const created of [immediate, configured]) {
+      const batch = await waitForEnd(atProvider(), created.id);
+      expect(batch.status).toBe('completed');
+      const [line] = await fileLines(atProvider(), batch.output_file_id);
+      // The gateway's own line ids (batch_req_ + a time-sortable id), not the fake provider's numbered ones.
+      expect(line.id).toMatch(/^batch_req_[0-9a-z]{26}$/);
+    }
+  });
+});
+
 describe('a provider’s batches', () => {
   it('passes a batches request that selects a provider and names a provider file through', async () => {
     const answer = {

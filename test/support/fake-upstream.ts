@@ -10,6 +10,7 @@
  *   ANY  …/echo[/…]           200 JSON {method, path, url, query, headers, bodyBase64, bodyLength}
  *   ANY  …/binary?size=N      N deterministic bytes (see `fakeBinaryBytes`), application/octet-stream
  *   ANY  …/sse-raw[?delayMs=] the fixed SSE body `SSE_RAW_PARTS`, one part at a time with pauses
+ *   …/files, …/files/<id>/content, …/batches[/<id>[/cancel]]   OpenAI's Batch API (fakes/openai-batches.ts)
  * A model named `error-<status>` (e.g. `error-429`) gets that status with an OpenAI error body
  * (`retry-after` on 429/503). Model `error-midstream` streams two content chunks and then an in-stream
  * `data: {"error":…}` event without `[DONE]` (non-stream: 500).
@@ -20,6 +21,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { fakeBatchApi } from './fakes/openai-batches';
 
 export interface RecordedRequest {
   method: string;
@@ -346,6 +348,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const chunkCount = Math.max(1, Math.floor(options.chunkCount ?? DEFAULT_CHUNK_COUNT));
   const chunkDelayMs = Math.max(0, options.chunkDelayMs ?? 0);
   const record = options.record ?? true;
+  // OpenAI's Batch API (files and batches), stateful per fake: what provider-run batches call.
+  const batchApi = fakeBatchApi();
   const burst = options.burstStreams === true && chunkDelayMs === 0;
 
   const requests: RecordedRequest[] = [];
@@ -839,6 +843,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       return sendBody(res, 200, fakeBinaryBytes(s), 'application/octet-stream');
     }
     if (last === 'sse-raw') return handleSseRaw(res, url);
+    if (batchApi.handle(req, res, body, pathname)) return;
     return sendError(res, 404, `Invalid URL (${method} ${pathname})`);
   }
 

@@ -75,6 +75,9 @@ function startEnvironment(): SharedEnvironment {
       GATEWAY_PROVIDER_BASE_URLS: JSON.stringify(baseUrls),
       GATEWAY_LOG_FLUSH_MS: '20',
       GATEWAY_RETRY_BASE_MS: '20',
+      // A batch at a provider's batch API is looked at again after a second, not half a minute.
+      GATEWAY_BATCH_FOLLOW_SECONDS: '1',
+      GATEWAY_BATCH_PROVIDER_SILENCE_SECONDS: '3',
     });
     stops.push(() => gateway.stop());
     return { gatewayUrl: gateway.url, adminKey: testAdminKey, upstreamUrl: upstream.url, endpoints: emulators.endpoints, dataDir };

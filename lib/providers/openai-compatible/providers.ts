@@ -10,6 +10,8 @@ export interface OpenAICompatibleProvider {
   baseUrl: string;
   /** Omitted for providers that need no key (a local Ollama). */
   auth?: AuthScheme;
+  /** Serves OpenAI's Batch API (files with purpose `batch`, `/batches`): a `24h` batch runs there. */
+  batchApi?: boolean;
   /**
    * How streamed usage is obtained: `stream_options` asks for it with `stream_options.include_usage`;
    * `always` means the provider reports it in its final chunks unasked (and may reject the option).
@@ -34,9 +36,16 @@ export interface OpenAICompatibleProvider {
 const bearer: AuthScheme = { header: 'authorization', prefix: 'Bearer ' };
 
 export const openAICompatibleProviders: readonly OpenAICompatibleProvider[] = [
-  { name: 'openai', baseUrl: 'https://api.openai.com/v1', auth: bearer, streamUsage: 'stream_options' },
-  { name: 'groq', baseUrl: 'https://api.groq.com/openai/v1', auth: bearer, streamUsage: 'stream_options' },
-  { name: 'together-ai', baseUrl: 'https://api.together.xyz/v1', auth: bearer, streamUsage: 'stream_options', finishReasons: { eos: 'stop' } },
+  { name: 'openai', baseUrl: 'https://api.openai.com/v1', auth: bearer, streamUsage: 'stream_options', batchApi: true },
+  { name: 'groq', baseUrl: 'https://api.groq.com/openai/v1', auth: bearer, streamUsage: 'stream_options', batchApi: true },
+  {
+    name: 'together-ai',
+    baseUrl: 'https://api.together.xyz/v1',
+    auth: bearer,
+    streamUsage: 'stream_options',
+    finishReasons: { eos: 'stop' },
+    batchApi: true,
+  },
   { name: 'fireworks-ai', baseUrl: 'https://api.fireworks.ai/inference/v1', auth: bearer, streamUsage: 'stream_options' },
   {
     name: 'deepseek',

@@ -1,0 +1,220 @@
+/**
+ * Batches that run at their provider's batch API (`completion_window: "24h"` with a provider that
+ * has one, at about half the price of live calls): after the gateway has checked the input, it
+ * uploads it to the provider and creates the provider's batch; a lifecycle message then follows it,
+ * delayed, with backoff, mirroring its status and counts onto the gateway's batch; when the provider
+ * is done, its output and error files are copied into gateway files, so the batch reads as a managed
+ * one does.
+ */
+import { newId } from '../core/ids';
+import { FileWriter } from '../files/file-writer';
+import { gatewayFileIdPrefix } from '../files/provider-selection';
+import { storedCatalog, type ProviderCatalog } from '../catalog/providers';
+import type { InferenceOptions } from '../inference/inference-request';
+import { openAICompatibleProviders } from '../providers/openai-compatible/providers';
+import { sendLifecycle } from '../store/batch-queue';
+import { clearUnfinished, getBatchItem, updateBatchItem, type BatchItem, type BatchStatus } from '../store/batches';
+import { streamFileObject } from '../store/file-objects';
+import { openLineOptions } from './line-options';
+import { cancelProviderBatch, createProviderBatch, providerFileContent, retrieveProviderBatch, uploadBatchInput, type ProviderBatch } from './provider-calls';
+import type { EncryptedBlob } from '../secrets/envelope';
+import { fileLines } from './batch-input';
+
+const batchApiProviders = new Set(openAICompatibleProviders.filter((row) => row.batchApi).map((row) => row.name));
+
+/**
+ * The provider whose batch API runs a batch, or undefined when the gateway runs it: only a `24h`
+ * batch whose lines all go to one provider unchanged — named by `x-gateway-provider`, or a catalog
+ * entry of such a provider at its own host. A config may route each line elsewhere, and a custom
+ * host is a server whose batch API the gateway cannot know.
+ */
+export async function batchApiProvider(
+  workspaceId: string,
+  completionWindow: string,
+  options: InferenceOptions,
+  catalog: ProviderCatalog = storedCatalog,
+): Promise<string | undefined> {
+  if (completionWindow !== '24h' || options.config.kind !== 'headers') return undefined;
+  const { provider, customHost, virtualKey } = options.credentials;
+  if (customHost) return undefined;
+  const slug = virtualKey ?? (provider?.startsWith('@') ? provider : undefined);
+  if (slug !== undefined) {
+    const entry = await catalog.find(workspaceId, slug);
+    return entry && !entry.custom_host && batchApiProviders.has(entry.provider) ? entry.provider : undefined;
+  }
+  return provider && batchApiProviders.has(provider) ? provider : undefined;
+}
+
+/** How long the first follow-up waits; each later one waits twice as long, up to SQS's 15 minutes. */
+export function firstFollowSeconds(): number {
+  const configured = Number(process.env.GATEWAY_BATCH_FOLLOW_SECONDS);
+  return Number.isFinite(configured) && configured > 0 ? configured : 30;
+}
+
+const followDelay = (follows: number) => Math.min(900, firstFollowSeconds() * 2 ** Math.min(follows, 10));
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Provider states that end a batch, and the gateway's state for each. */
+const endings: Record<string, BatchStatus> = { completed: 'completed', failed: 'failed', expired: 'expired', cancelled: 'cancelled' };
+
+/** Sends the checked input to the provider and creates its batch; the batch is `in_progress` from then on. */
+export async function startProviderBatch(batch: BatchItem, total: number): Promise<void> {
+  const lineOptions = await openLineOptions(batch.workspace_id, batch.sealed_options as unknown as EncryptedBlob);
+  let { input_file_id: inputFileId, batch_id: providerBatchId } = batch.provider_batch ?? {};
+  // Each step is recorded before the next, so a message delivered again continues where the last stopped.
+  if (!inputFileId) {
+    const content = await streamFileObject(batch.workspace_id, batch.input_file_id);
+    if (!content) throw new Error(`The input file ${batch.input_file_id} is gone.`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of content) chunks.push(chunk as Buffer);
+    inputFileId = await uploadBatchInput(batch, lineOptions, Buffer.concat(chunks));
+    await updateBatchItem(batch.workspace_id, batch.id, { set: { provider_batch: { ...batch.provider_batch!, input_file_id: inputFileId } } });
+  }
+  if (!providerBatchId) {
+    const created = await createProviderBatch(batch, lineOptions, inputFileId);
+    providerBatchId = created.id;
+  }
+  const started = await updateBatchItem(batch.workspace_id, batch.id, {
+    set: {
+      status: 'in_progress',
+      in_progress_at: now(),
+      provider_batch: { ...batch.provider_batch!, input_file_id: inputFileId, batch_id: providerBatchId, follows: 0 },
+      request_counts: { total, completed: 0, failed: 0 },
+    },
+    from: ['validating'],
+  });
+  if (!started) {
+    // Cancelled while it was sent: record the provider's batch and cancel it there too; following
+    // it ends the gateway's batch as the provider ends its own.
+    await updateBatchItem(batch.workspace_id, batch.id, {
+      set: { provider_batch: { ...batch.provider_batch!, input_file_id: inputFileId, batch_id: providerBatchId } },
+    });
+    await cancelProviderBatch(batch, lineOptions, providerBatchId);
+    await sendLifecycle({ kind: 'follow', workspace_id: batch.workspace_id, batch_id: batch.id }, firstFollowSeconds());
+    return;
+  }
+  await sendLifecycle({ kind: 'follow', workspace_id: batch.workspace_id, batch_id: batch.id }, followDelay(0));
+}
+
+/** Looks at the provider's batch: mirrors it, copies its files home once it ended, or looks again later. */
+export async function followProviderBatch(workspaceId: string, batchId: string): Promise<void> {
+  const batch = await getBatchItem(workspaceId, batchId);
+  const providerBatchId = batch?.provider_batch?.batch_id;
+  if (!batch || !providerBatchId || !batch.sealed_options || !['in_progress', 'finalizing', 'cancelling'].includes(batch.status)) return;
+  const lineOptions = await openLineOptions(workspaceId, batch.sealed_options as unknown as EncryptedBlob);
+  const follows = (batch.provider_batch?.follows ?? 0) + 1;
+  let answer: ProviderBatch;
+  try {
+    answer = await retrieveProviderBatch(batch, lineOptions, providerBatchId);
+  } catch (error) {
+    return providerUnanswered(batch, follows, error);
+  }
+  const ending = endings[answer.status];
+  if (ending) return copyHome(batch, answer, ending);
+  await updateBatchItem(workspaceId, batchId, {
+    set: { provider_batch: { ...batch.provider_batch!, follows }, request_counts: mirroredCounts(batch, answer) },
+    remove: ['provider_unanswered_since'],
+    from: ['in_progress', 'cancelling'],
+  });
+  await sendLifecycle({ kind: 'follow', workspace_id: workspaceId, batch_id: batchId }, followDelay(follows));
+}
+
+/** How long a provider may fail to answer about its batch before the gateway's batch is failed. */
+export function providerSilenceLimitSeconds(): number {
+  const configured = Number(process.env.GATEWAY_BATCH_PROVIDER_SILENCE_SECONDS);
+  return Number.isFinite(configured) && configured > 0 ? configured : 6 * 60 * 60;
+}
+
+/**
+ * A look at the provider's batch failed (the provider errs, or cannot be reached): looked at again
+ * later, with the same backoff, until the provider has failed to answer for longer than the limit;
+ * then the batch fails with an error that says so. Its provider batch may still finish there.
+ */
+async function providerUnanswered(batch: BatchItem, follows: number, error: unknown): Promise<void> {
+  const since = batch.provider_unanswered_since ?? now();
+  const reason = error instanceof Error ? error.message : String(error);
+  if (now() - since >= providerSilenceLimitSeconds()) {
+    const failed = await updateBatchItem(batch.workspace_id, batch.id, {
+      set: {
+        status: 'failed',
+        failed_at: now(),
+        errors: [
+          {
+            code: 'provider_unanswered',
+            message: `The provider did not answer about batch ${batch.provider_batch?.batch_id} for ${now() - since} s (the limit is ${providerSilenceLimitSeconds()} s); its last answer: ${reason}`,
+            param: null,
+            line: null,
+          },
+        ],
+      },
+      remove: ['sealed_options'],
+      from: ['in_progress', 'finalizing', 'cancelling'],
+    });
+    if (failed) await clearUnfinished(batch.id);
+    return;
+  }
+  await updateBatchItem(batch.workspace_id, batch.id, {
+    set: { provider_batch: { ...batch.provider_batch!, follows } },
+    setIfAbsent: { provider_unanswered_since: since },
+    from: ['in_progress', 'cancelling'],
+  });
+  await sendLifecycle({ kind: 'follow', workspace_id: batch.workspace_id, batch_id: batch.id }, followDelay(follows));
+}
+
+/** A cancel reaches the provider's batch, which is then followed until the provider says it is cancelled. */
+export async function cancelAtProvider(batch: BatchItem): Promise<void> {
+  const providerBatchId = batch.provider_batch?.batch_id;
+  if (providerBatchId && batch.sealed_options) {
+    const lineOptions = await openLineOptions(batch.workspace_id, batch.sealed_options as unknown as EncryptedBlob);
+    await cancelProviderBatch(batch, lineOptions, providerBatchId);
+    await sendLifecycle({ kind: 'follow', workspace_id: batch.workspace_id, batch_id: batch.id }, firstFollowSeconds());
+    return;
+  }
+  // Never sent to the provider: it ends here, with nothing run.
+  await updateBatchItem(batch.workspace_id, batch.id, { set: { status: 'cancelled', cancelled_at: now() }, remove: ['sealed_options'], from: ['cancelling'] });
+  await clearUnfinished(batch.id);
+}
+
+function mirroredCounts(batch: BatchItem, answer: ProviderBatch) {
+  const counts = answer.request_counts ?? {};
+  return { total: counts.total ?? batch.request_counts.total, completed: counts.completed ?? 0, failed: counts.failed ?? 0 };
+}
+
+/** Copies the provider's output and error files into gateway files (ids fixed first) and ends the batch as the provider did. */
+async function copyHome(batch: BatchItem, answer: ProviderBatch, ending: BatchStatus): Promise<void> {
+  const { workspace_id: workspaceId, id } = batch;
+  const planned = await updateBatchItem(workspaceId, id, {
+    setIfAbsent: { planned_output_file_id: newId(gatewayFileIdPrefix), planned_error_file_id: newId(gatewayFileIdPrefix) },
+  });
+  if (!planned) return;
+  const lineOptions = await openLineOptions(workspaceId, batch.sealed_options as unknown as EncryptedBlob);
+  const copy = async (providerFileId: string | null | undefined, fileId: string, filename: string) => {
+    if (!providerFileId) return undefined;
+    const writer = new FileWriter(workspaceId, { id: fileId, purpose: 'batch_output', filename });
+    for await (const { text } of fileLines(await providerFileContent(batch, lineOptions, providerFileId)))
+      if (text.trim() !== '') await writer.write(`${text}\n`);
+    return writer.close();
+  };
+  const output = await copy(answer.output_file_id, planned.planned_output_file_id!, `${id}_output.jsonl`);
+  const errors = await copy(answer.error_file_id, planned.planned_error_file_id!, `${id}_error.jsonl`);
+  const providerErrors = (answer.errors?.data ?? []).map((error) => ({
+    code: error.code ?? 'provider_error',
+    message: error.message ?? 'The provider failed the batch.',
+    param: error.param ?? null,
+    line: error.line ?? null,
+  }));
+  await updateBatchItem(workspaceId, id, {
+    set: {
+      status: ending,
+      [`${ending}_at`]: now(),
+      output_file_id: output?.id,
+      error_file_id: errors?.id,
+      request_counts: mirroredCounts(batch, answer),
+      ...(providerErrors.length ? { errors: providerErrors } : {}),
+    },
+    remove: ['sealed_options'],
+    from: ['in_progress', 'finalizing', 'cancelling'],
+  });
+  await clearUnfinished(id);
+}

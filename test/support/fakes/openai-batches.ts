@@ -1,0 +1,177 @@
+/**
+ * OpenAI's Batch API as a fake provider serves it (files with purpose `batch`, `/batches`), for the
+ * gateway's provider-run batches. Each retrieve moves a batch one state on — `validating`,
+ * `in_progress`, then `completed` with an output file answering each line (`echo: <last message>`)
+ * and an error file for lines whose model is `error-<status>` — so a test drives a batch through its
+ * states by the gateway's own follow-ups. A batch whose first line carries `"fake_outcome":"failed"`
+ * or `"expired"` ends so instead, and one with `"unanswered"` answers every retrieve with a 500; a
+ * cancel makes a batch `cancelling`, then `cancelled`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { multipartBoundary, parseMultipart } from '../../../lib/wire/multipart';
+
+interface FakeFile {
+  id: string;
+  bytes: Buffer;
+  purpose: string;
+  filename: string;
+}
+
+interface FakeBatch {
+  id: string;
+  input_file_id: string;
+  endpoint: string;
+  status: string;
+  metadata: Record<string, string>;
+  created_at: number;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  request_counts: { total: number; completed: number; failed: number };
+  errors: unknown;
+}
+
+export interface FakeBatchApi {
+  /** Answers the request when it is one of the Batch API's; false to leave it to the caller. */
+  handle(req: IncomingMessage, res: ServerResponse, body: Buffer, pathname: string): boolean;
+  files: Map<string, FakeFile>;
+  batches: Map<string, FakeBatch>;
+}
+
+export function fakeBatchApi(): FakeBatchApi {
+  const files = new Map<string, FakeFile>();
+  const batches = new Map<string, FakeBatch>();
+  let next = 0;
+  const id = (prefix: string) => `${prefix}${String(++next).padStart(6, '0')}`;
+  const json = (res: ServerResponse, status: number, value: unknown) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+  const notFound = (res: ServerResponse, what: string) => json(res, 404, { error: { message: `No such ${what}.`, type: 'invalid_request_error', code: null } });
+
+  const present = (file: FakeFile) => ({
+    id: file.id,
+    object: 'file',
+    bytes: file.bytes.length,
+    created_at: 1,
+    filename: file.filename,
+    purpose: file.purpose,
+    status: 'processed',
+  });
+  const presentBatch = (batch: FakeBatch) => ({ object: 'batch', completion_window: '24h', ...batch });
+
+  function finish(batch: FakeBatch): void {
+    const outcome = batch.metadata.fake_outcome;
+    if (outcome === 'failed' || outcome === 'expired') {
+      batch.status = outcome;
+      if (outcome === 'failed')
+        batch.errors = { object: 'list', data: [{ code: 'invalid_request', message: 'The fake provider refused the file.', param: null, line: 1 }] };
+      return;
+    }
+    const output: string[] = [];
+    const errors: string[] = [];
+    for (const line of files.get(batch.input_file_id)!.bytes.toString('utf8').split('\n').filter(Boolean)) {
+      const request = JSON.parse(line) as { custom_id: string; body: { model: string; messages?: { content: string }[] } };
+      const model = request.body.model;
+      if (model.startsWith('error-')) {
+        const status = Number(model.slice(6));
+        const body = { error: { message: `The fake provider answered ${status}.`, type: 'server_error', code: null } };
+        errors.push(
+          JSON.stringify({ id: id('batch_req_'), custom_id: request.custom_id, response: { status_code: status, request_id: id('req_'), body }, error: null }),
+        );
+        continue;
+      }
+      const content = `echo: ${request.body.messages?.at(-1)?.content ?? ''}`;
+      const body = {
+        id: id('chatcmpl-'),
+        object: 'chat.completion',
+        created: 1,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+      };
+      output.push(
+        JSON.stringify({ id: id('batch_req_'), custom_id: request.custom_id, response: { status_code: 200, request_id: id('req_'), body }, error: null }),
+      );
+    }
+    const store = (lines: string[], name: string) => {
+      if (lines.length === 0) return null;
+      const file = { id: id('file-'), bytes: Buffer.from(`${lines.join('\n')}\n`), purpose: 'batch_output', filename: name };
+      files.set(file.id, file);
+      return file.id;
+    };
+    batch.output_file_id = store(output, 'output.jsonl');
+    batch.error_file_id = store(errors, 'errors.jsonl');
+    batch.request_counts = { total: output.length + errors.length, completed: output.length, failed: errors.length };
+    batch.status = 'completed';
+  }
+
+  function advance(batch: FakeBatch): void {
+    if (batch.status === 'validating') batch.status = 'in_progress';
+    else if (batch.status === 'in_progress') finish(batch);
+    else if (batch.status === 'cancelling') batch.status = 'cancelled';
+  }
+
+  return {
+    files,
+    batches,
+    handle(req, res, body, pathname) {
+      const method = req.method ?? 'GET';
+      let match = /\/files$/.exec(pathname);
+      if (match && method === 'POST') {
+        const boundary = multipartBoundary(req.headers['content-type']);
+        if (!boundary) return (json(res, 400, { error: { message: 'Expected multipart/form-data.' } }), true);
+        const parts = parseMultipart(body, boundary);
+        const file = parts.find((part) => part.name === 'file');
+        const purpose = parts.find((part) => part.name === 'purpose')?.data.toString('utf8') ?? '';
+        if (!file) return (json(res, 400, { error: { message: 'file is required.' } }), true);
+        const stored = { id: id('file-'), bytes: file.data, purpose, filename: file.filename ?? 'upload' };
+        files.set(stored.id, stored);
+        json(res, 200, present(stored));
+        return true;
+      }
+      match = /\/files\/([^/]+)\/content$/.exec(pathname);
+      if (match && method === 'GET') {
+        const file = files.get(decodeURIComponent(match[1]!));
+        if (!file) return (notFound(res, 'file'), true);
+        res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(file.bytes);
+        return true;
+      }
+      match = /\/batches$/.exec(pathname);
+      if (match && method === 'POST') {
+        const request = JSON.parse(body.toString('utf8')) as { input_file_id: string; endpoint: string; metadata?: Record<string, string> };
+        if (!files.has(request.input_file_id)) return (notFound(res, 'file'), true);
+        const batch: FakeBatch = {
+          id: id('batch_'),
+          input_file_id: request.input_file_id,
+          endpoint: request.endpoint,
+          status: 'validating',
+          metadata: request.metadata ?? {},
+          created_at: 1,
+          output_file_id: null,
+          error_file_id: null,
+          request_counts: { total: 0, completed: 0, failed: 0 },
+          errors: null,
+        };
+        // The input's first line may ask for an ending (its body's metadata is the line's, not the batch's).
+        const first = files.get(request.input_file_id)!.bytes.toString('utf8').split('\n')[0] ?? '';
+        const outcome = /"fake_outcome":"(\w+)"/.exec(first)?.[1];
+        if (outcome) batch.metadata.fake_outcome = outcome;
+        batches.set(batch.id, batch);
+        json(res, 200, presentBatch(batch));
+        return true;
+      }
+      match = /\/batches\/([^/]+)(\/cancel)?$/.exec(pathname);
+      if (match) {
+        const batch = batches.get(decodeURIComponent(match[1]!));
+        if (!batch) return (notFound(res, 'batch'), true);
+        if (match[2] && method === 'POST') {
+          if (['validating', 'in_progress'].includes(batch.status)) batch.status = 'cancelling';
+        } else if (method === 'GET') {
+          if (batch.metadata.fake_outcome === 'unanswered')
+            return (json(res, 500, { error: { message: 'The fake provider is down.', type: 'server_error', code: null } }), true);
+          advance(batch);
+        } else return false;
+        json(res, 200, presentBatch(batch));
+        return true;
+      }
+      return false;
+    },
+  };
+}
