@@ -24,6 +24,13 @@ export const maxCustomIdLength = 512;
 /** The errors a failed batch reports: the first ones found, enough to fix a file's pattern of mistakes. */
 export const maxReportedErrors = 100;
 
+/** Lines a provider's batch API cannot take, found when the batch is sent there: the batch fails, naming them. */
+export class BatchInputRejected extends Error {
+  constructor(readonly errors: BatchErrorEntry[]) {
+    super(`${errors.length} lines of the input cannot be sent to the provider.`);
+  }
+}
+
 export interface BatchLine {
   /** The request's number in the file, from 1 (blank lines are not requests). */
   line: number;
@@ -139,7 +146,7 @@ export class BatchInputChecker {
 }
 
 /** Splits a byte stream into its lines (without their line ends), each with its number from 1. */
-export async function* fileLines(content: AsyncIterable<Buffer | string>): AsyncGenerator<{ text: string; line: number }> {
+export async function* fileLines(content: AsyncIterable<Buffer | string> | Iterable<Buffer | string>): AsyncGenerator<{ text: string; line: number }> {
   let pending = '';
   let line = 0;
   const decoder = new TextDecoder();

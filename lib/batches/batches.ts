@@ -73,7 +73,7 @@ export async function createBatch(
     request_counts: { total: 0, completed: 0, failed: 0 },
     metadata: input.metadata,
     sealed_options: { ...(await sealLineOptions(caller.workspaceId, lineOptions)) },
-    provider_batch: await providerBatchOf(caller.workspaceId, input.completion_window, lineOptions),
+    provider_batch: await providerBatchOf(caller.workspaceId, input, lineOptions),
     line_metadata: Object.keys(lineMetadata).length ? lineMetadata : undefined,
   };
   if (!(await putBatchItem(item))) throw new Error(`Batch id ${item.id} was taken; ids are random, so this should not happen.`);
@@ -131,7 +131,7 @@ export async function cancelBatch(workspaceId: string, id: string): Promise<Batc
   return cancelling;
 }
 
-async function providerBatchOf(workspaceId: string, completionWindow: string, lineOptions: LineOptions): Promise<BatchItem['provider_batch']> {
-  const provider = await batchApiProvider(workspaceId, completionWindow, lineOptions.options);
+async function providerBatchOf(workspaceId: string, batch: CreateBatchInput, lineOptions: LineOptions): Promise<BatchItem['provider_batch']> {
+  const provider = await batchApiProvider(workspaceId, batch, lineOptions.options);
   return provider === undefined ? undefined : { provider };
 }

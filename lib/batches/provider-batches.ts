@@ -11,38 +11,38 @@ import { FileWriter } from '../files/file-writer';
 import { gatewayFileIdPrefix } from '../files/provider-selection';
 import { storedCatalog, type ProviderCatalog } from '../catalog/providers';
 import type { InferenceOptions } from '../inference/inference-request';
-import { openAICompatibleProviders } from '../providers/openai-compatible/providers';
 import { sendLifecycle } from '../store/batch-queue';
 import { clearUnfinished, getBatchItem, updateBatchItem, type BatchItem, type BatchStatus } from '../store/batches';
 import { streamFileObject } from '../store/file-objects';
 import { openLineOptions } from './line-options';
-import { cancelProviderBatch, createProviderBatch, providerFileContent, retrieveProviderBatch, uploadBatchInput, type ProviderBatch } from './provider-calls';
+import { batchApiOf } from './batch-apis';
+import type { ProviderBatchApi, ProviderBatchState } from './provider-batch-api';
 import type { EncryptedBlob } from '../secrets/envelope';
-import { fileLines } from './batch-input';
-
-const batchApiProviders = new Set(openAICompatibleProviders.filter((row) => row.batchApi).map((row) => row.name));
+import { BatchInputRejected, maxReportedErrors } from './batch-input';
 
 /**
  * The provider whose batch API runs a batch, or undefined when the gateway runs it: only a `24h`
  * batch whose lines all go to one provider unchanged — named by `x-gateway-provider`, or a catalog
- * entry of such a provider at its own host. A config may route each line elsewhere, and a custom
- * host is a server whose batch API the gateway cannot know.
+ * entry of such a provider at its own host — and whose endpoint that API takes. A config may route
+ * each line elsewhere, and a custom host is a server whose batch API the gateway cannot know.
  */
 export async function batchApiProvider(
   workspaceId: string,
-  completionWindow: string,
+  batch: { completion_window: string; endpoint: string },
   options: InferenceOptions,
   catalog: ProviderCatalog = storedCatalog,
 ): Promise<string | undefined> {
-  if (completionWindow !== '24h' || options.config.kind !== 'headers') return undefined;
+  if (batch.completion_window !== '24h' || options.config.kind !== 'headers') return undefined;
   const { provider, customHost, virtualKey } = options.credentials;
   if (customHost) return undefined;
   const slug = virtualKey ?? (provider?.startsWith('@') ? provider : undefined);
+  let name = provider;
   if (slug !== undefined) {
     const entry = await catalog.find(workspaceId, slug);
-    return entry && !entry.custom_host && batchApiProviders.has(entry.provider) ? entry.provider : undefined;
+    if (!entry || entry.custom_host) return undefined;
+    name = entry.provider;
   }
-  return provider && batchApiProviders.has(provider) ? provider : undefined;
+  return name && batchApiOf(name, batch.endpoint) ? name : undefined;
 }
 
 /** How long the first follow-up waits; each later one waits twice as long, up to SQS's 15 minutes. */
@@ -55,46 +55,50 @@ const followDelay = (follows: number) => Math.min(900, firstFollowSeconds() * 2 
 
 const now = () => Math.floor(Date.now() / 1000);
 
-/** Provider states that end a batch, and the gateway's state for each. */
-const endings: Record<string, BatchStatus> = { completed: 'completed', failed: 'failed', expired: 'expired', cancelled: 'cancelled' };
-
 /** Sends the checked input to the provider and creates its batch; the batch is `in_progress` from then on. */
 export async function startProviderBatch(batch: BatchItem, total: number): Promise<void> {
   const lineOptions = await openLineOptions(batch.workspace_id, batch.sealed_options as unknown as EncryptedBlob);
-  let { input_file_id: inputFileId, batch_id: providerBatchId } = batch.provider_batch ?? {};
-  // Each step is recorded before the next, so a message delivered again continues where the last stopped.
-  if (!inputFileId) {
+  let providerBatchId = batch.provider_batch?.batch_id;
+  let inputFileId = batch.provider_batch?.input_file_id;
+  // A message delivered again after the provider's batch was recorded does not create a second one.
+  if (!providerBatchId) {
     const content = await streamFileObject(batch.workspace_id, batch.input_file_id);
     if (!content) throw new Error(`The input file ${batch.input_file_id} is gone.`);
-    const chunks: Buffer[] = [];
-    for await (const chunk of content) chunks.push(chunk as Buffer);
-    inputFileId = await uploadBatchInput(batch, lineOptions, Buffer.concat(chunks));
-    await updateBatchItem(batch.workspace_id, batch.id, { set: { provider_batch: { ...batch.provider_batch!, input_file_id: inputFileId } } });
+    const pieces: Buffer[] = [];
+    for await (const piece of content) pieces.push(piece as Buffer);
+    try {
+      ({ batchId: providerBatchId, inputFileId } = await apiOf(batch).submit(batch, lineOptions, Buffer.concat(pieces)));
+    } catch (error) {
+      if (!(error instanceof BatchInputRejected)) throw error;
+      const failed = await updateBatchItem(batch.workspace_id, batch.id, {
+        set: { status: 'failed', failed_at: now(), errors: error.errors.slice(0, maxReportedErrors) },
+        remove: ['sealed_options'],
+        from: ['validating'],
+      });
+      if (failed) await clearUnfinished(batch.id);
+      return;
+    }
   }
-  if (!providerBatchId) {
-    const created = await createProviderBatch(batch, lineOptions, inputFileId);
-    providerBatchId = created.id;
-  }
+  const recorded = { ...batch.provider_batch!, input_file_id: inputFileId, batch_id: providerBatchId, follows: 0 };
   const started = await updateBatchItem(batch.workspace_id, batch.id, {
-    set: {
-      status: 'in_progress',
-      in_progress_at: now(),
-      provider_batch: { ...batch.provider_batch!, input_file_id: inputFileId, batch_id: providerBatchId, follows: 0 },
-      request_counts: { total, completed: 0, failed: 0 },
-    },
+    set: { status: 'in_progress', in_progress_at: now(), provider_batch: recorded, request_counts: { total, completed: 0, failed: 0 } },
     from: ['validating'],
   });
   if (!started) {
     // Cancelled while it was sent: record the provider's batch and cancel it there too; following
     // it ends the gateway's batch as the provider ends its own.
-    await updateBatchItem(batch.workspace_id, batch.id, {
-      set: { provider_batch: { ...batch.provider_batch!, input_file_id: inputFileId, batch_id: providerBatchId } },
-    });
-    await cancelProviderBatch(batch, lineOptions, providerBatchId);
+    await updateBatchItem(batch.workspace_id, batch.id, { set: { provider_batch: recorded } });
+    await apiOf(batch).cancel(batch, lineOptions, providerBatchId);
     await sendLifecycle({ kind: 'follow', workspace_id: batch.workspace_id, batch_id: batch.id }, firstFollowSeconds());
     return;
   }
   await sendLifecycle({ kind: 'follow', workspace_id: batch.workspace_id, batch_id: batch.id }, followDelay(0));
+}
+
+function apiOf(batch: BatchItem): ProviderBatchApi {
+  const api = batch.provider_batch && batchApiOf(batch.provider_batch.provider, batch.endpoint);
+  if (!api) throw new Error(`Batch ${batch.id} names no provider batch API.`);
+  return api;
 }
 
 /** Looks at the provider's batch: mirrors it, copies its files home once it ended, or looks again later. */
@@ -104,16 +108,15 @@ export async function followProviderBatch(workspaceId: string, batchId: string):
   if (!batch || !providerBatchId || !batch.sealed_options || !['in_progress', 'finalizing', 'cancelling'].includes(batch.status)) return;
   const lineOptions = await openLineOptions(workspaceId, batch.sealed_options as unknown as EncryptedBlob);
   const follows = (batch.provider_batch?.follows ?? 0) + 1;
-  let answer: ProviderBatch;
+  let state: ProviderBatchState;
   try {
-    answer = await retrieveProviderBatch(batch, lineOptions, providerBatchId);
+    state = await apiOf(batch).look(batch, lineOptions, providerBatchId);
   } catch (error) {
     return providerUnanswered(batch, follows, error);
   }
-  const ending = endings[answer.status];
-  if (ending) return copyHome(batch, answer, ending);
+  if (state.ending) return copyHome(batch, state, state.ending);
   await updateBatchItem(workspaceId, batchId, {
-    set: { provider_batch: { ...batch.provider_batch!, follows }, request_counts: mirroredCounts(batch, answer) },
+    set: { provider_batch: { ...batch.provider_batch!, follows }, request_counts: mirroredCounts(batch, state) },
     remove: ['provider_unanswered_since'],
     from: ['in_progress', 'cancelling'],
   });
@@ -167,7 +170,7 @@ export async function cancelAtProvider(batch: BatchItem): Promise<void> {
   const providerBatchId = batch.provider_batch?.batch_id;
   if (providerBatchId && batch.sealed_options) {
     const lineOptions = await openLineOptions(batch.workspace_id, batch.sealed_options as unknown as EncryptedBlob);
-    await cancelProviderBatch(batch, lineOptions, providerBatchId);
+    await apiOf(batch).cancel(batch, lineOptions, providerBatchId);
     await sendLifecycle({ kind: 'follow', workspace_id: batch.workspace_id, batch_id: batch.id }, firstFollowSeconds());
     return;
   }
@@ -176,42 +179,43 @@ export async function cancelAtProvider(batch: BatchItem): Promise<void> {
   await clearUnfinished(batch.id);
 }
 
-function mirroredCounts(batch: BatchItem, answer: ProviderBatch) {
-  const counts = answer.request_counts ?? {};
-  return { total: counts.total ?? batch.request_counts.total, completed: counts.completed ?? 0, failed: counts.failed ?? 0 };
+function mirroredCounts(batch: BatchItem, state: ProviderBatchState) {
+  const counts = state.request_counts ?? {};
+  // The gateway counted the lines it sent; a provider may say 0 until it has read them.
+  return { total: Math.max(batch.request_counts.total, counts.total ?? 0), completed: counts.completed ?? 0, failed: counts.failed ?? 0 };
 }
 
-/** Copies the provider's output and error files into gateway files (ids fixed first) and ends the batch as the provider did. */
-async function copyHome(batch: BatchItem, answer: ProviderBatch, ending: BatchStatus): Promise<void> {
+/** Copies the provider's results into gateway files (ids fixed first) and ends the batch as the provider did. */
+async function copyHome(batch: BatchItem, state: ProviderBatchState, ending: BatchStatus): Promise<void> {
   const { workspace_id: workspaceId, id } = batch;
   const planned = await updateBatchItem(workspaceId, id, {
     setIfAbsent: { planned_output_file_id: newId(gatewayFileIdPrefix), planned_error_file_id: newId(gatewayFileIdPrefix) },
   });
   if (!planned) return;
   const lineOptions = await openLineOptions(workspaceId, batch.sealed_options as unknown as EncryptedBlob);
-  const copy = async (providerFileId: string | null | undefined, fileId: string, filename: string) => {
-    if (!providerFileId) return undefined;
-    const writer = new FileWriter(workspaceId, { id: fileId, purpose: 'batch_output', filename });
-    for await (const { text } of fileLines(await providerFileContent(batch, lineOptions, providerFileId)))
-      if (text.trim() !== '') await writer.write(`${text}\n`);
-    return writer.close();
-  };
-  const output = await copy(answer.output_file_id, planned.planned_output_file_id!, `${id}_output.jsonl`);
-  const errors = await copy(answer.error_file_id, planned.planned_error_file_id!, `${id}_error.jsonl`);
-  const providerErrors = (answer.errors?.data ?? []).map((error) => ({
-    code: error.code ?? 'provider_error',
-    message: error.message ?? 'The provider failed the batch.',
-    param: error.param ?? null,
-    line: error.line ?? null,
-  }));
+  const output = new FileWriter(workspaceId, { id: planned.planned_output_file_id!, purpose: 'batch_output', filename: `${id}_output.jsonl` });
+  const errors = new FileWriter(workspaceId, { id: planned.planned_error_file_id!, purpose: 'batch_output', filename: `${id}_error.jsonl` });
+  let completed = 0;
+  let failed = 0;
+  if (ending !== 'failed') {
+    for await (const line of apiOf(batch).results(batch, lineOptions, batch.provider_batch!.batch_id!, state)) {
+      if (line.ok) completed++;
+      else failed++;
+      await (line.ok ? output : errors).write(`${line.text}\n`);
+    }
+  }
+  // As for a managed batch: an output file whenever lines ran (it may be empty), an error file when one failed.
+  const outputFile = ending !== 'failed' ? await output.close() : undefined;
+  const errorFile = failed > 0 ? await errors.close() : undefined;
+  const counts = ending === 'failed' ? mirroredCounts(batch, state) : { total: batch.request_counts.total, completed, failed };
   await updateBatchItem(workspaceId, id, {
     set: {
       status: ending,
       [`${ending}_at`]: now(),
-      output_file_id: output?.id,
-      error_file_id: errors?.id,
-      request_counts: mirroredCounts(batch, answer),
-      ...(providerErrors.length ? { errors: providerErrors } : {}),
+      output_file_id: outputFile?.id,
+      error_file_id: errorFile?.id,
+      request_counts: counts,
+      ...(state.errors?.length ? { errors: state.errors } : {}),
     },
     remove: ['sealed_options'],
     from: ['in_progress', 'finalizing', 'cancelling'],

@@ -15,14 +15,15 @@ import type { LineOptions } from './line-options';
 /** A provider's answer about a batch or file is small JSON; file contents are streamed instead. */
 const maxJsonAnswerBytes = 4 * 1024 * 1024;
 
-interface ProviderCall {
+export interface ProviderCall {
   method: 'GET' | 'POST';
   path: string;
   body?: Buffer;
   contentType?: string;
 }
 
-async function call(batch: BatchItem, lineOptions: LineOptions, { method, path, body, contentType }: ProviderCall): Promise<Readable | Buffer | string> {
+/** A provider call, as the batch's caller with its options; the answer's body, or the provider's error thrown. */
+export async function call(batch: BatchItem, lineOptions: LineOptions, { method, path, body, contentType }: ProviderCall): Promise<Readable | Buffer | string> {
   const request = inferenceRequest({
     kind: 'passthrough',
     method,
@@ -41,7 +42,8 @@ async function call(batch: BatchItem, lineOptions: LineOptions, { method, path, 
   return result.outcome.body;
 }
 
-async function callJson<T>(batch: BatchItem, lineOptions: LineOptions, request: ProviderCall): Promise<T> {
+/** A provider call whose answer is JSON. */
+export async function callJson<T>(batch: BatchItem, lineOptions: LineOptions, request: ProviderCall): Promise<T> {
   const body = await call(batch, lineOptions, request);
   const bytes = typeof body === 'string' ? Buffer.from(body) : Buffer.isBuffer(body) ? body : await readBody(body, maxJsonAnswerBytes, "The provider's answer");
   try {

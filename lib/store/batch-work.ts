@@ -55,6 +55,17 @@ export async function readChunkLines(workspaceId: string, batchId: string, chunk
   return readObject(batchKey.chunkObject(workspaceId, batchId, chunk));
 }
 
+/** The line index of a batch a provider runs (keys.ts, `lineIndexObject`). */
+export async function putLineIndex(workspaceId: string, batchId: string, body: Buffer): Promise<void> {
+  await s3Client().send(
+    new PutObjectCommand({ Bucket: bucket(), Key: batchKey.lineIndexObject(workspaceId, batchId), Body: body, ContentType: 'application/jsonl' }),
+  );
+}
+
+export async function readLineIndex(workspaceId: string, batchId: string): Promise<Buffer> {
+  return readObject(batchKey.lineIndexObject(workspaceId, batchId));
+}
+
 /** Creates the chunk items the plan names; an item that exists already (a retried validation) keeps its progress. */
 export async function putChunkPlans(workspaceId: string, batchId: string, plans: readonly ChunkPlan[], expiresAt: number): Promise<void> {
   await forEachLimited(plans, 16, (plan) =>

@@ -184,4 +184,6 @@ export const batchKey = {
   linePrefix: 'L#',
   chunkObject: (workspaceId: string, id: string, chunk: number) => `batches/${workspaceId}/${id}/chunks/${chunk}.jsonl`,
   lineObject: (workspaceId: string, id: string, line: number) => `batches/${workspaceId}/${id}/lines/${line}.json`,
+  /** What a provider batch's results are read back with, when the provider cannot carry it (its own ids, the answer's mapping). */
+  lineIndexObject: (workspaceId: string, id: string) => `batches/${workspaceId}/${id}/line-index.jsonl`,
 };

@@ -14,7 +14,7 @@ import { batchKey } from '../../lib/store/keys';
 import { dynamoClient } from '../../lib/store/clients';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, openaiClient, waitForLogs } from '../support/gateway-client';
-import { connectToGatewayStore, controlTable } from '../support/gateway-store';
+import { connectToGatewayStore, controlTable, createWorkspaceAdminKey } from '../support/gateway-store';
 import { pollUntil } from '../support/poll';
 
 const store = connectToGatewayStore();
@@ -288,6 +288,58 @@ describe('managed batches', () => {
     expect(batch.request_counts).toEqual({ total: 40, completed: output.length, failed: errors.length });
   });
 
+  it('counts each line against the workspace’s budgets like a live request', async () => {
+    // A workspace of its own: its budgets meet no other test's requests.
+    const workspaceKey = await createWorkspaceAdminKey(`ws_batch_budget_${Date.now()}`);
+    const as = (headers: Record<string, string> = {}) =>
+      new OpenAI({
+        baseURL: env().gatewayUrl,
+        apiKey: 'sk-lines',
+        maxRetries: 0,
+        defaultHeaders: {
+          'x-gateway-api-key': workspaceKey,
+          'x-gateway-custom-host': `${upstream.url}/budget/v1`,
+          'x-gateway-metadata': '{"team":"batchers"}',
+          ...headers,
+        },
+      });
+    const policyAnswer = await fetch(`${env().gatewayUrl}/policies/usage-limits`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': workspaceKey, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'batch tokens',
+        type: 'tokens',
+        credit_limit: 1_000_000,
+        conditions: [{ key: 'metadata.team', value: 'batchers' }],
+        group_by: [{ key: 'metadata.team' }],
+      }),
+    });
+    expect(policyAnswer.status, await policyAnswer.clone().text()).toBe(200);
+    const policy = (await policyAnswer.json()) as { id: string };
+    const files = new OpenAI({ baseURL: env().gatewayUrl, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': workspaceKey } });
+    const input = await files.files.create({
+      file: await toFile(Buffer.from([chatLine('a', 'one'), chatLine('b', 'two')].map((line) => JSON.stringify(line)).join('\n')), 'in.jsonl'),
+      purpose: 'batch',
+    });
+    const created = await as().batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await pollUntil(() => as().batches.retrieve(created.id), ended, 15_000);
+    expect(batch.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
+    const output = (await (await files.files.content(batch.output_file_id!)).text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const tokens = output.reduce((sum, line) => sum + line.response.body.usage.total_tokens, 0);
+    const usage = await pollUntil(
+      () =>
+        fetch(`${env().gatewayUrl}/policies/usage-limits/${policy.id}`, { headers: { 'x-gateway-api-key': workspaceKey } }).then(
+          (response) => response.json() as Promise<{ current_usage: number }>,
+        ),
+      (answer) => answer.current_usage === tokens,
+      5_000,
+    );
+    expect(usage.current_usage).toBe(tokens);
+  });
+
   it('is invisible to another workspace', async () => {
     const client = clientFor('mine');
     const input = await upload(client, [chatLine('a', 'x')]);
@@ -398,6 +450,79 @@ describe('batches run at the provider’s batch API', () => {
       // The gateway's own line ids (batch_req_ + a time-sortable id), not the fake provider's numbered ones.
       expect(line.id).toMatch(/^batch_req_[0-9a-z]{26}$/);
     }
+  });
+});
+
+describe('batches run at Anthropic’s Message Batches', () => {
+  const anthropic = () => openaiClient({ provider: 'anthropic', apiKey: 'sk-ant-batch' });
+  const claudeLine = (customId: string, text: string, extra: Record<string, unknown> = {}) => ({
+    custom_id: customId,
+    method: 'POST',
+    url: '/v1/chat/completions',
+    body: {
+      model: 'claude-3-5-haiku-latest',
+      max_tokens: 64,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: text },
+      ],
+      ...extra,
+    },
+  });
+
+  it('translates each line to a Messages request and each result back to an OpenAI chat completion, under the client’s custom_id', async () => {
+    // custom_ids Anthropic would refuse (too long, other characters): the gateway sends lines by number.
+    const longId = `order/${'x'.repeat(80)}`;
+    const input = await upload(anthropic(), [
+      claudeLine(longId, 'hello'),
+      claudeLine('second one', 'there'),
+      { ...claudeLine('broken', 'x'), body: { ...claudeLine('broken', 'x').body, model: 'error-500' } },
+    ]);
+    const created = await anthropic().batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await waitForEnd(anthropic(), created.id, 20_000);
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 3, completed: 2, failed: 1 });
+    const output = await fileLines(anthropic(), batch.output_file_id);
+    const byId = Object.fromEntries(output.map((line) => [line.custom_id, line]));
+    expect(Object.keys(byId).sort()).toEqual([longId, 'second one'].sort());
+    expect(byId[longId].response).toMatchObject({ status_code: 200, request_id: 'msg_fake_line-1' });
+    expect(byId[longId].response.body).toMatchObject({
+      object: 'chat.completion',
+      model: 'claude-3-5-haiku-latest',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'echo: hello' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+    });
+    const [refused] = await fileLines(anthropic(), batch.error_file_id);
+    expect(refused).toMatchObject({
+      custom_id: 'broken',
+      response: { status_code: 500 },
+      error: { code: 'api_error', message: 'The fake provider answered 500.' },
+    });
+  });
+
+  it('fails a batch whose lines Anthropic cannot take, naming each line', async () => {
+    const input = await upload(anthropic(), [claudeLine('fine', 'x'), claudeLine('two choices', 'y', { n: 2 })]);
+    const created = await anthropic().batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await waitForEnd(anthropic(), created.id);
+    expect(batch.status).toBe('failed');
+    expect(batch.errors?.data).toEqual([expect.objectContaining({ line: 2, code: 'unsupported_parameter', param: 'body.n' })]);
+    expect(batch.errors?.data?.[0]?.message).toMatch(/^Line 2: n is not supported for anthropic/);
+  });
+
+  it('cancels at Anthropic: the batch ends cancelled, the requests not run in neither file', async () => {
+    const input = await upload(anthropic(), [claudeLine('a', 'x'), claudeLine('b', 'y')]);
+    const created = await anthropic().batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await pollUntil(
+      () => anthropic().batches.retrieve(created.id),
+      (batch) => batch.status !== 'validating',
+      10_000,
+    );
+    expect((await anthropic().batches.cancel(created.id)).status).toBe('cancelling');
+    const batch = await waitForEnd(anthropic(), created.id, 20_000);
+    expect(batch.status).toBe('cancelled');
+    expect(batch.request_counts).toEqual({ total: 2, completed: 0, failed: 0 });
+    expect(batch.error_file_id).toBeNull();
+    expect(await fileLines(anthropic(), batch.output_file_id)).toEqual([]);
   });
 });
 

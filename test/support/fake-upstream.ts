@@ -11,6 +11,7 @@
  *   ANY  …/binary?size=N      N deterministic bytes (see `fakeBinaryBytes`), application/octet-stream
  *   ANY  …/sse-raw[?delayMs=] the fixed SSE body `SSE_RAW_PARTS`, one part at a time with pauses
  *   …/files, …/files/<id>/content, …/batches[/<id>[/cancel]]   OpenAI's Batch API (fakes/openai-batches.ts)
+ *   …/messages/batches[/<id>[/cancel|/results]]                 Anthropic's Message Batches (fakes/anthropic-batches.ts)
  * A model named `error-<status>` (e.g. `error-429`) gets that status with an OpenAI error body
  * (`retry-after` on 429/503). Model `error-midstream` streams two content chunks and then an in-stream
  * `data: {"error":…}` event without `[DONE]` (non-stream: 500).
@@ -21,6 +22,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { fakeMessageBatches } from './fakes/anthropic-batches';
 import { fakeBatchApi } from './fakes/openai-batches';
 
 export interface RecordedRequest {
@@ -350,6 +352,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const record = options.record ?? true;
   // OpenAI's Batch API (files and batches), stateful per fake: what provider-run batches call.
   const batchApi = fakeBatchApi();
+  const messageBatches = fakeMessageBatches();
   const burst = options.burstStreams === true && chunkDelayMs === 0;
 
   const requests: RecordedRequest[] = [];
@@ -843,7 +846,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       return sendBody(res, 200, fakeBinaryBytes(s), 'application/octet-stream');
     }
     if (last === 'sse-raw') return handleSseRaw(res, url);
-    if (batchApi.handle(req, res, body, pathname)) return;
+    if (messageBatches.handle(req, res, body, pathname) || batchApi.handle(req, res, body, pathname)) return;
     return sendError(res, 404, `Invalid URL (${method} ${pathname})`);
   }
 

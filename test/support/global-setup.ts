@@ -65,7 +65,10 @@ function startEnvironment(): SharedEnvironment {
     stops.push(() => emulators.stop());
     const upstream = await startFakeUpstream();
     stops.push(() => upstream.close());
-    const baseUrls = Object.fromEntries(openAICompatibleProviders.map((provider) => [provider.name, `${upstream.url}/${provider.name}/v1`]));
+    // Anthropic too, for the Message Batches its batches run on (its other tests bring a fake of their own).
+    const baseUrls = Object.fromEntries(
+      [...openAICompatibleProviders.map((provider) => provider.name), 'anthropic'].map((name) => [name, `${upstream.url}/${name}/v1`]),
+    );
     const gateway = await spawnGateway({
       GATEWAY_DATA_DIR: dataDir,
       GATEWAY_ADMIN_KEY: testAdminKey,

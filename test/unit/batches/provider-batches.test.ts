@@ -23,20 +23,23 @@ const catalog: ProviderCatalog = {
     return entry ? ({ ...entry, slug, workspace_id: workspaceId } as never) : undefined;
   },
 };
-const runner = (window: string, credentials: InferenceOptions['credentials'], config?: InferenceOptions['config']) =>
-  batchApiProvider('ws', window, options(credentials, config), catalog);
+const runner = (window: string, credentials: InferenceOptions['credentials'], config?: InferenceOptions['config'], endpoint = '/v1/chat/completions') =>
+  batchApiProvider('ws', { completion_window: window, endpoint }, options(credentials, config), catalog);
 
 describe('which batches run at the provider’s batch API', () => {
   it('a 24h batch for a provider with one, named by x-gateway-provider or by a catalog entry at its own host', async () => {
     for (const provider of ['openai', 'groq', 'together-ai']) expect(await runner('24h', { provider, apiKey: 'k' })).toBe(provider);
     expect(await runner('24h', { provider: '@openai-prod' })).toBe('openai');
     expect(await runner('24h', { virtualKey: 'openai-prod' })).toBe('openai');
+    // Anthropic's Message Batches take chat only.
+    expect(await runner('24h', { provider: 'anthropic' })).toBe('anthropic');
+    expect(await runner('24h', { provider: '@claude' })).toBe('anthropic');
+    expect(await runner('24h', { provider: 'openai' }, undefined, '/v1/embeddings')).toBe('openai');
   });
 
   it('not an immediate batch, a provider without one, a custom host (in the headers or the catalog) or a config', async () => {
     expect(await runner('immediate', { provider: 'openai' })).toBeUndefined();
-    expect(await runner('24h', { provider: 'anthropic' })).toBeUndefined();
-    expect(await runner('24h', { provider: '@claude' })).toBeUndefined();
+    expect(await runner('24h', { provider: 'anthropic' }, undefined, '/v1/embeddings')).toBeUndefined();
     expect(await runner('24h', { provider: 'deepseek' })).toBeUndefined();
     expect(await runner('24h', { provider: 'openai', customHost: 'http://127.0.0.1:9/v1' })).toBeUndefined();
     expect(await runner('24h', { provider: '@local-llm' })).toBeUndefined();
