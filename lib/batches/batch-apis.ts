@@ -7,6 +7,7 @@ import { openAICompatibleProviders } from '../providers/openai-compatible/provid
 import type { BatchStatus } from '../store/batches';
 import { anthropicBatchApi } from './anthropic-batches';
 import { fileLines } from './batch-input';
+import { mistralBatchApi } from './mistral-batches';
 import type { ProviderBatchApi } from './provider-batch-api';
 import { cancelProviderBatch, createProviderBatch, providerFileContent, retrieveProviderBatch, uploadBatchInput } from './provider-calls';
 
@@ -56,5 +57,7 @@ export function batchApiOf(provider: string, endpoint: string): ProviderBatchApi
   if (openAIBatchProviders.has(provider)) return openAIBatchApi;
   // Message Batches take Messages requests: chat only.
   if (provider === 'anthropic' && endpoint === '/v1/chat/completions') return anthropicBatchApi;
+  // Mistral's batch jobs: chat and embeddings, one model a job.
+  if (provider === 'mistral-ai' && endpoint !== '/v1/completions') return mistralBatchApi;
   return undefined;
 }

@@ -60,7 +60,9 @@ export async function startProviderBatch(batch: BatchItem, total: number): Promi
   const lineOptions = await openLineOptions(batch.workspace_id, batch.sealed_options as unknown as EncryptedBlob);
   let providerBatchId = batch.provider_batch?.batch_id;
   let inputFileId = batch.provider_batch?.input_file_id;
-  // A message delivered again after the provider's batch was recorded does not create a second one.
+  // A message delivered again after the provider's batch was recorded does not create a second one;
+  // a worker that dies between the provider's answer and that record leaves one batch there unrecorded.
+  // The input is read whole (at most 200 MB): both batch APIs take it in one request.
   if (!providerBatchId) {
     const content = await streamFileObject(batch.workspace_id, batch.input_file_id);
     if (!content) throw new Error(`The input file ${batch.input_file_id} is gone.`);

@@ -526,6 +526,36 @@ describe('batches run at Anthropic’s Message Batches', () => {
   });
 });
 
+describe('batches run as Mistral batch jobs', () => {
+  const mistral = () => openaiClient({ provider: 'mistral-ai', apiKey: 'sk-mistral-batch' });
+  const mistralLine = (customId: string, text: string, model = 'mistral-small-latest') => ({
+    custom_id: customId,
+    method: 'POST',
+    url: '/v1/chat/completions',
+    body: { model, max_completion_tokens: 50, messages: [{ role: 'user', content: text }] },
+  });
+
+  it('runs the lines as one job and maps Mistral’s finish reasons as the live route does', async () => {
+    const input = await upload(mistral(), [mistralLine('short', 'hi'), mistralLine('long', 'a long story')]);
+    const created = await mistral().batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await waitForEnd(mistral(), created.id, 20_000);
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
+    const output = Object.fromEntries((await fileLines(mistral(), batch.output_file_id)).map((line) => [line.custom_id, line]));
+    expect(output.short.response.body.choices[0]).toMatchObject({ message: { content: 'echo: hi' }, finish_reason: 'stop' });
+    expect(output.long.response.body.choices[0].finish_reason).toBe('length');
+  });
+
+  it('fails a batch whose lines name more than one model, saying what to do', async () => {
+    const input = await upload(mistral(), [mistralLine('a', 'x'), mistralLine('b', 'y', 'mistral-large-latest')]);
+    const created = await mistral().batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await waitForEnd(mistral(), created.id);
+    expect(batch.status).toBe('failed');
+    expect(batch.errors?.data).toEqual([expect.objectContaining({ code: 'mixed_models', line: 2, param: 'body.model' })]);
+    expect(batch.errors?.data?.[0]?.message).toMatch(/one model/);
+  });
+});
+
 describe('a provider’s batches', () => {
   it('passes a batches request that selects a provider and names a provider file through', async () => {
     const answer = {

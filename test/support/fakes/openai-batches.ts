@@ -5,7 +5,9 @@
  * and an error file for lines whose model is `error-<status>` — so a test drives a batch through its
  * states by the gateway's own follow-ups. A batch whose first line carries `"fake_outcome":"failed"`
  * or `"expired"` ends so instead, and one with `"unanswered"` answers every retrieve with a 500; a
- * cancel makes a batch `cancelling`, then `cancelled`.
+ * cancel makes a batch `cancelling`, then `cancelled`. Mistral's batch jobs (`/batch/jobs`) run on
+ * the same files: `QUEUED`, `RUNNING`, then `SUCCESS`, answering lines that ask for a `long` answer
+ * with Mistral's own finish reason `model_length`; a cancel is `CANCELLATION_REQUESTED`, then `CANCELLED`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { multipartBoundary, parseMultipart } from '../../../lib/wire/multipart';
@@ -108,6 +110,76 @@ export function fakeBatchApi(): FakeBatchApi {
     else if (batch.status === 'cancelling') batch.status = 'cancelled';
   }
 
+  const jobs = new Map<string, { id: string; status: string; input: string; model: string; output_file: string | null; total: number; succeeded: number }>();
+
+  function mistralJobs(req: IncomingMessage, res: ServerResponse, body: Buffer, pathname: string): boolean {
+    const method = req.method ?? 'GET';
+    if (/\/batch\/jobs$/.test(pathname) && method === 'POST') {
+      const request = JSON.parse(body.toString('utf8')) as { input_files: string[]; model: string };
+      const input = files.get(request.input_files[0] ?? '');
+      if (!input) return (notFound(res, 'file'), true);
+      const job = {
+        id: `8f2e${String(++next).padStart(8, '0')}`,
+        status: 'QUEUED',
+        input: input.id,
+        model: request.model,
+        output_file: null,
+        total: 0,
+        succeeded: 0,
+      };
+      jobs.set(job.id, job);
+      json(res, 200, presentJob(job));
+      return true;
+    }
+    const match = /\/batch\/jobs\/([^/]+)(\/cancel)?$/.exec(pathname);
+    if (!match) return false;
+    const job = jobs.get(decodeURIComponent(match[1]!));
+    if (!job) return (notFound(res, 'job'), true);
+    if (match[2] && method === 'POST') {
+      if (['QUEUED', 'RUNNING'].includes(job.status)) job.status = 'CANCELLATION_REQUESTED';
+    } else if (method === 'GET') {
+      if (job.status === 'QUEUED') job.status = 'RUNNING';
+      else if (job.status === 'CANCELLATION_REQUESTED') job.status = 'CANCELLED';
+      else if (job.status === 'RUNNING') {
+        const output = files
+          .get(job.input)!
+          .bytes.toString('utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((text) => {
+            const { custom_id, body: request } = JSON.parse(text) as { custom_id: string; body: { messages: { content: string }[] } };
+            const last = request.messages.at(-1)?.content ?? '';
+            const finish = last.includes('long') ? 'model_length' : 'stop';
+            const answer = {
+              id: id('cmpl-'),
+              object: 'chat.completion',
+              model: job.model,
+              choices: [{ index: 0, message: { role: 'assistant', content: `echo: ${last}` }, finish_reason: finish }],
+            };
+            return JSON.stringify({ id: id('batch-'), custom_id, response: { status_code: 200, body: answer }, error: null });
+          });
+        const file = { id: id('file-'), bytes: Buffer.from(`${output.join('\n')}\n`), purpose: 'batch_result', filename: 'output.jsonl' };
+        files.set(file.id, file);
+        Object.assign(job, { status: 'SUCCESS', output_file: file.id, total: output.length, succeeded: output.length });
+      }
+    } else return false;
+    json(res, 200, presentJob(job));
+    return true;
+  }
+
+  const presentJob = (job: { id: string; status: string; model: string; output_file: string | null; total: number; succeeded: number }) => ({
+    id: job.id,
+    object: 'batch',
+    model: job.model,
+    status: job.status,
+    output_file: job.output_file,
+    error_file: null,
+    errors: [],
+    total_requests: job.total,
+    succeeded_requests: job.succeeded,
+    failed_requests: 0,
+  });
+
   return {
     files,
     batches,
@@ -157,6 +229,7 @@ export function fakeBatchApi(): FakeBatchApi {
         json(res, 200, presentBatch(batch));
         return true;
       }
+      if (mistralJobs(req, res, body, pathname)) return true;
       match = /\/batches\/([^/]+)(\/cancel)?$/.exec(pathname);
       if (match) {
         const batch = batches.get(decodeURIComponent(match[1]!));

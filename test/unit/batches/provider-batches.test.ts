@@ -35,11 +35,13 @@ describe('which batches run at the provider’s batch API', () => {
     expect(await runner('24h', { provider: 'anthropic' })).toBe('anthropic');
     expect(await runner('24h', { provider: '@claude' })).toBe('anthropic');
     expect(await runner('24h', { provider: 'openai' }, undefined, '/v1/embeddings')).toBe('openai');
+    expect(await runner('24h', { provider: 'mistral-ai' })).toBe('mistral-ai');
   });
 
   it('not an immediate batch, a provider without one, a custom host (in the headers or the catalog) or a config', async () => {
     expect(await runner('immediate', { provider: 'openai' })).toBeUndefined();
     expect(await runner('24h', { provider: 'anthropic' }, undefined, '/v1/embeddings')).toBeUndefined();
+    expect(await runner('24h', { provider: 'mistral-ai' }, undefined, '/v1/completions')).toBeUndefined();
     expect(await runner('24h', { provider: 'deepseek' })).toBeUndefined();
     expect(await runner('24h', { provider: 'openai', customHost: 'http://127.0.0.1:9/v1' })).toBeUndefined();
     expect(await runner('24h', { provider: '@local-llm' })).toBeUndefined();
