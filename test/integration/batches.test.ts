@@ -6,6 +6,7 @@
  * and another workspace seeing none of it.
  */
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import OpenAI, { NotFoundError, toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
@@ -390,6 +391,32 @@ describe('batches run at the provider’s batch API', () => {
     expect(output.every((line) => /^batch_req_\d{6}$/.test(line.id))).toBe(true);
     const [refused] = await fileLines(atProvider(), batch.error_file_id);
     expect(refused).toMatchObject({ custom_id: 'three', response: { status_code: 500 } });
+  });
+
+  it('ends once, with one set of files, when its lifecycle messages are delivered again and early', async () => {
+    const input = await upload(atProvider(), [chatLine('x', 'one'), chatLine('y', 'two')]);
+    const created = await atProvider().batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    await pollUntil(
+      () => atProvider().batches.retrieve(created.id),
+      (batch) => batch.status === 'in_progress',
+      10_000,
+    );
+    // What SQS may do: the same follow-ups and settles again, and at once rather than after their delay.
+    const sqs = new SQSClient({ endpoint: env().endpoints.sqs, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: 'llm-gateway-local-batch' }));
+    for (const kind of ['follow', 'follow', 'follow', 'settle', 'validate', 'follow'])
+      await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: JSON.stringify({ kind, workspace_id: store.workspaceId, batch_id: created.id }) }));
+    sqs.destroy();
+    const batch = await waitForEnd(atProvider(), created.id, 20_000);
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 2, failed: 0 } });
+    const output = await fileLines(atProvider(), batch.output_file_id);
+    expect(output.map((line) => line.custom_id).sort()).toEqual(['x', 'y']);
+    // Finalizing again (a late duplicate) keeps the same files: no second output file is listed.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const again = await atProvider().batches.retrieve(created.id);
+    expect(again.output_file_id).toBe(batch.output_file_id);
+    const outputs = await gatewayFiles().files.list({ purpose: 'batch_output' });
+    expect(outputs.data.filter((file) => file.filename === `${created.id}_output.jsonl`)).toHaveLength(1);
   });
 
   it('passes a cancel on to the provider and ends cancelled when the provider says so', async () => {
