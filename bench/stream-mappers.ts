@@ -1,16 +1,18 @@
 /**
  * Stream translation throughput of the native adapters' stream mappers, in-process: a provider
- * stream (the repository's own samples, test/fixtures/providers) is replayed through the mapper many
- * times; reports OpenAI chunks per second and the time from the first provider bytes to the first
- * OpenAI chunk.
+ * stream is replayed through the mapper many times; reports OpenAI chunks per second and the time
+ * from the first provider bytes to the first OpenAI chunk.
+ *
+ * The streams are the provider recordings kept beside the repository (`../shared/fixtures/providers`,
+ * see test/support/recordings.ts): third-party data read at run time, never copied in. Without them
+ * the benchmark says so in one line and exits 0.
  *
  * Run: npm run bench:streams
  */
 import type { Transform } from 'node:stream';
 import { anthropicStreamTransform } from '../lib/providers/anthropic/stream';
 import { converseStreamTransform } from '../lib/providers/bedrock/stream';
-import { anthropicToolUseStream } from '../test/fixtures/providers/anthropic';
-import { bedrockToolUseStream } from '../test/fixtures/providers/bedrock';
+import { readRecordingBytes, recordingsDir, recordingsPresent } from '../test/support/recordings';
 
 interface Case {
   name: string;
@@ -18,16 +20,21 @@ interface Case {
   transform(): Transform;
 }
 
+if (!recordingsPresent) {
+  console.log(`bench:streams: provider recordings not found at ${recordingsDir}; the Anthropic and Bedrock stream benchmarks are skipped`);
+  process.exit(0);
+}
+
 const noUsage = () => undefined;
 const cases: Case[] = [
   {
     name: 'anthropic (text, then a tool call)',
-    bytes: anthropicToolUseStream,
+    bytes: readRecordingBytes('anthropic_stream_tool_use.sse'),
     transform: () => anthropicStreamTransform({ provider: 'anthropic', strictApiCompliance: true, model: 'claude', includeUsage: true, onUsage: noUsage }),
   },
   {
     name: 'bedrock (text, then a tool call)',
-    bytes: bedrockToolUseStream,
+    bytes: readRecordingBytes('bedrock_converse_stream_tool_use.DERIVED.eventstream'),
     transform: () => converseStreamTransform({ model: 'anthropic.claude', includeUsage: true, strict: true, onUsage: noUsage }),
   },
 ];

@@ -1,7 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anthropicErrorSamples, anthropicThinkingRefusalSample, anthropicThinkingRefusalStream } from '../fixtures/providers/anthropic';
-import { startFakeAnthropic, type FakeAnthropic } from '../support/fakes/anthropic';
+import { anthropicErrorBody, startFakeAnthropic, type FakeAnthropic } from '../support/fakes/anthropic';
 import { collectChunks, weatherTool } from '../support/chat-stream';
 import { gatewayFetch, openaiClient, waitForLogs } from '../support/gateway-client';
 import { readRecordingBytes, readRecordingJson, recordingsPresent } from '../support/recordings';
@@ -149,7 +148,7 @@ describe('anthropic through the gateway with the official openai client', () => 
     expect(limited.error).toMatchObject({ type: 'rate_limit_error', provider: 'anthropic' });
     expect(limited.headers.get('retry-after')).toBe('1');
 
-    await expectOverloadedRelayed(anthropicErrorSamples.overloaded, 'Overloaded, please retry shortly');
+    await expectOverloadedRelayed({ status: 529, body: anthropicErrorBody(529, 'Busy, try again') }, 'Busy, try again');
   });
 
   it('ends a stream that fails midway with an error event and [DONE]', async () => {
@@ -165,7 +164,8 @@ describe('anthropic through the gateway with the official openai client', () => 
     expect(doneLast).toBe(true);
   });
 
-  it('streams thinking as content_blocks with strict_api_compliance off, and refuses thinking otherwise', async () => {
+  // The thinking stream that strict_api_compliance off lets through is replayed from the recordings (below).
+  it('refuses thinking with strict_api_compliance on', async () => {
     const refused = await client.chat.completions
       .create({
         model: 'claude-sonnet-4-20250514',
@@ -175,14 +175,6 @@ describe('anthropic through the gateway with the official openai client', () => 
       .catch((error) => error);
     expect(refused.status).toBe(400);
     expect(refused.error.message).toMatch(/strict_api_compliance: false/);
-
-    await expectThinkingStreamed(anthropicThinkingRefusalStream, {
-      model: 'claude-sonnet-4-5-20250929',
-      question: "What card is saved on order B-2001's account?",
-      thinking: /^The customer asks for the card number/,
-      signature: anthropicThinkingRefusalSample.signature,
-      text: "I can't share another customer's payment details.",
-    });
   });
 
   it('answers 400 for text completions and embeddings', async () => {
@@ -212,6 +204,7 @@ describe('anthropic through the gateway with the official openai client', () => 
     expect(sent.headers.authorization).toBeUndefined();
   });
 
+  // Read inside the tests, so a clone without the recordings beside it skips them.
   describe.skipIf(!recordingsPresent)('recorded transcripts', () => {
     it('relays the recorded 529 overloaded body', () =>
       expectOverloadedRelayed({ status: 529, body: readRecordingJson('anthropic_error_529_overloaded.json') }, 'Overloaded'));

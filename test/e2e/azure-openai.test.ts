@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { collectChunks, weatherTool } from '../support/chat-stream';
-import { startFakeAzure, type FakeAzure } from '../support/fakes/azure';
+import { contentFilterErrorMessage, startFakeAzure, type FakeAzure } from '../support/fakes/azure';
 import { openaiClient } from '../support/gateway-client';
 
 const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL2NvZ25pdGl2ZXNlcnZpY2VzLmF6dXJlLmNvbSJ9.c2lnbmF0dXJl';
@@ -95,8 +95,10 @@ describe('azure-openai through the gateway with the official openai client', () 
     expect(error.status).toBe(400);
     expect(error.code).toBe('content_filter');
     expect(error.param).toBe('prompt');
+    expect(error.type).toBe('invalid_request_error');
     expect(error.error.provider).toBe('azure-openai');
-    expect(error.message).toMatch(/content management policy/);
+    expect(error.error.message).toBe(contentFilterErrorMessage);
+    expect(error.message).toContain(contentFilterErrorMessage);
 
     const limited = openaiClient({
       provider: 'azure-openai',

@@ -1,9 +1,10 @@
 /**
- * Recorded provider transcripts: an extra conformance pass, never a test's only input. They are
+ * Recorded provider transcripts: the conformance pass over real exchanges. They are
  * third-party data kept beside the repository (`../shared/fixtures/providers` from its root) and read
- * at run time, never copied in. Every behaviour they exercise is also tested against the samples the
- * repository builds itself (`test/fixtures/providers/`), so a clone with nothing beside it tests
- * green; a suite over recordings is declared with `describe.skipIf(!recordingsPresent)`.
+ * at run time, never copied in. The tests of whole recorded exchanges (Anthropic, Azure and Bedrock
+ * above all) read them here and are skipped without them; the adapters they exercise are covered in
+ * a bare clone by the end-to-end tests against the fake upstream, so a clone with nothing beside it
+ * tests green. A suite over recordings is declared with `describe.skipIf(!recordingsPresent)`.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';

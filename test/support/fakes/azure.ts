@@ -11,8 +11,8 @@
  * wrong mapping fails the calling test: an `api-key` equal to `key`, or `Authorization: Bearer`
  * with an Entra ID token (a JWT; for azure-ai also the key); never both; no `x-gateway-*` headers; a JSON body with `messages` (chat) or `input`.
  * azure-ai paths also need `extra-parameters`.
- * Answers, by deployment (azure-openai) or body model (azure-ai): `error-content-filter` → Azure's
- * documented prompt-filter 400; `error-<status>` → that status with an Azure error body;
+ * Answers, by deployment (azure-openai) or body model (azure-ai): `error-content-filter` → a 400
+ * refusing the prompt (`contentFilterErrorBody`); `error-<status>` → that status with an Azure error body;
  * `filtered-output` → text ending in `finish_reason: "content_filter"`. A conversation ending in a
  * tool message → text quoting it; tools with `tool_choice: "required"` (or a named one), or "weather"
  * in the last user text → a call of that (or the first) tool; otherwise "echo: <last user text>".
@@ -24,7 +24,6 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { TokenUsage } from '../../../lib/core/usage';
 import type { PreparedCall, ProviderCall, ProviderDefinition, ProviderSettings } from '../../../lib/providers/types';
-import { azureContentFilterErrorBody } from '../../fixtures/providers/azure';
 import { parseSse } from '../sse';
 
 export interface RecordedCall {
@@ -101,6 +100,16 @@ const safe = { filtered: false, severity: 'safe' };
 const filterResults = { hate: safe, self_harm: safe, sexual: safe, violence: safe };
 const azureError = (status: number, code: string, message: string) => ({ error: { code, message, status } });
 
+export const contentFilterErrorMessage = 'fake azure: the content filter refused this prompt.';
+/**
+ * The fake's refusal of a prompt: the OpenAI error envelope as Azure fills it for a content-filter
+ * 400, with `type: null` and the status repeated, so the gateway's mapping of both is exercised.
+ * Azure's per-category details (`innererror`) are left out: the gateway does not relay them.
+ */
+export const contentFilterErrorBody = {
+  error: { message: contentFilterErrorMessage, type: null, param: 'prompt', code: 'content_filter', status: 400 },
+};
+
 /** What Azure would reject in a request (empty when it is acceptable). */
 export function checkAzureRequest(call: RecordedCall, key: string, azureAI: boolean): { status: number; problems: string[] } {
   const problems: string[] = [];
@@ -133,7 +142,7 @@ export async function startFakeAzure(key = 'azure-test-key-0123456789abcdef'): P
       return sendJson(res, status, azureError(status, status === 401 ? '401' : status === 404 ? '404' : 'BadRequest', `fake azure: ${problems.join('; ')}`));
     const deployment = /\/deployments\/([^/]+)\//.exec(url.pathname)?.[1];
     const model = decodeURIComponent(deployment ?? String(call.json.model ?? ''));
-    if (model === 'error-content-filter') return sendJson(res, 400, azureContentFilterErrorBody);
+    if (model === 'error-content-filter') return sendJson(res, 400, contentFilterErrorBody);
     const errorStatus = /^error-(\d{3})$/.exec(model)?.[1];
     if (errorStatus)
       return sendJson(

@@ -1,85 +1,42 @@
 import { describe, expect, it } from 'vitest';
-import type { TokenUsage } from '../../../lib/core/usage';
 import { fromMessageResponse } from '../../../lib/providers/anthropic';
-import { anthropicErrorBytes, anthropicErrorSamples, anthropicToolUseExchange } from '../../fixtures/providers/anthropic';
 import { anthropicBodyFor, prepareAnthropic } from '../../support/fakes/anthropic';
 import { readRecordingBytes, readRecordingJson, recordingsPresent } from '../../support/recordings';
 
-/**
- * One non-streamed exchange (the Messages request an SDK sent and the Message it got back) and what the
- * gateway must make of it. The exchange comes from a function, so a recording is read only when its
- * test runs, never while the tests are collected.
- */
-interface ExchangeSource {
-  exchange: () => { request: any; response: any };
-  /** The OpenAI request's model and max_tokens, which come out as the exchange's request. */
-  model: string;
-  maxTokens: number;
-  completion: { id: string; model: string; content: string; toolCall: { id: string; name: string; arguments: string }; usage: TokenUsage };
-}
-
-const sampleExchange: ExchangeSource = {
-  exchange: () => anthropicToolUseExchange,
-  model: 'claude-opus-4-1-20250805',
-  maxTokens: 1024,
-  completion: {
-    id: 'msg_gw_sample_05',
-    model: 'claude-opus-4-1-20250805',
-    content: "I'll look up order A-1042 now.",
-    toolCall: { id: 'toolu_gw_sample_05', name: 'lookup_order', arguments: '{"order_id":"A-1042"}' },
-    // Cache reads count towards the prompt and come back as cached_tokens.
-    usage: { prompt_tokens: 1822, completion_tokens: 58, total_tokens: 1880, prompt_tokens_details: { cached_tokens: 1536 } },
-  },
-};
-
-const recordedExchange: ExchangeSource = {
-  exchange: () => {
+// The recorded exchange is read inside the tests, so a clone without the recordings collects and skips them.
+describe.skipIf(!recordingsPresent)('anthropic responses: recorded transcript', () => {
+  const exchange = () => {
     const { body, response } = readRecordingJson<{ body: any; response: any }>('anthropic_messages_nonstream_tool_use_recording.json');
     return { request: body, response };
-  },
-  model: 'claude-opus-4-8',
-  maxTokens: 1000,
-  completion: {
-    id: 'msg_012foMGXNQ1eqhaq3QvA5dY6',
-    model: 'claude-opus-4-8',
-    content: 'I\'ll use the test_tool with the value "test" as requested, then provide a final response.',
-    toolCall: { id: 'toolu_011LF2VkWpAfJnTKJcmh1PNf', name: 'test_tool', arguments: '{"value":"test"}' },
-    usage: { prompt_tokens: 415, completion_tokens: 76, total_tokens: 491, prompt_tokens_details: { cached_tokens: 0 } },
-  },
-};
+  };
 
-describe.each([
-  ['sample exchange', sampleExchange, false],
-  ['recorded transcript', recordedExchange, !recordingsPresent],
-] as const)('anthropic responses: %s', (_source, { exchange, model, maxTokens, completion: expected }, skip) => {
-  const run = it.skipIf(skip);
-
-  run('maps text and tool_use to content and tool_calls, tool_use to tool_calls, usage with cache fields', () => {
+  it('maps text and tool_use to content and tool_calls, tool_use to tool_calls, usage with cache fields', () => {
     const { body, usage } = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] }).readResponse(Buffer.from(JSON.stringify(exchange().response)));
     const completion = JSON.parse(body.toString());
-    expect(completion).toMatchObject({ id: expected.id, object: 'chat.completion', model: expected.model });
+    expect(completion).toMatchObject({ id: 'msg_012foMGXNQ1eqhaq3QvA5dY6', object: 'chat.completion', model: 'claude-opus-4-8' });
     expect(typeof completion.created).toBe('number');
     expect(completion.choices).toEqual([
       {
         index: 0,
         message: {
           role: 'assistant',
-          content: expected.content,
-          tool_calls: [{ id: expected.toolCall.id, type: 'function', function: { name: expected.toolCall.name, arguments: expected.toolCall.arguments } }],
+          content: 'I\'ll use the test_tool with the value "test" as requested, then provide a final response.',
+          tool_calls: [{ id: 'toolu_011LF2VkWpAfJnTKJcmh1PNf', type: 'function', function: { name: 'test_tool', arguments: '{"value":"test"}' } }],
         },
         finish_reason: 'tool_calls',
         logprobs: null,
       },
     ]);
-    expect(completion.usage).toEqual(expected.usage);
+    // The cache fields are there and zero: zero cached tokens are still reported.
+    expect(completion.usage).toEqual({ prompt_tokens: 415, completion_tokens: 76, total_tokens: 491, prompt_tokens_details: { cached_tokens: 0 } });
     expect(usage).toEqual(completion.usage);
   });
 
-  run("sends the exchange's request shape for the equivalent OpenAI request", () => {
+  it("sends the exchange's request shape for the equivalent OpenAI request", () => {
     const { request } = exchange();
     const sent = anthropicBodyFor({
-      model,
-      max_tokens: maxTokens,
+      model: 'claude-opus-4-8',
+      max_tokens: 1000,
       messages: [{ role: 'user', content: request.messages[0].content }],
       tools: request.tools.map((tool: any) => ({
         type: 'function',
@@ -125,12 +82,14 @@ describe('anthropic responses: mapping rules', () => {
   });
 
   it('reports zero cached tokens when the cache fields are there and zero', () => {
-    const response = {
-      ...anthropicToolUseExchange.response,
-      usage: { ...anthropicToolUseExchange.response.usage, cache_read_input_tokens: 0 },
-    };
-    const { usage } = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] }).readResponse(Buffer.from(JSON.stringify(response)));
-    expect(usage).toEqual({ prompt_tokens: 286, completion_tokens: 58, total_tokens: 344, prompt_tokens_details: { cached_tokens: 0 } });
+    const reply = message([{ type: 'text', text: 'x' }], 'end_turn', {
+      input_tokens: 10,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: 5,
+    });
+    const { usage } = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] }).readResponse(Buffer.from(JSON.stringify(reply)));
+    expect(usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_tokens_details: { cached_tokens: 0 } });
   });
 
   it('returns thinking blocks as content_blocks only with strict compliance off', () => {
@@ -182,53 +141,20 @@ describe('anthropic responses: mapping rules', () => {
   });
 });
 
-/**
- * Error bodies of one source: each with the status it came with, the type and the start of the message
- * the gateway must report. A source states each status itself too (a sample in its `status`, a
- * recording in its file name), so a row cannot drift from the body it names.
- */
-interface ErrorSource {
-  bodies: Array<[name: string, status: number, type: string, message: string]>;
-  bytes: (name: string) => Buffer;
-  statedStatus: (name: string) => number;
-  /** An error body that came back with a 200, and what the gateway must say of it. */
-  okError: { bytes: () => Buffer; message: RegExp };
-}
+/** The recorded error bodies, the status each came with, and the type and start of the message the gateway must report. */
+const recordedErrors: Array<[name: string, status: number, type: string, message: string]> = [
+  ['anthropic_error_400_invalid_request_with_request_id.json', 400, 'invalid_request_error', 'prompt is too long: 205351 tokens > 200000 maximum'],
+  ['anthropic_error_429_rate_limit.json', 429, 'rate_limit_error', 'This request would exceed the rate limit for your organization'],
+  ['anthropic_error_529_overloaded.json', 529, 'overloaded_error', 'Overloaded'],
+];
 
-type SampleName = keyof typeof anthropicErrorSamples;
-
-const sampleErrors: ErrorSource = {
-  bodies: [
-    ['invalidRequest', 400, 'invalid_request_error', 'max_tokens: 90000 > 64000, the most this model allows'],
-    ['rateLimited', 429, 'rate_limit_error', 'This request would exceed the output tokens per minute limit'],
-    ['overloaded', 529, 'overloaded_error', 'Overloaded, please retry shortly'],
-  ],
-  bytes: (name) => anthropicErrorBytes(name as SampleName),
-  statedStatus: (name) => anthropicErrorSamples[name as SampleName].status,
-  okError: { bytes: () => anthropicErrorBytes('overloaded'), message: /without a message: Overloaded, please retry shortly/ },
-};
-
-const recordedErrors: ErrorSource = {
-  bodies: [
-    ['anthropic_error_400_invalid_request_with_request_id.json', 400, 'invalid_request_error', 'prompt is too long: 205351 tokens > 200000 maximum'],
-    ['anthropic_error_429_rate_limit.json', 429, 'rate_limit_error', 'This request would exceed the rate limit for your organization'],
-    ['anthropic_error_529_overloaded.json', 529, 'overloaded_error', 'Overloaded'],
-  ],
-  bytes: readRecordingBytes,
-  statedStatus: (name) => Number(/^anthropic_error_(\d{3})_/.exec(name)?.[1]),
-  okError: { bytes: () => readRecordingBytes('anthropic_error_529_overloaded.json'), message: /without a message: Overloaded/ },
-};
-
-describe.each([
-  ['sample bodies', sampleErrors, false],
-  ['recorded bodies', recordedErrors, !recordingsPresent],
-] as const)('anthropic errors: %s', (_source, { bodies, bytes, statedStatus, okError }, skip) => {
-  const run = it.skipIf(skip);
+describe.skipIf(!recordingsPresent)('anthropic errors: recorded bodies', () => {
   const prepared = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] });
 
-  run.each(bodies)('%s keeps status %i, type and message', (name, status, type, message) => {
-    expect(statedStatus(name)).toBe(status);
-    const error = prepared.readError(status, bytes(name), { 'retry-after': '3' });
+  it.each(recordedErrors)('%s keeps status %i, type and message', (name, status, type, message) => {
+    // The file name states the status too, so a row cannot drift from the body it names.
+    expect(Number(/^anthropic_error_(\d{3})_/.exec(name)?.[1])).toBe(status);
+    const error = prepared.readError(status, readRecordingBytes(name), { 'retry-after': '3' });
     expect(error.status).toBe(status);
     const body = error.toBody();
     expect(body.error).toMatchObject({ type, code: type, provider: 'anthropic' });
@@ -237,9 +163,8 @@ describe.each([
     expect(error.headers).toBeUndefined();
   });
 
-  run('answers 502 for a 200 body that is not a message', () => {
-    expect(() => prepared.readResponse(Buffer.from('<html>'))).toThrow(expect.objectContaining({ status: 502, provider: 'anthropic' }));
-    expect(() => prepared.readResponse(okError.bytes())).toThrow(okError.message);
+  it('answers 502 for a recorded error body that came with a 200', () => {
+    expect(() => prepared.readResponse(readRecordingBytes('anthropic_error_529_overloaded.json'))).toThrow(/without a message: Overloaded/);
   });
 });
 
@@ -247,9 +172,22 @@ describe('anthropic errors: other envelopes', () => {
   const prepared = prepareAnthropic({ messages: [{ role: 'user', content: 'x' }] });
 
   it('reads the error of an envelope that also carries a top-level request_id', () => {
-    expect(anthropicErrorSamples.invalidRequest.body).toMatchObject({ request_id: 'req_gw_sample_400' });
-    const error = prepared.readError(400, anthropicErrorBytes('invalidRequest'), {});
-    expect(error.toBody().error).toMatchObject({ type: 'invalid_request_error', message: 'max_tokens: 90000 > 64000, the most this model allows' });
+    const envelope = { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: too large' }, request_id: 'req_1' };
+    const error = prepared.readError(400, Buffer.from(JSON.stringify(envelope)), { 'retry-after': '3' });
+    expect(error.status).toBe(400);
+    expect(error.toBody().error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'invalid_request_error',
+      message: 'max_tokens: too large',
+      provider: 'anthropic',
+    });
+    expect(error.headers).toBeUndefined();
+  });
+
+  it('answers 502 for a 200 body that is not a message', () => {
+    expect(() => prepared.readResponse(Buffer.from('<html>'))).toThrow(expect.objectContaining({ status: 502, provider: 'anthropic' }));
+    const errorBody = { type: 'error', error: { type: 'api_error', message: 'Internal server error' } };
+    expect(() => prepared.readResponse(Buffer.from(JSON.stringify(errorBody)))).toThrow(/without a message: Internal server error/);
   });
 
   it('keeps a body that is not Anthropic JSON as the message', () => {

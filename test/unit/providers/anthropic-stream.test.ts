@@ -1,250 +1,131 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { TokenUsage } from '../../../lib/core/usage';
 import { GatewayError } from '../../../lib/core/errors';
 import { anthropicEventMapper, streamEnd } from '../../../lib/providers/anthropic';
 import { ChatChunkEmitter } from '../../../lib/providers/openai-format/chunk-emitter';
-import {
-  anthropicErrorSamples,
-  anthropicPaddedSample,
-  anthropicPaddedStream,
-  anthropicTextStream,
-  anthropicThinkingRefusalSample,
-  anthropicThinkingRefusalStream,
-  anthropicToolUseSample,
-  anthropicToolUseStream,
-  anthropicToolUseStreamText,
-} from '../../fixtures/providers/anthropic';
-import { chunkDeltas, replayAnthropicStream, streamedContent } from '../../support/fakes/anthropic';
+import { anthropicErrorBody, chunkDeltas, replayAnthropicStream, streamedContent } from '../../support/fakes/anthropic';
 import { readRecording, readRecordingBytes, recordingsPresent } from '../../support/recordings';
 
 const messageStart =
   'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}\n\n';
 const partialText =
   'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial"}}\n\n';
+const textDelta = (text: string) =>
+  `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })}\n\n`;
+/** Closes the text block opened by `partialText` and the message. */
+const messageEnd =
+  'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\nevent: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n';
 
 /** The pieces of every delta of one kind, joined, read from the stream's own bytes. */
 const deltaText = (wire: string, type: string, field: string): string =>
   [...wire.matchAll(new RegExp(`"${type}","${field}":"((?:[^"\\\\]|\\\\.)*)"`, 'g'))].map((match) => JSON.parse(`"${match[1]}"`)).join('');
 
-/**
- * One source of streams and what the gateway must make of them. Every stream is produced by a
- * function, so a recording is read only when its test runs, never while the tests are collected.
- */
-interface StreamSource {
-  text: { wire: () => string | Buffer; id: string; model: string; deltas: string[]; usage: TokenUsage };
-  padded: {
-    wire: () => string;
-    lineEnd: '\n' | '\r\n';
-    /** Whether the text has characters of several UTF-8 bytes, which a 7-byte read cuts apart. */
-    multiByte: boolean;
-    content: (wire: string) => string;
-    opening: RegExp;
-    contains: string[];
-    model: string;
-    usage: TokenUsage;
-  };
-  toolUse: { wire: () => string | Buffer; content: string; id: string; name: string; arguments: string; input: unknown; usage: TokenUsage };
-  thinking: { wire: () => string; content: string; usage: TokenUsage; opening: RegExp; thinkingText: (wire: string) => string; signature: string };
-  errorEvent: { body: () => string; before: string; content: string; message: string };
-  forcedTool: { wire: () => string; toolName: string; content: string };
+/** An `error` event with this body after some text must end the stream with the provider's message and [DONE]. */
+async function expectErrorEventRelayed(body: string, message: string) {
+  const { events, usages } = await replayAnthropicStream(`${messageStart}${partialText}event: error\ndata: ${body}\n\n`);
+  expect(streamedContent(events)).toBe('partial');
+  expect(events.at(-2)).toEqual({ error: { message, type: 'overloaded_error', param: null, code: 'overloaded_error', provider: 'anthropic' } });
+  expect(events.at(-1)).toBe('[DONE]');
+  expect(usages[0].prompt_tokens).toBe(5);
 }
 
-const samples: StreamSource = {
-  text: {
-    wire: () => anthropicTextStream,
-    id: 'msg_gw_sample_01',
-    model: 'claude-3-5-haiku-20241022',
-    deltas: ['Your order', ' ships on', ' Tuesday.'],
-    usage: { prompt_tokens: 19, completion_tokens: 9, total_tokens: 28 },
-  },
-  padded: {
-    wire: () => anthropicPaddedStream,
-    lineEnd: '\r\n',
-    multiByte: true,
-    content: () => anthropicPaddedSample.pieces.join(''),
-    opening: /^Order A-1042 left our warehouse in Zürich/,
-    contains: ['"hub"', '€4.90'],
-    model: 'claude-3-7-sonnet-20250219',
-    usage: { prompt_tokens: 64, completion_tokens: 118, total_tokens: 182 },
-  },
-  toolUse: {
-    wire: () => anthropicToolUseStream,
-    content: 'Let me look up that order.',
-    id: 'toolu_gw_sample_03',
-    name: 'lookup_order',
-    arguments: '{"order_id": "A-1042"}',
-    input: { order_id: 'A-1042' },
-    usage: { prompt_tokens: 523, completion_tokens: 71, total_tokens: 594, prompt_tokens_details: { cached_tokens: 0 } },
-  },
-  thinking: {
-    wire: () => anthropicThinkingRefusalStream,
-    content: "I can't share another customer's payment details.",
-    usage: {
-      prompt_tokens: 41,
-      completion_tokens: 88,
-      total_tokens: 129,
-      prompt_tokens_details: { cached_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 52 },
-    },
-    opening: /^The customer asks for the card number saved on another customer's account\..*must not reveal it\.$/s,
-    thinkingText: () => anthropicThinkingRefusalSample.thinking.join(''),
-    signature: 'b3JkZXIgYXNzaXN0YW50IHNhbXBsZSBzaWduYXR1cmUgMDQ=',
-  },
-  errorEvent: {
-    body: () => JSON.stringify(anthropicErrorSamples.overloaded.body),
-    before: partialText,
-    content: 'partial',
-    message: 'Overloaded, please retry shortly',
-  },
-  forcedTool: { wire: () => anthropicToolUseStreamText({ toolName: 'order_status' }), toolName: 'order_status', content: anthropicToolUseSample.arguments },
-};
+// Whole provider scenarios are replayed only from the recordings beside the repository (read inside
+// each test, so a clone without them collects and skips these); the bare clone keeps the inline tests
+// below and the end-to-end runs against the fake upstream.
+describe.skipIf(!recordingsPresent)('anthropic stream: recorded transcripts', () => {
+  it('maps a text stream: role first, text deltas, stop, usage chunk, [DONE]', async () => {
+    const usage = { prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 };
+    const { events, usages } = await replayAnthropicStream(readRecordingBytes('anthropic_stream_basic_text.sse'), { includeUsage: true });
+    for (const event of events.slice(0, -1)) {
+      expect(event).toMatchObject({ id: 'msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK', object: 'chat.completion.chunk', model: 'claude-3-opus-latest' });
+      expect(typeof event.created).toBe('number');
+    }
+    expect(events[0].choices[0]).toEqual({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
+    expect(chunkDeltas(events).slice(1, 4)).toEqual(['Hello', ' there', '!'].map((content) => ({ content })));
+    const finish = events.filter((event) => event !== '[DONE]' && event.choices[0]?.finish_reason);
+    expect(finish).toHaveLength(1);
+    expect(finish[0].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: 'stop' });
+    expect(events.at(-2)).toMatchObject({ choices: [], usage });
+    expect(events.at(-2).usage.prompt_tokens_details).toBeUndefined();
+    expect(events.at(-1)).toBe('[DONE]');
+    expect(usages).toEqual([usage]);
+  });
 
-const recordings: StreamSource = {
-  text: {
-    wire: () => readRecordingBytes('anthropic_stream_basic_text.sse'),
-    id: 'msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK',
-    model: 'claude-3-opus-latest',
-    deltas: ['Hello', ' there', '!'],
-    usage: { prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 },
-  },
-  padded: {
-    wire: () => readRecording('anthropic_stream_text_claude35_recorded.sse'),
-    lineEnd: '\n',
-    multiByte: false,
-    content: (wire) => deltaText(wire, 'text_delta', 'text'),
-    opening: /^Coca-Cola is one of/,
-    contains: [],
-    model: 'claude-3-5-sonnet-20241022',
-    usage: { prompt_tokens: 36, completion_tokens: 265, total_tokens: 301 },
-  },
-  toolUse: {
-    wire: () => readRecordingBytes('anthropic_stream_tool_use.sse'),
-    content: "I'll check the current weather in Paris for you.",
-    id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn',
-    name: 'get_weather',
-    arguments: '{"location": "Paris"}',
-    input: { location: 'Paris' },
-    usage: { prompt_tokens: 377, completion_tokens: 65, total_tokens: 442, prompt_tokens_details: { cached_tokens: 0 } },
-  },
-  thinking: {
-    wire: () => readRecording('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse'),
-    content: 'Hi',
-    usage: {
+  it('reads a stream with padded data lines and LF line ends, cut into 7-byte reads', async () => {
+    const wire = readRecording('anthropic_stream_text_claude35_recorded.sse');
+    // The stream has what the test is meant to exercise: JSON padded before its last brace, one kind of line end.
+    expect(wire).toMatch(/\} {2,}\}\n/);
+    expect(wire.replaceAll('\n', '')).not.toMatch(/[\r\n]/);
+    // All ASCII: characters of several bytes cut apart by a read are the inline test's below.
+    expect(Buffer.byteLength(wire)).toBe(wire.length);
+    const expected = deltaText(wire, 'text_delta', 'text');
+    const { events, usages } = await replayAnthropicStream(wire, { splitEvery: 7 });
+    expect(streamedContent(events)).toBe(expected);
+    expect(expected).toMatch(/^Coca-Cola is one of/);
+    expect(events.at(-2).choices[0].finish_reason).toBe('stop');
+    expect(events.at(-2).model).toBe('claude-3-5-sonnet-20241022');
+    // No usage chunk unless the client asked; the usage is still reported for the log.
+    expect(events.some((event) => event !== '[DONE]' && event.usage)).toBe(false);
+    expect(usages).toEqual([{ prompt_tokens: 36, completion_tokens: 265, total_tokens: 301 }]);
+  });
+
+  it('maps a tool_use block to a tool call numbered by tool order, with argument fragments', async () => {
+    const { events } = await replayAnthropicStream(readRecordingBytes('anthropic_stream_tool_use.sse'), { includeUsage: true, splitEvery: 13 });
+    const deltas = chunkDeltas(events);
+    expect(streamedContent(events)).toBe("I'll check the current weather in Paris for you.");
+    const calls = deltas.filter((delta) => delta.tool_calls).map((delta) => delta.tool_calls[0]);
+    // Anthropic's block index is 1; the OpenAI tool call index is 0 (the first tool_use block).
+    expect(calls[0]).toEqual({ index: 0, id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', type: 'function', function: { name: 'get_weather', arguments: '' } });
+    expect(calls.slice(1).every((call) => call.index === 0 && call.id === undefined)).toBe(true);
+    // The input arrived in several pieces, so the arguments must too.
+    expect(calls.length).toBeGreaterThan(2);
+    const args = calls.map((call) => call.function.arguments).join('');
+    expect(args).toBe('{"location": "Paris"}');
+    expect(JSON.parse(args)).toEqual({ location: 'Paris' });
+    expect(events.find((event) => event !== '[DONE]' && event.choices[0]?.finish_reason).choices[0].finish_reason).toBe('tool_calls');
+    expect(events.at(-2).usage).toEqual({ prompt_tokens: 377, completion_tokens: 65, total_tokens: 442, prompt_tokens_details: { cached_tokens: 0 } });
+  });
+
+  const thinkingStream = () => readRecording('anthropic_stream_thinking_signature_refusal.SYNTHETIC.sse');
+
+  it('leaves thinking out under strict API compliance and maps refusal to content_filter', async () => {
+    const { events, usages } = await replayAnthropicStream(thinkingStream());
+    const deltas = chunkDeltas(events);
+    expect(deltas.some((delta) => delta.content_blocks)).toBe(false);
+    expect(streamedContent(events)).toBe('Hi');
+    expect(events.at(-2).choices[0].finish_reason).toBe('content_filter');
+    expect(usages[0]).toEqual({
       prompt_tokens: 28,
       completion_tokens: 106,
       total_tokens: 134,
       prompt_tokens_details: { cached_tokens: 0 },
       completion_tokens_details: { reasoning_tokens: 67 },
-    },
-    opening: /^Simple educational question about what a solar eclipse is\..*politely\.$/s,
-    thinkingText: (wire) => deltaText(wire, 'thinking_delta', 'thinking'),
-    signature: 'c3ludGhldGljLXNpZ25hdHVyZS1maXh0dXJlLWEtbm90LWEtcmVhbC1zaWduYXR1cmU=',
-  },
-  errorEvent: { body: () => readRecording('anthropic_error_529_overloaded.json'), before: '', content: '', message: 'Overloaded' },
-  forcedTool: {
-    wire: () => readRecording('anthropic_stream_tool_use.sse').replaceAll('"get_weather"', '"weather_report"'),
-    toolName: 'weather_report',
-    content: '{"location": "Paris"}',
-  },
-};
-
-describe.each([
-  ['samples', samples, false],
-  ['recorded transcripts', recordings, !recordingsPresent],
-] as const)('anthropic stream: %s', (_source, { text, padded, toolUse, thinking, errorEvent, forcedTool }, skip) => {
-  const run = it.skipIf(skip);
-
-  run('maps a text stream: role first, text deltas, stop, usage chunk, [DONE]', async () => {
-    const { events, usages } = await replayAnthropicStream(text.wire(), { includeUsage: true });
-    for (const event of events.slice(0, -1)) {
-      expect(event).toMatchObject({ id: text.id, object: 'chat.completion.chunk', model: text.model });
-      expect(typeof event.created).toBe('number');
-    }
-    expect(events[0].choices[0]).toEqual({ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null });
-    expect(chunkDeltas(events).slice(1, 4)).toEqual(text.deltas.map((content) => ({ content })));
-    const finish = events.filter((event) => event !== '[DONE]' && event.choices[0]?.finish_reason);
-    expect(finish).toHaveLength(1);
-    expect(finish[0].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: 'stop' });
-    expect(events.at(-2)).toMatchObject({ choices: [], usage: text.usage });
-    expect(events.at(-2).usage.prompt_tokens_details).toBeUndefined();
-    expect(events.at(-1)).toBe('[DONE]');
-    expect(usages).toEqual([text.usage]);
+    });
   });
 
-  run(`reads a stream with padded data lines and ${padded.lineEnd === '\r\n' ? 'CRLF' : 'LF'} line ends, cut into 7-byte reads`, async () => {
-    const wire = padded.wire();
-    // The stream has what the test is meant to exercise: JSON padded before its last brace, one kind of line end.
-    expect(wire).toMatch(new RegExp(`\\} {2,}\\}${padded.lineEnd}`));
-    expect(wire.replaceAll(padded.lineEnd, '')).not.toMatch(/[\r\n]/);
-    expect(Buffer.byteLength(wire) > wire.length).toBe(padded.multiByte);
-    const expected = padded.content(wire);
-    const { events, usages } = await replayAnthropicStream(wire, { splitEvery: 7 });
-    expect(streamedContent(events)).toBe(expected);
-    expect(expected).toMatch(padded.opening);
-    for (const part of padded.contains) expect(expected).toContain(part);
-    expect(events.at(-2).choices[0].finish_reason).toBe('stop');
-    expect(events.at(-2).model).toBe(padded.model);
-    // No usage chunk unless the client asked; the usage is still reported for the log.
-    expect(events.some((event) => event !== '[DONE]' && event.usage)).toBe(false);
-    expect(usages).toEqual([padded.usage]);
-  });
-
-  run('maps a tool_use block to a tool call numbered by tool order, with argument fragments', async () => {
-    const { events } = await replayAnthropicStream(toolUse.wire(), { includeUsage: true, splitEvery: 13 });
-    const deltas = chunkDeltas(events);
-    expect(streamedContent(events)).toBe(toolUse.content);
-    const calls = deltas.filter((delta) => delta.tool_calls).map((delta) => delta.tool_calls[0]);
-    // Anthropic's block index is 1; the OpenAI tool call index is 0 (the first tool_use block).
-    expect(calls[0]).toEqual({ index: 0, id: toolUse.id, type: 'function', function: { name: toolUse.name, arguments: '' } });
-    expect(calls.slice(1).every((call) => call.index === 0 && call.id === undefined)).toBe(true);
-    // The input arrived in several pieces, so the arguments must too.
-    expect(calls.length).toBeGreaterThan(2);
-    const args = calls.map((call) => call.function.arguments).join('');
-    expect(args).toBe(toolUse.arguments);
-    expect(JSON.parse(args)).toEqual(toolUse.input);
-    expect(events.find((event) => event !== '[DONE]' && event.choices[0]?.finish_reason).choices[0].finish_reason).toBe('tool_calls');
-    expect(events.at(-2).usage).toEqual(toolUse.usage);
-  });
-
-  run('leaves thinking out under strict API compliance and maps refusal to content_filter', async () => {
-    const { events, usages } = await replayAnthropicStream(thinking.wire());
-    const deltas = chunkDeltas(events);
-    expect(deltas.some((delta) => delta.content_blocks)).toBe(false);
-    expect(streamedContent(events)).toBe(thinking.content);
-    expect(events.at(-2).choices[0].finish_reason).toBe('content_filter');
-    expect(usages[0]).toEqual(thinking.usage);
-  });
-
-  run('streams thinking and its signature as content_blocks deltas when strict compliance is off', async () => {
-    const wire = thinking.wire();
+  it('streams thinking and its signature as content_blocks deltas when strict compliance is off', async () => {
+    const wire = thinkingStream();
     const { events } = await replayAnthropicStream(wire, { strict: false, splitEvery: 5 });
     const blocks = chunkDeltas(events)
       .filter((delta) => delta.content_blocks)
       .map((delta) => delta.content_blocks[0]);
     expect(blocks.every((block) => block.index === 0 && block.type === 'thinking')).toBe(true);
     const streamedThinking = blocks.map((block) => block.thinking ?? '').join('');
-    expect(streamedThinking).toMatch(thinking.opening);
-    expect(streamedThinking).toBe(thinking.thinkingText(wire));
-    expect(blocks.at(-1)).toEqual({ index: 0, type: 'thinking', signature: thinking.signature });
-    expect(streamedContent(events)).toBe(thinking.content);
+    expect(streamedThinking).toMatch(/^Simple educational question about what a solar eclipse is\..*politely\.$/s);
+    expect(streamedThinking).toBe(deltaText(wire, 'thinking_delta', 'thinking'));
+    expect(blocks.at(-1)).toEqual({ index: 0, type: 'thinking', signature: 'c3ludGhldGljLXNpZ25hdHVyZS1maXh0dXJlLWEtbm90LWEtcmVhbC1zaWduYXR1cmU=' });
+    expect(streamedContent(events)).toBe('Hi');
   });
 
-  run('turns an error event after the start into an error event and [DONE], with the provider message', async () => {
-    const { events, usages } = await replayAnthropicStream(`${messageStart}${errorEvent.before}event: error\ndata: ${errorEvent.body()}\n\n`);
-    expect(streamedContent(events)).toBe(errorEvent.content);
-    expect(events.at(-2)).toEqual({
-      error: { message: errorEvent.message, type: 'overloaded_error', param: null, code: 'overloaded_error', provider: 'anthropic' },
-    });
-    expect(events.at(-1)).toBe('[DONE]');
-    expect(usages[0].prompt_tokens).toBe(5);
-  });
+  it('turns the recorded overloaded error event after the start into an error event and [DONE]', () =>
+    expectErrorEventRelayed(readRecording('anthropic_error_529_overloaded.json'), 'Overloaded'));
 
-  run('streams the forced response_format tool as content with finish_reason stop', async () => {
-    const request = { response_format: { type: 'json_schema', json_schema: { name: forcedTool.toolName, schema: { type: 'object' } } } };
-    const { events } = await replayAnthropicStream(forcedTool.wire(), { request });
+  it('streams the forced response_format tool as content with finish_reason stop', async () => {
+    const request = { response_format: { type: 'json_schema', json_schema: { name: 'weather_report', schema: { type: 'object' } } } };
+    const wire = readRecording('anthropic_stream_tool_use.sse').replaceAll('"get_weather"', '"weather_report"');
+    const { events } = await replayAnthropicStream(wire, { request });
     expect(chunkDeltas(events).some((delta) => delta.tool_calls)).toBe(false);
     // The text block before the tool is left out, as in a whole response: the content is the JSON.
-    expect(streamedContent(events)).toBe(forcedTool.content);
+    expect(streamedContent(events)).toBe('{"location": "Paris"}');
     expect(events.at(-2).choices[0].finish_reason).toBe('stop');
   });
 });
@@ -264,6 +145,29 @@ describe('anthropic stream: errors and unusual streams', () => {
       other,
     );
     expect(otherSpy.mock.calls[0][0].status).toBe(429);
+  });
+
+  it('turns an error event after the start into an error event and [DONE], with the provider message', () =>
+    expectErrorEventRelayed(JSON.stringify(anthropicErrorBody(529, 'Overloaded')), 'Overloaded'));
+
+  it('reads CRLF line ends, whole and with a read between CR and LF', async () => {
+    const wire = `${messageStart}${partialText}${messageEnd}`.replaceAll('\n', '\r\n');
+    for (const splitEvery of [undefined, 1]) {
+      const { events, usages } = await replayAnthropicStream(wire, { splitEvery, includeUsage: true });
+      expect(streamedContent(events)).toBe('partial');
+      expect(events.at(-3).choices[0].finish_reason).toBe('stop');
+      expect(events.at(-1)).toBe('[DONE]');
+      expect(usages).toEqual([{ prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 }]);
+    }
+  });
+
+  it('joins characters of two, three and four UTF-8 bytes that reads cut apart', async () => {
+    const text = ' – Zürich 東京 🚚';
+    const wire = `${messageStart}${partialText}${textDelta(text)}${messageEnd}`;
+    expect(Buffer.byteLength(wire)).toBeGreaterThan(wire.length);
+    const { events } = await replayAnthropicStream(wire, { splitEvery: 1 });
+    expect(streamedContent(events)).toBe(`partial${text}`);
+    expect(events.at(-2).choices[0].finish_reason).toBe('stop');
   });
 
   it('reports a stream that ends before message_stop as an error', async () => {

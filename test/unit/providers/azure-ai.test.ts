@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { azureAIProvider } from '../../../lib/providers/azure-ai';
 import type { ProviderSettings } from '../../../lib/providers/types';
 import { providerCall, replayPrepared, streamedText } from '../../support/fakes/azure';
-import { azureStreamSample, azureStreamWithFiltersSample, promptFilterResults } from '../../fixtures/providers/azure';
 import { readRecordingBytes, recordingsPresent } from '../../support/recordings';
+import { parseSse } from '../../support/sse';
 
 const chat = { model: 'Mistral-Large-2411', messages: [{ role: 'user', content: 'Bonjour' }] };
 const prepare = (settings: ProviderSettings, body: Record<string, unknown> = chat, options: Parameters<typeof providerCall>[2] = {}) =>
@@ -72,25 +72,26 @@ describe('azure-ai: endpoints', () => {
     expect(JSON.parse(String(prepared.body)).stream_options).toBeUndefined();
   });
 
-  // One test body for the sample and the recording; the recording case is declared skipped where
-  // the recordings are absent and reads them only inside the test.
-  const relaysStream = async (sent: Buffer | string, expected: { id: string; text: string }) => {
+  it('relays an OpenAI-format stream, usage read from the final chunk, prompt-filter chunk folded in', async () => {
     const prepared = await prepare({ cloudC_resource_name: 'r' }, { ...chat, stream: true }, { stream: true });
+    const promptResults = [{ prompt_index: 0, content_filter_results: {} }];
+    const usage = { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 };
+    const answer = {
+      choices: [{ delta: { content: 'Oui' }, finish_reason: 'stop', index: 0 }],
+      created: 3,
+      id: 'c3',
+      model: 'mistral-large',
+      object: 'chat.completion.chunk',
+      usage,
+    };
+    const sent = `data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptResults })}\n\ndata: ${JSON.stringify(answer)}\n\ndata: [DONE]\n\n`;
     const { events, usages } = await replayPrepared(prepared, sent);
-    expect(events[0].id).toBe(expected.id);
-    expect(events[0].prompt_filter_results).toHaveLength(1);
-    expect(streamedText(events)).toBe(expected.text);
-    expect(usages).toEqual([]);
-    return { prepared, events };
-  };
+    expect(events).toEqual([{ ...answer, prompt_filter_results: promptResults }, '[DONE]']);
+    expect(usages).toEqual([usage]);
+  });
 
-  it('relays an OpenAI-format stream, usage read from the final chunk, prompt-filter chunk folded in (samples)', async () => {
-    const { prepared, events } = await relaysStream(azureStreamWithFiltersSample, {
-      id: 'chatcmpl-gw-azure-sample-01',
-      text: 'Ihre Bestellung wird am Dienstag versandt.',
-    });
-    expect(events[0].prompt_filter_results).toEqual(promptFilterResults());
-    expect(streamedText(events)).toBe(azureStreamSample.text);
+  it("relays an azure-ai error's message with its status", async () => {
+    const prepared = await prepare({ cloudC_resource_name: 'r' });
     const error = prepared.readError(
       422,
       Buffer.from('{"status":422,"code":"parameter_not_supported","message":"One of the parameters contain invalid values."}'),
@@ -100,10 +101,14 @@ describe('azure-ai: endpoints', () => {
     expect(error.status).toBe(422);
   });
 
-  it.skipIf(!recordingsPresent)('relays an OpenAI-format stream, usage read from the final chunk, prompt-filter chunk folded in (recordings)', async () => {
-    await relaysStream(readRecordingBytes('azure_openai_chat_stream_with_content_filter.sse'), {
-      id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j',
-      text: 'Hallo Welt!',
-    });
+  it.skipIf(!recordingsPresent)('relays an Azure stream with its leading prompt-filter chunk folded in (recordings)', async () => {
+    const prepared = await prepare({ cloudC_resource_name: 'r' }, { ...chat, stream: true }, { stream: true });
+    const sent = readRecordingBytes('azure_openai_chat_stream_with_content_filter.sse');
+    const { events, usages } = await replayPrepared(prepared, sent);
+    expect(events[0].id).toBe('chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j');
+    expect(events[0].prompt_filter_results).toHaveLength(1);
+    expect(events[0].prompt_filter_results).toEqual(JSON.parse(parseSse(sent.toString())[0].data).prompt_filter_results);
+    expect(streamedText(events)).toBe('Hallo Welt!');
+    expect(usages).toEqual([]);
   });
 });

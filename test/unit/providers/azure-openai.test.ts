@@ -2,17 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../lib/core/errors';
 import { azureOpenAIProvider } from '../../../lib/providers/azure-openai';
 import type { ProviderSettings } from '../../../lib/providers/types';
-import {
-  azureChatStream,
-  azureContentFilterErrorBody,
-  azureContentFilterErrorSample,
-  azureContentFilterMessage,
-  azureStreamPieces,
-  azureStreamSample,
-  azureStreamWithFiltersSample,
-  filterResults,
-  promptFilterResults,
-} from '../../fixtures/providers/azure';
 import { providerCall, replayPrepared, streamedText } from '../../support/fakes/azure';
 import { readRecordingBytes, readRecordingJson, recordingsPresent } from '../../support/recordings';
 import { parseSse } from '../../support/sse';
@@ -24,24 +13,46 @@ const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL2NvZ25pdGl2ZXNlcnZpY2VzLm
 const prepare = (body: Record<string, unknown>, settings: ProviderSettings = resource, options: Parameters<typeof providerCall>[2] = {}) =>
   azureOpenAIProvider.adapter.prepare(providerCall(azureOpenAIProvider, body, { settings, ...options }));
 
-// A test shared by the samples and the recordings has a case for each; the recording case is
-// declared skipped where the recordings are absent and reads them only inside the test, so a
-// clone without them collects and runs the rest untouched.
+// A test that replays a recorded transcript is declared skipped where the recordings are absent and
+// reads them only inside the test, so a clone without them collects and runs the rest untouched.
 const itOnRecordings = it.skipIf(!recordingsPresent);
 
 describe('azure-openai: a stream with content filter results', () => {
-  const foldsPromptFilters = async (sent: Buffer, expected: { events: number; header: Record<string, unknown>; text: string }) => {
+  it('drops a leading chunk without choices and carries its prompt_filter_results on the next chunk', async () => {
+    const prepared = await prepare({ ...chat, stream: true }, resource, { stream: true });
+    const promptResults = [{ prompt_index: 0, content_filter_results: { hate: { filtered: false, severity: 'low' } } }];
+    const answer = {
+      choices: [{ delta: { content: 'ok' }, finish_reason: 'stop', index: 0 }],
+      created: 2,
+      id: 'c2',
+      model: 'gpt-4o',
+      object: 'chat.completion.chunk',
+    };
+    // Azure closes the stream right after `data: [DONE]` and one newline, without the blank line.
+    const sent = `data: ${JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: promptResults })}\n\ndata: ${JSON.stringify(answer)}\n\ndata: [DONE]\n`;
+    const { events } = await replayPrepared(prepared, sent, 11);
+    expect(events).toEqual([{ ...answer, prompt_filter_results: promptResults }, '[DONE]']);
+  });
+
+  itOnRecordings('drops the leading id-less chunk and carries its prompt_filter_results on the first real chunk (recordings)', async () => {
+    const sent = readRecordingBytes('azure_openai_chat_stream_with_content_filter.sse');
     const prepared = await prepare({ ...chat, stream: true }, resource, { stream: true });
     const { events, usages } = await replayPrepared(prepared, sent, 11);
     // Azure ends without the blank line after `[DONE]`; the gateway still reads that event.
     expect(sent.toString().endsWith('data: [DONE]\n')).toBe(true);
     const sentEvents = parseSse(`${sent}\n`).map((event) => event.data);
-    expect(sentEvents).toHaveLength(expected.events);
+    // The prompt-filter chunk, the role chunk, three pieces, the finish chunk, [DONE].
+    expect(sentEvents).toHaveLength(7);
     expect(events).toHaveLength(sentEvents.length - 1);
     expect(events.at(-1)).toBe('[DONE]');
     const chunks = events.slice(0, -1);
     for (const chunk of chunks) {
-      expect(chunk).toMatchObject({ ...expected.header, object: 'chat.completion.chunk' });
+      expect(chunk).toMatchObject({
+        id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j',
+        model: 'gpt-4o-2024-08-06',
+        created: 1750697159,
+        object: 'chat.completion.chunk',
+      });
       expect(chunk.choices).toHaveLength(1);
     }
     const leading = JSON.parse(sentEvents[0]);
@@ -52,105 +63,70 @@ describe('azure-openai: a stream with content filter results', () => {
     // Everything after the first chunk is relayed exactly as Azure sent it.
     expect(chunks.slice(1).map((chunk: any) => JSON.stringify(chunk))).toEqual(sentEvents.slice(2, -1));
     expect(chunks[2].choices[0].content_filter_results.sexual).toEqual({ filtered: false, severity: 'safe' });
-    expect(streamedText(events)).toBe(expected.text);
+    expect(streamedText(events)).toBe('Hallo Welt!');
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
     expect(usages).toEqual([]);
-    return { events, chunks };
-  };
-
-  it('drops the leading id-less chunk and carries its prompt_filter_results on the first real chunk (samples)', async () => {
-    const { events, chunks } = await foldsPromptFilters(Buffer.from(azureStreamWithFiltersSample), {
-      // The prompt-filter chunk, the role chunk, seven words, the finish chunk, [DONE].
-      events: 11,
-      header: { id: 'chatcmpl-gw-azure-sample-01', model: 'gpt-4o-mini-2024-07-18', created: 1767226020 },
-      text: 'Ihre Bestellung wird am Dienstag versandt.',
-    });
-    expect(chunks[0].prompt_filter_results).toEqual(promptFilterResults());
-    expect(chunks[0].prompt_filter_results[0].content_filter_results.jailbreak).toEqual({ filtered: false, detected: false });
-    expect(streamedText(events)).toBe(azureStreamSample.text);
-    expect(streamedText(events)).toBe(azureStreamPieces.join(''));
   });
 
-  itOnRecordings('drops the leading id-less chunk and carries its prompt_filter_results on the first real chunk (recordings)', async () => {
-    await foldsPromptFilters(readRecordingBytes('azure_openai_chat_stream_with_content_filter.sse'), {
-      // The prompt-filter chunk, the role chunk, three pieces, the finish chunk, [DONE].
-      events: 7,
-      header: { id: 'chatcmpl-BleatwEUn3D8iXsgXpDqeOPEMuW3j', model: 'gpt-4o-2024-08-06', created: 1750697159 },
-      text: 'Hallo Welt!',
-    });
-  });
-
-  it('reads usage from the usage chunk it asked for and drops that chunk; content_filter passes as a finish reason', async () => {
+  it('reads usage from the usage chunk it asked for and drops that chunk; content_filter passes as a finish reason, with its filter results', async () => {
     const prepared = await prepare({ ...chat, stream: true }, resource, { stream: true });
     const sent = JSON.parse(String(prepared.body));
     expect(sent.stream_options).toEqual({ include_usage: true });
+    const filterResults = { hate: { filtered: false, severity: 'safe' }, violence: { filtered: true, severity: 'medium' } };
     const stream =
       [
         'data: {"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,"content_filter_results":{}}]}',
         'data: {"choices":[{"delta":{"content":"x"},"finish_reason":null,"index":0}],"created":1,"id":"c1","model":"gpt-4o","object":"chat.completion.chunk"}',
-        'data: {"choices":[{"delta":{},"finish_reason":"content_filter","index":0,"content_filter_results":{"violence":{"filtered":true,"severity":"medium"}}}],"created":1,"id":"c1","model":"gpt-4o","object":"chat.completion.chunk"}',
+        `data: {"choices":[{"delta":{},"finish_reason":"content_filter","index":0,"content_filter_results":${JSON.stringify(filterResults)}}],"created":1,"id":"c1","model":"gpt-4o","object":"chat.completion.chunk"}`,
         'data: {"choices":[],"created":1,"id":"c1","model":"gpt-4o","object":"chat.completion.chunk","usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10,"prompt_tokens_details":{"cached_tokens":4}}}',
         'data: [DONE]',
       ].join('\n\n') + '\n\n';
     const { events, usages } = await replayPrepared(prepared, stream);
+    // The text chunk (with the prompt's results), the finish chunk, [DONE]: no usage chunk.
     expect(events).toHaveLength(3);
-    expect(events[1].choices[0]).toMatchObject({ finish_reason: 'content_filter', content_filter_results: { violence: { filtered: true } } });
+    expect(events[0].prompt_filter_results).toEqual([{ prompt_index: 0, content_filter_results: {} }]);
+    expect(events.slice(0, -1).every((chunk: any) => chunk.id === 'c1' && chunk.choices.length === 1)).toBe(true);
+    expect(events[1].choices[0]).toEqual({ delta: {}, finish_reason: 'content_filter', index: 0, content_filter_results: filterResults });
+    expect(streamedText(events)).toBe('x');
     expect(usages).toEqual([{ prompt_tokens: 9, completion_tokens: 1, total_tokens: 10, prompt_tokens_details: { cached_tokens: 4 } }]);
-  });
-
-  it('relays an answer the output filter stopped, with its filter results, and drops the usage chunk after reading it', async () => {
-    const prepared = await prepare({ ...chat, stream: true }, resource, { stream: true });
-    const usage = { prompt_tokens: 15, completion_tokens: 2, total_tokens: 17, prompt_tokens_details: { cached_tokens: 0 } };
-    const sent = azureChatStream({
-      ...azureStreamSample,
-      id: 'chatcmpl-gw-azure-sample-02',
-      pieces: ['Ihre', ' Bestellung'],
-      finishReason: 'content_filter',
-      finishFilterResults: filterResults({ violence: 'high' }),
-      usage,
-    });
-    const { events, usages } = await replayPrepared(prepared, sent, 17);
-    // The role chunk (with the prompt's results), two words, the finish chunk, [DONE]: no usage chunk.
-    expect(events).toHaveLength(5);
-    expect(events.slice(0, -1).every((chunk: any) => chunk.id === 'chatcmpl-gw-azure-sample-02' && chunk.choices.length === 1)).toBe(true);
-    expect(events[0].prompt_filter_results).toEqual(promptFilterResults());
-    expect(events[3].choices[0]).toMatchObject({
-      finish_reason: 'content_filter',
-      content_filter_results: { violence: { filtered: true, severity: 'high' }, hate: { filtered: false, severity: 'safe' } },
-    });
-    expect(streamedText(events)).toBe('Ihre Bestellung');
-    expect(usages).toEqual([usage]);
   });
 });
 
 describe('azure-openai: errors', () => {
-  const keepsContentFilterError = async (body: Buffer, expected: { message: string; filterResult: Record<string, unknown> }) => {
+  it("maps Azure's error type null to invalid_request_error, keeping the content_filter code and param", async () => {
     const prepared = await prepare(chat);
-    const error = prepared.readError(400, body, {});
+    const body = { error: { message: 'refused', type: null, param: 'prompt', code: 'content_filter', status: 400 } };
+    const error = prepared.readError(400, Buffer.from(JSON.stringify(body)), {});
     expect(error).toBeInstanceOf(GatewayError);
     expect(error.status).toBe(400);
     expect(error.toBody()).toEqual({
-      error: { message: expected.message, type: 'invalid_request_error', param: 'prompt', code: 'content_filter', provider: 'azure-openai' },
-    });
-    // Azure's own fields: `type: null` becomes OpenAI's type; the filter details stay with Azure.
-    expect(JSON.parse(body.toString())).toMatchObject({
-      error: { type: null, status: 400, innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: expected.filterResult } },
-    });
-  };
-
-  it("keeps Azure's content-filter 400 as an OpenAI error with code content_filter (samples)", async () => {
-    expect(JSON.parse(azureContentFilterErrorBody)).toEqual(azureContentFilterErrorSample);
-    await keepsContentFilterError(Buffer.from(azureContentFilterErrorBody), {
-      message: azureContentFilterMessage,
-      filterResult: { violence: { filtered: true, severity: 'medium' } },
+      error: { message: 'refused', type: 'invalid_request_error', param: 'prompt', code: 'content_filter', provider: 'azure-openai' },
     });
   });
 
   itOnRecordings("keeps Azure's content-filter 400 as an OpenAI error with code content_filter (recordings)", async () => {
     const name = 'azure_openai_error_400_content_filter.json';
-    await keepsContentFilterError(readRecordingBytes(name), {
-      message: readRecordingJson<{ error: { message: string } }>(name).error.message,
-      filterResult: { sexual: { filtered: true, severity: 'high' } },
+    const body = readRecordingBytes(name);
+    const prepared = await prepare(chat);
+    const error = prepared.readError(400, body, {});
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error.status).toBe(400);
+    expect(error.toBody()).toEqual({
+      error: {
+        message: readRecordingJson<{ error: { message: string } }>(name).error.message,
+        type: 'invalid_request_error',
+        param: 'prompt',
+        code: 'content_filter',
+        provider: 'azure-openai',
+      },
+    });
+    // Azure's own fields: `type: null` becomes OpenAI's type; the filter details stay with Azure.
+    expect(JSON.parse(body.toString())).toMatchObject({
+      error: {
+        type: null,
+        status: 400,
+        innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: { sexual: { filtered: true, severity: 'high' } } },
+      },
     });
   });
 

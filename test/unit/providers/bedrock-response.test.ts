@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { readBedrockError } from '../../../lib/providers/bedrock/errors';
 import { mapStopReason } from '../../../lib/providers/bedrock/finish-reason';
 import { readConverseResponse } from '../../../lib/providers/bedrock/response';
-import { bedrockToolUseResponse, converseResponse, thinkingToolUseTurn } from '../../fixtures/providers/bedrock';
 import { readRecordingJson, recordingsPresent } from '../../support/recordings';
 
 const model = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
@@ -12,14 +11,16 @@ const read = (response: unknown, context: Partial<Parameters<typeof readConverse
 };
 
 /**
- * The recorded ConverseStream tool-use events folded into the Converse (non-stream) response Bedrock
- * returns for the same turn: same blocks, stop reason and usage.
+ * Recorded ConverseStream events folded into the Converse (non-stream) response Bedrock returns for the
+ * same turn: same blocks, stop reason, usage and metrics. No non-stream Bedrock recording is public, and
+ * the two APIs carry the same blocks. Read inside a test, so nothing is read while tests are collected.
  */
-function recordedAsConverse() {
-  const events = readRecordingJson<Array<Record<string, any>>>('bedrock_converse_stream_tool_use_events.json');
+function recordedAsConverse(name: string) {
+  const events = readRecordingJson<Array<Record<string, any>>>(name);
   const blocks: any[] = [];
   let stopReason = '';
   let usage: unknown;
+  let metrics: unknown;
   const inputs: string[] = [];
   for (const event of events) {
     if (event.contentBlockStart?.start?.toolUse) blocks[event.contentBlockStart.contentBlockIndex] = { toolUse: { ...event.contentBlockStart.start.toolUse } };
@@ -27,49 +28,24 @@ function recordedAsConverse() {
       const { contentBlockIndex: index, delta } = event.contentBlockDelta;
       if (delta.text !== undefined) blocks[index] = { text: (blocks[index]?.text ?? '') + delta.text };
       if (delta.toolUse) inputs[index] = (inputs[index] ?? '') + delta.toolUse.input;
+      if (delta.reasoningContent) {
+        const reasoningText = blocks[index]?.reasoningContent?.reasoningText ?? { text: '' };
+        if (delta.reasoningContent.text !== undefined) reasoningText.text += delta.reasoningContent.text;
+        if (delta.reasoningContent.signature !== undefined) reasoningText.signature = delta.reasoningContent.signature;
+        blocks[index] = { reasoningContent: { reasoningText } };
+      }
     }
     if (event.messageStop) stopReason = event.messageStop.stopReason;
-    if (event.metadata) usage = event.metadata.usage;
+    if (event.metadata) ({ usage, metrics } = event.metadata);
   }
   inputs.forEach((input, index) => (blocks[index].toolUse.input = JSON.parse(input)));
-  return { output: { message: { role: 'assistant', content: blocks } }, stopReason, usage, metrics: { latencyMs: 2449 } };
+  return { output: { message: { role: 'assistant', content: blocks } }, stopReason, usage, metrics };
 }
 
-type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-
-/**
- * A tool-use turn and the chat.completion it must become. The response is built when its test runs, so
- * no recording is read while the tests are collected.
- */
-interface ToolUseTurn {
-  response: () => unknown;
-  content: string;
-  toolCall: { id: string; name: string; arguments: string };
-  usage: Usage;
-}
-
-const samples: ToolUseTurn = {
-  response: () => bedrockToolUseResponse,
-  content: 'Let me check on order A-1042 for you. One moment while I look up its shipping status.',
-  toolCall: { id: 'tooluse_gw_sample_01', name: 'lookup_order', arguments: '{"order_id":"A-1042"}' },
-  usage: { prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 },
-};
-
-const recordings: ToolUseTurn = {
-  response: recordedAsConverse,
-  content:
-    "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
-  toolCall: { id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', name: 'weather_tool', arguments: '{"location":"Berlin"}' },
-  usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 },
-};
-
-describe.each([
-  ['samples', samples, false],
-  ['recorded transcripts', recordings, !recordingsPresent],
-] as const)('Converse response → chat.completion: %s', (_source, turn, skip) => {
-  it.skipIf(skip)('maps the tool-use turn field by field', () => {
-    const { completion, usage } = read(turn.response());
-    const { id, name, arguments: args } = turn.toolCall;
+describe.skipIf(!recordingsPresent)('Converse response → chat.completion: recorded transcripts', () => {
+  it('maps the tool-use turn field by field', () => {
+    const { completion, usage } = read(recordedAsConverse('bedrock_converse_stream_tool_use_events.json'));
+    const expectedUsage = { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 };
     expect(completion).toEqual({
       id: expect.stringMatching(/^chatcmpl-/),
       object: 'chat.completion',
@@ -78,21 +54,26 @@ describe.each([
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: turn.content, tool_calls: [{ id, type: 'function', function: { name, arguments: args } }] },
+          message: {
+            role: 'assistant',
+            content:
+              "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
+            tool_calls: [{ id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', type: 'function', function: { name: 'weather_tool', arguments: '{"location":"Berlin"}' } }],
+          },
           finish_reason: 'tool_calls',
           logprobs: null,
         },
       ],
-      usage: turn.usage,
+      usage: expectedUsage,
     });
-    expect(usage).toEqual(turn.usage);
+    expect(usage).toEqual(expectedUsage);
   });
-});
 
-describe('Converse response → chat.completion', () => {
-  it('maps the thinking sample: reasoning with its signature beside a tool call, with strict API compliance off', () => {
-    const response = converseResponse(thinkingToolUseTurn);
-    const toolCall = { id: 'tooluse_gw_sample_02', type: 'function', function: { name: 'lookup_order', arguments: '{"order_id":"A-1042"}' } };
+  it('maps the thinking turn: reasoning with its signature beside a tool call, with strict API compliance off', () => {
+    const response = recordedAsConverse('bedrock_converse_stream_thinking_tool_use_events.json');
+    const recordedReasoning = response.output.message.content[0].reasoningContent.reasoningText.text;
+    expect(recordedReasoning).toMatch(/^The user is asking about the weather in Paris\..* function call\.$/s);
+    const toolCall = { id: 'tooluse_1gPhO4A1RNWgzKbt1PXWLg', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } };
     expect(read(response).completion.choices[0]).toMatchObject({
       message: { role: 'assistant', content: null, tool_calls: [toolCall] },
       finish_reason: 'tool_calls',
@@ -102,18 +83,13 @@ describe('Converse response → chat.completion', () => {
       role: 'assistant',
       content: null,
       tool_calls: [toolCall],
-      content_blocks: [
-        {
-          type: 'thinking',
-          thinking:
-            'The customer wants to know when order A-1042 will ship. The lookup_order tool takes an order_id, and the id is given, so I can call it right away.',
-          signature: 'Z3ctc2FtcGxlLXJlYXNvbmluZy1zaWduYXR1cmUtMDE=',
-        },
-      ],
+      content_blocks: [{ type: 'thinking', thinking: recordedReasoning, signature: '...' }],
     });
-    expect(read(response).usage).toEqual({ prompt_tokens: 398, completion_tokens: 87, total_tokens: 485 });
+    expect(read(response).usage).toEqual({ prompt_tokens: 412, completion_tokens: 104, total_tokens: 516 });
   });
+});
 
+describe('Converse response → chat.completion', () => {
   it('gives content null for a tool-only answer and counts cached prompt tokens', () => {
     const { completion } = read({
       output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 'tooluse_1', name: 'f', input: { a: [1, 2] } } }] } },

@@ -1,37 +1,50 @@
-import { readdirSync } from 'node:fs';
 import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Transform } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { eventStreamDecoder, type EventStreamHeaders, type EventStreamItem } from '../../../lib/providers/bedrock/event-stream';
+import { type EventStreamHeaders, type EventStreamItem, eventStreamDecoder } from '../../../lib/providers/bedrock/event-stream';
 import { converseStreamTransform } from '../../../lib/providers/bedrock/stream';
 import {
-  bedrockRedactedThinkingStream,
-  bedrockThinkingToolUseEvents,
-  bedrockToolUseEvents,
-  bedrockToolUseFrames,
-  bedrockToolUseStream,
-  bedrockToolUseStreamPadded,
-  type ConverseStreamEvent,
-  encodeConverseStream,
+  encodeMessage,
+  encodeStream,
   errorFrame,
   eventFrame,
   eventParts,
   exceptionFrame,
-  negativeVectors,
-  positiveVectors,
-} from '../../fixtures/providers/bedrock';
-import { encodeFrame } from '../../support/fakes/bedrock';
+  type StreamEvent,
+  streamFrames,
+} from '../../support/eventstream-frames';
 import { readRecording, readRecordingBytes, readRecordingJson, recordingsDir, recordingsPresent } from '../../support/recordings';
 import { parseSse } from '../../support/sse';
 
+// Recordings beside the repository (SOURCES.md there says where each comes from). Only their names are
+// here: they are read inside the tests, so a clone without them collects and skips those tests.
 const vectorDir = 'aws_eventstream_test_vectors';
-const derived = 'bedrock_converse_stream_tool_use.DERIVED.eventstream';
-type EventsFixture = Array<Record<string, Record<string, unknown>>>;
+const toolUseEventsRecording = 'bedrock_converse_stream_tool_use_events.json';
+/** The binary encoding of the tool-use events, made beside the recordings (no live binary capture is public). */
+const toolUseStreamRecording = 'bedrock_converse_stream_tool_use.DERIVED.eventstream';
+const thinkingEventsRecording = 'bedrock_converse_stream_thinking_tool_use_events.json';
 /** Named here rather than listed from the directory, so nothing is read unless the recordings are there. */
-const recordedPositiveVectors = ['all_headers', 'empty_message', 'int32_header', 'payload_no_headers', 'payload_one_str_header'];
-const recordedNegativeVectors = ['corrupted_header_len', 'corrupted_headers', 'corrupted_length', 'corrupted_payload'];
+const officialPositiveVectors = ['all_headers', 'empty_message', 'int32_header', 'payload_no_headers', 'payload_one_str_header'];
+const officialNegativeVectors = ['corrupted_header_len', 'corrupted_headers', 'corrupted_length', 'corrupted_payload'];
+
+/** What the recorded turns must become. */
+const recordedToolUse = {
+  firstFrameLengths: [118, 162],
+  text: "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
+  toolCall: { id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', name: 'weather_tool' },
+  arguments: '{"location": "Berlin"}',
+  usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 },
+};
+const recordedThinking = {
+  opening: 'The user is asking about the weather',
+  reasoning: /^The user is asking about the weather in Paris\..* function call\.$/s,
+  signature: '...',
+  toolCall: { id: 'tooluse_1gPhO4A1RNWgzKbt1PXWLg', name: 'weather' },
+  input: { city: 'Paris' },
+};
 
 /** A deterministic PRNG (mulberry32), so a failing split can be replayed. */
 function random(seed: number): () => number {
@@ -112,9 +125,6 @@ function headerLayout(bytes: Buffer): Array<{ name: string; type: number }> {
   return headers;
 }
 
-/** Events as the decoder should hand them over: `:event-type` and parsed payload. */
-const decodedForm = (events: Array<Record<string, Record<string, unknown>>>) => events.map((event) => eventParts(event as ConverseStreamEvent));
-
 function expectDecodedEvents(bytes: Buffer, expected: Array<{ type: string; payload: unknown }>, seed: number) {
   const splits = [[bytes], byteByByte(bytes)];
   const next = random(seed);
@@ -132,145 +142,34 @@ function expectDecodedEvents(bytes: Buffer, expected: Array<{ type: string; payl
   }
 }
 
-/** A frame that must decode, and what it must decode to. */
-interface DecodedVector {
-  bytes: Buffer;
-  payload: Buffer;
-  /** The header names and type ids in the order they are written. */
-  layout: Array<{ name: string; type: number }>;
-  /** The decoded headers as the case states them, and the form that turns the decoder's headers into it. */
-  headers: unknown;
-  form: (headers: EventStreamHeaders) => unknown;
-  /** The frame length the vector states apart from its bytes, where it states one. */
-  totalLength?: number;
+/** A vector's decoded form as the official set writes it; the CRCs are signed 32-bit integers there. */
+interface OfficialDecodedVector {
+  total_length: number;
+  headers_length: number;
+  prelude_crc: number;
+  headers: Array<{ name: string; type: number; value: unknown }>;
+  payload: string;
+  message_crc: number;
 }
 
-type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+const officialVector = (name: string) => readRecordingBytes(`${vectorDir}/${name}`);
 
-/**
- * One source of Bedrock streams and what the gateway must make of them. Whatever a recording holds is
- * produced by a function, so a recording is read only when its test runs, never while tests are collected.
- */
-interface StreamSource {
-  positive: Array<{ name: string; vector: () => DecodedVector }>;
-  /** Corrupt frames; each name says what the decoder must report. */
-  negative: Array<{ name: string; vector: () => { bytes: Buffer; error: string } }>;
-  toolUse: {
-    bytes: () => Buffer;
-    /** The events the stream was encoded from, as `:event-type` and payload. */
-    events: () => Array<{ type: string; payload: unknown }>;
-    firstFrameLengths: [number, number];
-    text: string;
-    toolCall: { id: string; name: string };
-    arguments: string;
-    usage: Usage;
-  };
-  thinking: {
-    bytes: () => Buffer;
-    opening: string;
-    /** The whole reasoning text, or a matcher for it. */
-    reasoning: unknown;
-    signature: string;
-    toolCall: { id: string; name: string };
-    input: unknown;
-  };
-}
-
-const samples: StreamSource = {
-  positive: positiveVectors.map(({ name, bytes, message, headerTypes }) => ({
-    name: `codec vector ${name}`,
-    vector: () => ({
-      bytes,
-      payload: Buffer.from(message.body),
-      layout: Object.keys(message.headers).map((header, index) => ({ name: header, type: headerTypes[index] })),
-      headers: message.headers,
-      form: (headers) => headers,
-    }),
-  })),
-  negative: negativeVectors.map((vector) => ({ name: `corrupted vector ${vector.name} with ${vector.error}`, vector: () => vector })),
-  toolUse: {
-    bytes: () => bedrockToolUseStream,
-    events: () => bedrockToolUseEvents.map(eventParts),
-    firstFrameLengths: [bedrockToolUseFrames[0].length, bedrockToolUseFrames[1].length],
-    text: 'Let me check on order A-1042 for you. One moment while I look up its shipping status.',
-    toolCall: { id: 'tooluse_gw_sample_01', name: 'lookup_order' },
-    arguments: '{"order_id": "A-1042"}',
-    usage: { prompt_tokens: 287, completion_tokens: 58, total_tokens: 345 },
-  },
-  thinking: {
-    bytes: () => encodeConverseStream(bedrockThinkingToolUseEvents, { pad: true }),
-    opening: 'The customer wants',
-    reasoning:
-      'The customer wants to know when order A-1042 will ship. The lookup_order tool takes an order_id, and the id is given, so I can call it right away.',
-    signature: 'Z3ctc2FtcGxlLXJlYXNvbmluZy1zaWduYXR1cmUtMDE=',
-    toolCall: { id: 'tooluse_gw_sample_02', name: 'lookup_order' },
-    input: { order_id: 'A-1042' },
-  },
-};
-
-const recordings: StreamSource = {
-  positive: recordedPositiveVectors.map((name) => ({
-    name: `official vector positive__${name}`,
-    vector: () => {
-      const expected = readRecordingJson<{ headers: Array<{ name: string; type: number }>; payload: string; total_length: number }>(
-        `${vectorDir}/decoded__positive__${name}`,
-      );
-      return {
-        bytes: readRecordingBytes(`${vectorDir}/encoded__positive__${name}`),
-        payload: Buffer.from(expected.payload, 'base64'),
-        layout: expected.headers.map((header) => ({ name: header.name, type: header.type })),
-        headers: expected.headers,
-        form: vectorForm,
-        totalLength: expected.total_length,
-      };
-    },
-  })),
-  negative: recordedNegativeVectors.map((name) => ({
-    name: `official vector negative__${name} with the checksum error its decoded form names`,
-    vector: () => ({
-      bytes: readRecordingBytes(`${vectorDir}/encoded__negative__${name}`),
-      error: readRecording(`${vectorDir}/decoded__negative__${name}`).trim(),
-    }),
-  })),
-  toolUse: {
-    bytes: () => readRecordingBytes(derived),
-    events: () => decodedForm(readRecordingJson<EventsFixture>('bedrock_converse_stream_tool_use_events.json')),
-    firstFrameLengths: [118, 162],
-    text: "Certainly! I can help you find out the weather in Berlin. To get this information, I'll use the weather tool available to me. Let me fetch that data for you.",
-    toolCall: { id: 'tooluse_pLGRAmK7TNKoZQ_rntVN_Q', name: 'weather_tool' },
-    arguments: '{"location": "Berlin"}',
-    usage: { prompt_tokens: 364, completion_tokens: 71, total_tokens: 435 },
-  },
-  thinking: {
-    bytes: () => {
-      const events = readRecordingJson<EventsFixture>('bedrock_converse_stream_thinking_tool_use_events.json');
-      return Buffer.concat(decodedForm(events).map(({ type, payload }) => encodeFrame({ event: type, payload })));
-    },
-    opening: 'The user is asking about the weather',
-    reasoning: expect.stringMatching(/^The user is asking about the weather in Paris\..* function call\.$/s),
-    signature: '...',
-    toolCall: { id: 'tooluse_1gPhO4A1RNWgzKbt1PXWLg', name: 'weather' },
-    input: { city: 'Paris' },
-  },
-};
-
-const sources = [
-  ['samples', samples, false],
-  ['recorded transcripts', recordings, !recordingsPresent],
-] as const;
-
-describe.each(sources)('AWS event-stream decoder: %s', (_source, { positive, negative, toolUse }, skip) => {
-  const run = it.skipIf(skip);
-
-  for (const { name, vector } of positive) {
-    run(`decodes the ${name}, whole and split`, () => {
-      const { bytes, payload, layout, headers, form, totalLength } = vector();
+describe.skipIf(!recordingsPresent)('AWS event-stream decoder: official vectors and the recorded tool-use stream', () => {
+  for (const name of officialPositiveVectors) {
+    it(`decodes the official vector positive__${name}, whole and split`, () => {
+      const bytes = officialVector(`encoded__positive__${name}`);
+      const expected = readRecordingJson<OfficialDecodedVector>(`${vectorDir}/decoded__positive__${name}`);
+      const payload = Buffer.from(expected.payload, 'base64');
+      const layout = expected.headers.map((header) => ({ name: header.name, type: header.type }));
       const headersLength = bytes.readUInt32BE(4);
+      expect(bytes.length).toBe(expected.total_length);
       expect(bytes.readUInt32BE(0)).toBe(bytes.length);
+      expect(headersLength).toBe(expected.headers_length);
       expect(bytes.length).toBe(16 + headersLength + payload.length);
-      if (totalLength !== undefined) expect(bytes.length).toBe(totalLength);
       expect(bytes.readUInt32BE(8)).toBe(crc32(bytes.subarray(0, 8)));
+      expect(bytes.readInt32BE(8)).toBe(expected.prelude_crc);
       expect(bytes.readUInt32BE(bytes.length - 4)).toBe(crc32(bytes.subarray(0, -4)));
+      expect(bytes.readInt32BE(bytes.length - 4)).toBe(expected.message_crc);
       expect(headerLayout(bytes.subarray(12, 12 + headersLength))).toEqual(layout);
       expect(bytes.subarray(12 + headersLength, -4).equals(payload)).toBe(true);
       for (const pieces of splitsOf(bytes)) {
@@ -278,30 +177,57 @@ describe.each(sources)('AWS event-stream decoder: %s', (_source, { positive, neg
         expect(items).toHaveLength(2);
         const [decoded, end] = items;
         if (decoded.kind !== 'message') throw new Error(`expected a message, got ${JSON.stringify(decoded)}`);
-        expect(form(decoded.headers)).toEqual(headers);
-        expect(vectorForm(decoded.headers).map((header) => ({ name: header.name, type: header.type }))).toEqual(layout);
+        expect(vectorForm(decoded.headers)).toEqual(expected.headers);
         expect(decoded.payload.equals(payload)).toBe(true);
         expect(end).toEqual({ kind: 'end', pendingBytes: 0 });
       }
     });
   }
 
-  for (const { name, vector } of negative) {
-    run(`rejects the ${name}`, () => {
-      const { bytes, error } = vector();
+  for (const name of officialNegativeVectors) {
+    it(`rejects the official vector negative__${name} with the checksum error its decoded form names`, () => {
+      const bytes = officialVector(`encoded__negative__${name}`);
+      const error = readRecording(`${vectorDir}/decoded__negative__${name}`).trim();
       for (const pieces of [[bytes], byteByByte(bytes)]) {
         expect(decodeAll(pieces)).toEqual([{ kind: 'corrupt', message: error }]);
       }
     });
   }
 
-  run('decodes the tool-use stream whole, byte by byte and in random splits, matching the events it was encoded from', () => {
-    expectDecodedEvents(toolUse.bytes(), toolUse.events(), 42);
+  it('knows every official vector there is', () => {
+    const names = readdirSync(`${recordingsDir}/${vectorDir}`);
+    const named = (prefix: string) =>
+      names
+        .filter((file) => file.startsWith(prefix))
+        .map((file) => file.slice(prefix.length))
+        .sort();
+    expect(named('encoded__positive__')).toEqual([...officialPositiveVectors].sort());
+    expect(named('encoded__negative__')).toEqual([...officialNegativeVectors].sort());
+    expect(named('decoded__positive__')).toEqual([...officialPositiveVectors].sort());
+    expect(named('decoded__negative__')).toEqual([...officialNegativeVectors].sort());
   });
 
-  run('reports a frame cut off at the end of the stream, inside its prelude or after it', () => {
-    const bytes = toolUse.bytes();
-    const [first, second] = toolUse.firstFrameLengths;
+  it('covers every header value type the framing defines', () => {
+    const types = officialPositiveVectors.flatMap((name) =>
+      readRecordingJson<OfficialDecodedVector>(`${vectorDir}/decoded__positive__${name}`).headers.map((header) => header.type),
+    );
+    expect(new Set(types)).toEqual(new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]));
+  });
+
+  it('decodes nothing after a corrupt frame, even good frames', () => {
+    const good = officialVector('encoded__positive__payload_one_str_header');
+    const corrupt = officialVector('encoded__negative__corrupted_payload');
+    expect(decodeAll([good, corrupt, good]).map((item) => item.kind)).toEqual(['message', 'corrupt']);
+  });
+
+  it('decodes the tool-use stream whole, byte by byte and in random splits, matching the events it was encoded from', () => {
+    const events = readRecordingJson<StreamEvent[]>(toolUseEventsRecording);
+    expectDecodedEvents(readRecordingBytes(toolUseStreamRecording), events.map(eventParts), 42);
+  });
+
+  it('reports a frame cut off at the end of the stream, inside its prelude or after it', () => {
+    const bytes = readRecordingBytes(toolUseStreamRecording);
+    const [first, second] = recordedToolUse.firstFrameLengths;
     expect(bytes.readUInt32BE(0)).toBe(first);
     expect(bytes.readUInt32BE(first)).toBe(second);
     expect(first + second).toBeLessThan(bytes.length);
@@ -314,29 +240,61 @@ describe.each(sources)('AWS event-stream decoder: %s', (_source, { positive, neg
 });
 
 describe('AWS event-stream decoder', () => {
-  it('covers every header value type the framing defines', () => {
-    expect(new Set(positiveVectors.flatMap((vector) => vector.headerTypes))).toEqual(new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]));
-    expect(positiveVectors.find((vector) => vector.name === 'big_payload')!.bytes.length).toBeGreaterThan(1024 * 1024);
+  const messageStart = () => eventFrame('messageStart', { role: 'assistant' });
+
+  it('decodes nothing after a frame whose message CRC fails, even good frames', () => {
+    const good = messageStart();
+    const corrupt = Buffer.from(good);
+    corrupt[corrupt.length - 2] ^= 0x01;
+    for (const pieces of [[good, corrupt, good], byteByByte(Buffer.concat([good, corrupt, good]))]) {
+      expect(decodeAll(pieces)).toEqual([expect.objectContaining({ kind: 'message' }), { kind: 'corrupt', message: 'Message checksum mismatch' }]);
+    }
   });
 
-  it('decodes nothing after a corrupt frame, even good frames', () => {
-    const good = positiveVectors[0].bytes;
-    const corrupt = negativeVectors.find((vector) => vector.name === 'message_crc_flipped')!.bytes;
-    const items = decodeAll([good, corrupt, good]);
-    expect(items.map((item) => item.kind)).toEqual(['message', 'corrupt']);
+  it('reports a bad prelude CRC as soon as the prelude is in, without waiting for a length it cannot trust', () => {
+    const frame = messageStart();
+    frame[9] ^= 0x40;
+    const decoder = eventStreamDecoder();
+    expect(decoder.push(frame.subarray(0, 11))).toEqual([]);
+    expect(decoder.push(frame.subarray(11, 12))).toEqual([{ kind: 'corrupt', message: 'Prelude checksum mismatch' }]);
+    expect(decoder.push(frame.subarray(12))).toEqual([]);
+    expect(decoder.end()).toEqual([]);
   });
-});
 
-describe.skipIf(!recordingsPresent)('AWS event-stream decoder: the official vector set', () => {
-  it('knows every official vector there is', () => {
-    const names = readdirSync(`${recordingsDir}/${vectorDir}`);
-    const named = (prefix: string) =>
-      names
-        .filter((file) => file.startsWith(prefix))
-        .map((file) => file.slice(prefix.length))
-        .sort();
-    expect(named('encoded__positive__')).toEqual([...recordedPositiveVectors].sort());
-    expect(named('encoded__negative__')).toEqual([...recordedNegativeVectors].sort());
+  it('rejects lengths no frame can have, even under a matching prelude CRC', () => {
+    // A prelude and message CRC that are both right, so only the lengths can be refused.
+    const emptyFrame = (totalLength: number, headersLength: number) => {
+      const bytes = Buffer.alloc(16);
+      bytes.writeUInt32BE(totalLength, 0);
+      bytes.writeUInt32BE(headersLength, 4);
+      bytes.writeUInt32BE(crc32(bytes.subarray(0, 8)), 8);
+      bytes.writeUInt32BE(crc32(bytes.subarray(0, 12)), 12);
+      return bytes;
+    };
+    for (const [total, headers] of [
+      [12, 0],
+      [20, 8],
+    ]) {
+      for (const pieces of [[emptyFrame(total, headers)], byteByByte(emptyFrame(total, headers))]) {
+        expect(decodeAll(pieces)).toEqual([{ kind: 'corrupt', message: `Invalid frame lengths (total ${total}, headers ${headers})` }]);
+      }
+    }
+  });
+
+  it('decodes a frame of over 1 MiB whole and cut byte by byte across its prelude and message CRC', () => {
+    // Bytes no text encoding would produce, so a decoder that treats the payload as text is caught.
+    const body = Buffer.alloc(1024 * 1024 + 3);
+    for (let index = 0; index < body.length; index++) body[index] = (index * 31 + 7) & 0xff;
+    const bytes = encodeMessage({ headers: { ':message-type': { type: 'string', value: 'event' } }, body });
+    for (const pieces of splitsOf(bytes)) {
+      const items = decodeAll(pieces);
+      expect(items).toHaveLength(2);
+      const [decoded, end] = items;
+      if (decoded.kind !== 'message') throw new Error(`expected a message, got ${JSON.stringify(decoded)}`);
+      expect(decoded.headers).toEqual({ ':message-type': { type: 'string', value: 'event' } });
+      expect(decoded.payload.equals(body)).toBe(true);
+      expect(end).toEqual({ kind: 'end', pendingBytes: 0 });
+    }
   });
 });
 
@@ -368,7 +326,6 @@ function transformFor(options: Partial<Parameters<typeof converseStreamTransform
   return { transform, usages };
 }
 
-const frames = (events: ConverseStreamEvent[]) => Buffer.concat(events.map((event) => eventFrame(event)));
 const textOf = (chunks: any[]) => chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? '').join('');
 const toolCallsOf = (chunks: any[]) => chunks.flatMap((chunk) => chunk.choices?.[0]?.delta?.tool_calls ?? []);
 const contentBlocksOf = (chunks: any[]) => chunks.flatMap((chunk) => chunk.choices?.[0]?.delta?.content_blocks ?? []);
@@ -382,11 +339,15 @@ async function expectSplitInvariant(bytes: Buffer, chunks: any[], seed: number) 
   }
 }
 
-describe.each(sources)('ConverseStream → OpenAI chunks: %s', (_source, { toolUse, thinking }, skip) => {
-  const run = it.skipIf(skip);
+/**
+ * The `"p"` field the live service adds to every event payload so that sizes do not give the content
+ * away: a prefix of this alphabet whose length varies from frame to frame.
+ */
+const paddingAlphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
-  run('maps the tool-use stream field by field, however the bytes are split', async () => {
-    const bytes = toolUse.bytes();
+describe.skipIf(!recordingsPresent)('ConverseStream → OpenAI chunks: recorded transcripts', () => {
+  it('maps the tool-use stream field by field, however the bytes are split', async () => {
+    const bytes = readRecordingBytes(toolUseStreamRecording);
     const whole = transformFor();
     const chunks = chunksOf(await runTransform(whole.transform, [bytes]));
     expect(chunks[0]).toMatchObject({
@@ -395,76 +356,125 @@ describe.each(sources)('ConverseStream → OpenAI chunks: %s', (_source, { toolU
       choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
     });
     expect(chunks[0].id).toMatch(/^chatcmpl-/);
-    expect(textOf(chunks)).toBe(toolUse.text);
+    expect(textOf(chunks)).toBe(recordedToolUse.text);
     const calls = toolCallsOf(chunks);
-    expect(calls[0]).toEqual({ index: 0, id: toolUse.toolCall.id, type: 'function', function: { name: toolUse.toolCall.name, arguments: '' } });
+    const { id, name } = recordedToolUse.toolCall;
+    expect(calls[0]).toEqual({ index: 0, id, type: 'function', function: { name, arguments: '' } });
     expect(calls.slice(1).every((call: any) => call.index === 0 && call.id === undefined)).toBe(true);
-    expect(calls.map((call: any) => call.function.arguments).join('')).toBe(toolUse.arguments);
+    expect(calls.map((call: any) => call.function.arguments).join('')).toBe(recordedToolUse.arguments);
     const finish = chunks.filter((chunk) => chunk.choices?.[0]?.finish_reason);
     expect(finish).toHaveLength(1);
     expect(finish[0].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: 'tool_calls' });
-    expect(chunks.at(-2)).toMatchObject({ choices: [], usage: toolUse.usage });
+    expect(chunks.at(-2)).toMatchObject({ choices: [], usage: recordedToolUse.usage });
     expect(chunks.at(-1)).toBe('[DONE]');
-    expect(whole.usages).toEqual([toolUse.usage]);
+    expect(whole.usages).toEqual([recordedToolUse.usage]);
     expect(new Set(chunks.slice(0, -1).map((chunk) => chunk.id)).size).toBe(1);
 
     await expectSplitInvariant(bytes, chunks, 7);
   });
 
-  run('sends no usage chunk when the client did not ask, but still reports usage', async () => {
+  it('sends no usage chunk when the client did not ask, but still reports usage', async () => {
     const { transform, usages } = transformFor({ includeUsage: false });
-    const chunks = chunksOf(await runTransform(transform, [toolUse.bytes()]));
+    const chunks = chunksOf(await runTransform(transform, [readRecordingBytes(toolUseStreamRecording)]));
     expect(chunks.some((chunk) => chunk !== '[DONE]' && chunk.usage)).toBe(false);
-    expect(usages).toEqual([toolUse.usage]);
+    expect(usages).toEqual([recordedToolUse.usage]);
   });
 
-  run('maps the thinking stream to content_blocks only when strict API compliance is off', async () => {
-    const bytes = thinking.bytes();
+  it('ignores the padding field Bedrock adds to every payload', async () => {
+    const plainBytes = readRecordingBytes(toolUseStreamRecording);
+    const paddedBytes = Buffer.concat(
+      readRecordingJson<StreamEvent[]>(toolUseEventsRecording).map((event, index) => {
+        const { type, payload } = eventParts(event);
+        return eventFrame(type, { ...payload, p: paddingAlphabet.slice(0, 1 + ((index * 7) % paddingAlphabet.length)) });
+      }),
+    );
+    expect(paddedBytes.length).toBeGreaterThan(plainBytes.length);
+    const plain = chunksOf(await runTransform(transformFor().transform, [plainBytes]));
+    const padded = chunksOf(await runTransform(transformFor().transform, [paddedBytes]));
+    expect(stable(padded)).toEqual(stable(plain));
+  });
+
+  it('maps the thinking stream to content_blocks only when strict API compliance is off', async () => {
+    const events = readRecordingJson<any[]>(thinkingEventsRecording);
+    const recordedReasoning = events.map((event) => event.contentBlockDelta?.delta?.reasoningContent?.text ?? '').join('');
+    const bytes = encodeStream(events);
     const loose = chunksOf(await runTransform(transformFor({ strict: false }).transform, [bytes]));
     const blocks = contentBlocksOf(loose);
-    expect(blocks[0]).toEqual({ index: 0, type: 'thinking', thinking: thinking.opening });
-    expect(
-      blocks
-        .filter((block: any) => block.thinking)
-        .map((block: any) => block.thinking)
-        .join(''),
-    ).toEqual(thinking.reasoning);
-    expect(blocks.at(-1)).toEqual({ index: 0, type: 'thinking', signature: thinking.signature });
+    expect(blocks[0]).toEqual({ index: 0, type: 'thinking', thinking: recordedThinking.opening });
+    const reasoning = blocks
+      .filter((block: any) => block.thinking)
+      .map((block: any) => block.thinking)
+      .join('');
+    expect(reasoning).toMatch(recordedThinking.reasoning);
+    expect(reasoning).toBe(recordedReasoning);
+    expect(blocks.at(-1)).toEqual({ index: 0, type: 'thinking', signature: recordedThinking.signature });
     const calls = toolCallsOf(loose);
-    expect(calls[0]).toMatchObject({ index: 0, id: thinking.toolCall.id, function: { name: thinking.toolCall.name } });
-    expect(JSON.parse(calls.map((call: any) => call.function.arguments).join(''))).toEqual(thinking.input);
+    expect(calls[0]).toMatchObject({ index: 0, id: recordedThinking.toolCall.id, function: { name: recordedThinking.toolCall.name } });
+    expect(JSON.parse(calls.map((call: any) => call.function.arguments).join(''))).toEqual(recordedThinking.input);
 
     const strict = chunksOf(await runTransform(transformFor({ strict: true }).transform, [bytes]));
     expect(strict.some((chunk) => chunk !== '[DONE]' && chunk.choices?.[0]?.delta?.content_blocks)).toBe(false);
     expect(toolCallsOf(strict)).toHaveLength(calls.length);
   });
+
+  it('measures stream translation throughput and added time to first chunk', async () => {
+    const bytes = readRecordingBytes(toolUseStreamRecording);
+    const frameCount = readRecordingJson<StreamEvent[]>(toolUseEventsRecording).length;
+    // messageStart and the first text delta, so the first chunk can go out before the rest arrives.
+    const firstWrite = bytes.readUInt32BE(0) + bytes.readUInt32BE(bytes.readUInt32BE(0));
+    const runs = 2000;
+    let outputChunks = 0;
+    let firstChunkMs = 0;
+    const started = performance.now();
+    for (let run = 0; run < runs; run++) {
+      const { transform } = transformFor();
+      let first = 0;
+      const t0 = performance.now();
+      transform.on('data', (chunk: Buffer) => {
+        if (!first) first = performance.now() - t0;
+        outputChunks += chunk.toString('utf8').split('\n\n').length - 1;
+      });
+      transform.write(bytes.subarray(0, firstWrite));
+      transform.end(bytes.subarray(firstWrite));
+      await once(transform, 'end');
+      firstChunkMs += first;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const chunksPerSecond = Math.round(outputChunks / seconds);
+    const framesPerSecond = Math.round((frameCount * runs) / seconds);
+    console.log(
+      `bedrock stream: ${chunksPerSecond} OpenAI chunks/s (${framesPerSecond} Bedrock frames/s) over ${runs} replays; mean time to first chunk ${((firstChunkMs / runs) * 1000).toFixed(1)} µs`,
+    );
+    expect(chunksPerSecond).toBeGreaterThan(5_000);
+  });
 });
 
 describe('ConverseStream → OpenAI chunks', () => {
-  it('ignores the padding field Bedrock adds to every payload', async () => {
-    const plain = chunksOf(await runTransform(transformFor().transform, [bedrockToolUseStream]));
-    expect(bedrockToolUseStreamPadded.length).toBeGreaterThan(bedrockToolUseStream.length);
-    const padded = chunksOf(await runTransform(transformFor().transform, [bedrockToolUseStreamPadded]));
-    expect(stable(padded)).toEqual(stable(plain));
-  });
-
   it('maps redacted reasoning to a redacted_thinking block only when strict API compliance is off', async () => {
-    const loose = chunksOf(await runTransform(transformFor({ strict: false }).transform, [bedrockRedactedThinkingStream]));
-    expect(contentBlocksOf(loose)).toEqual([{ index: 0, type: 'redacted_thinking', data: 'Z3ctc2FtcGxlLXJlZGFjdGVk' }]);
-    expect(textOf(loose)).toBe('Your order ships on Tuesday.');
+    // No recording holds redacted reasoning: one such block, then the answer.
+    const bytes = encodeStream([
+      { messageStart: { role: 'assistant' } },
+      { contentBlockDelta: { contentBlockIndex: 0, delta: { reasoningContent: { redactedContent: 'AAEC' } } } },
+      { contentBlockStop: { contentBlockIndex: 0 } },
+      { contentBlockDelta: { contentBlockIndex: 1, delta: { text: 'Answer.' } } },
+      { messageStop: { stopReason: 'end_turn' } },
+    ]);
+    const loose = chunksOf(await runTransform(transformFor({ strict: false }).transform, [bytes]));
+    expect(contentBlocksOf(loose)).toEqual([{ index: 0, type: 'redacted_thinking', data: 'AAEC' }]);
+    expect(textOf(loose)).toBe('Answer.');
     expect(loose.find((chunk) => chunk.choices?.[0]?.finish_reason).choices[0].finish_reason).toBe('stop');
-    const strict = chunksOf(await runTransform(transformFor({ strict: true }).transform, [bedrockRedactedThinkingStream]));
+    const strict = chunksOf(await runTransform(transformFor({ strict: true }).transform, [bytes]));
     expect(contentBlocksOf(strict)).toEqual([]);
-    expect(textOf(strict)).toBe('Your order ships on Tuesday.');
+    expect(textOf(strict)).toBe('Answer.');
   });
 
-  const start = frames([{ messageStart: { role: 'assistant' } }, { contentBlockDelta: { contentBlockIndex: 0, delta: { text: 'Hello' } } }]);
-  const finishEvents: ConverseStreamEvent[] = [
+  const start = encodeStream([{ messageStart: { role: 'assistant' } }, { contentBlockDelta: { contentBlockIndex: 0, delta: { text: 'Hello' } } }]);
+  const finishFrames = streamFrames([
     { contentBlockStop: { contentBlockIndex: 0 } },
     { messageStop: { stopReason: 'end_turn' } },
     { metadata: { usage: { inputTokens: 3, outputTokens: 1, totalTokens: 4 }, metrics: { latencyMs: 90 } } },
-  ];
-  const finish = frames(finishEvents);
+  ]);
+  const finish = Buffer.concat(finishFrames);
 
   for (const [exception, status, type] of [
     ['throttlingException', 429, 'rate_limit_error'],
@@ -510,7 +520,7 @@ describe('ConverseStream → OpenAI chunks', () => {
   });
 
   it('turns a bad message CRC into an error event and decodes nothing after it', async () => {
-    const bad = eventFrame({ contentBlockDelta: { contentBlockIndex: 0, delta: { text: ' world' } } });
+    const bad = eventFrame('contentBlockDelta', { contentBlockIndex: 0, delta: { text: ' world' } });
     bad[bad.length - 6] ^= 0x01;
     const chunks = chunksOf(await runTransform(transformFor().transform, [start, bad, finish]));
     expect(textOf(chunks)).toBe('Hello');
@@ -523,14 +533,14 @@ describe('ConverseStream → OpenAI chunks', () => {
   });
 
   it('reports a stream that ends before messageStop, mid-frame or between frames', async () => {
-    const cut = chunksOf(await runTransform(transformFor().transform, [start, eventFrame(finishEvents[0]).subarray(0, 20)]));
+    const cut = chunksOf(await runTransform(transformFor().transform, [start, finishFrames[0].subarray(0, 20)]));
     expect(cut.at(-2).error.message).toMatch(/ended before messageStop, inside a frame/);
     const early = chunksOf(await runTransform(transformFor().transform, [start]));
     expect(early.at(-2).error).toMatchObject({ code: 'provider_stream_error', message: 'The Bedrock stream ended before messageStop.' });
   });
 
   it('streams the forced response_format tool as content with finish_reason stop', async () => {
-    const bytes = frames([
+    const bytes = encodeStream([
       { messageStart: { role: 'assistant' } },
       { contentBlockStart: { contentBlockIndex: 0, start: { toolUse: { toolUseId: 'tooluse_x', name: 'answer' } } } },
       { contentBlockDelta: { contentBlockIndex: 0, delta: { toolUse: { input: '{"ok":' } } } },
@@ -541,36 +551,5 @@ describe('ConverseStream → OpenAI chunks', () => {
     expect(textOf(chunks)).toBe('{"ok":true}');
     expect(chunks.some((chunk) => chunk.choices?.[0]?.delta?.tool_calls)).toBe(false);
     expect(chunks.find((chunk) => chunk.choices?.[0]?.finish_reason).choices[0].finish_reason).toBe('stop');
-  });
-
-  it('measures stream translation throughput and added time to first chunk', async () => {
-    const bytes = bedrockToolUseStream;
-    const frameCount = bedrockToolUseEvents.length;
-    // messageStart and the first text delta, so the first chunk can go out before the rest arrives.
-    const firstWrite = bedrockToolUseFrames[0].length + bedrockToolUseFrames[1].length;
-    const runs = 2000;
-    let outputChunks = 0;
-    let firstChunkMs = 0;
-    const started = performance.now();
-    for (let run = 0; run < runs; run++) {
-      const { transform } = transformFor();
-      let first = 0;
-      const t0 = performance.now();
-      transform.on('data', (chunk: Buffer) => {
-        if (!first) first = performance.now() - t0;
-        outputChunks += chunk.toString('utf8').split('\n\n').length - 1;
-      });
-      transform.write(bytes.subarray(0, firstWrite));
-      transform.end(bytes.subarray(firstWrite));
-      await once(transform, 'end');
-      firstChunkMs += first;
-    }
-    const seconds = (performance.now() - started) / 1000;
-    const chunksPerSecond = Math.round(outputChunks / seconds);
-    const framesPerSecond = Math.round((frameCount * runs) / seconds);
-    console.log(
-      `bedrock stream: ${chunksPerSecond} OpenAI chunks/s (${framesPerSecond} Bedrock frames/s) over ${runs} replays; mean time to first chunk ${((firstChunkMs / runs) * 1000).toFixed(1)} µs`,
-    );
-    expect(chunksPerSecond).toBeGreaterThan(5_000);
   });
 });

@@ -3,7 +3,6 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import type { PreparedCall, ProviderCall, ProviderSettings, ResolvedTarget } from '../../../lib/providers/types';
 import { vertexAiProvider } from '../../../lib/providers/vertex-ai';
 import { clearTokenCache } from '../../../lib/providers/vertex-ai/token';
-import { anthropicToolUseExchange, anthropicToolUseStreamText } from '../../fixtures/providers/anthropic';
 import { chatCall, runTransform, startFakeGoogle, type FakeGoogle } from '../../support/fakes/google';
 import { readRecording, readRecordingJson, recordingsPresent } from '../../support/recordings';
 import { rejectedGatewayError } from '../../support/gateway-error';
@@ -95,17 +94,26 @@ describe('the vertex-ai adapter', () => {
   };
 
   it('sends Claude models to publishers/anthropic rawPredict with the Vertex anthropic_version and no model', async () => {
-    const { prepared, streamed } = await expectClaudeAnswersRead(claudeRequest, {
-      response: anthropicToolUseExchange.response,
-      stream: anthropicToolUseStreamText({ model: 'claude-sonnet-4@20250514' }),
-      toolCall: { id: 'toolu_gw_sample_05', name: 'lookup_order', arguments: '{"order_id":"A-1042"}' },
-      streamedToolId: 'toolu_gw_sample_03',
-    });
+    const prepared = await prepare(claudeRequest);
     expect(prepared.url.href).toBe(`${base}/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict`);
     const body = JSON.parse(String(prepared.body));
     expect(body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', max_tokens: 1000, system: expect.anything(), messages: [{ role: 'user' }] });
     expect(body.model).toBeUndefined();
     expect(body.tools[0].name).toBe('lookup_order');
+    // Vertex relays Claude's answer in Anthropic's Message format.
+    const answer = {
+      id: 'msg_v1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4',
+      content: [{ type: 'text', text: 'Shipped.' }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 4, output_tokens: 2 },
+    };
+    const completion = JSON.parse(String(prepared.readResponse(Buffer.from(JSON.stringify(answer))).body));
+    expect(completion.choices[0]).toMatchObject({ finish_reason: 'stop', message: { role: 'assistant', content: 'Shipped.' } });
+    // The `anthropic.` prefix names the publisher and is not sent.
+    const streamed = await prepare({ ...claudeRequest, model: `anthropic.${claudeRequest.model}`, stream: true });
     expect(streamed.url.href).toBe(`${base}/publishers/anthropic/models/claude-sonnet-4@20250514:streamRawPredict`);
     expect(JSON.parse(String(streamed.body)).stream).toBe(true);
   });
@@ -160,6 +168,8 @@ describe('the vertex-ai adapter', () => {
   });
 });
 
+// Claude's answers through Vertex are replayed from the recordings only, read inside the test so a
+// clone without them skips it.
 describe.skipIf(!recordingsPresent)('the vertex-ai adapter: recorded Claude transcripts', () => {
   it('reads the recorded Claude response and stream', async () => {
     const request = {
@@ -168,12 +178,14 @@ describe.skipIf(!recordingsPresent)('the vertex-ai adapter: recorded Claude tran
       tools: [{ type: 'function', function: { name: 'test_tool', parameters: { type: 'object', properties: { value: { type: 'string' } } } } }],
       max_tokens: 1000,
     };
-    await expectClaudeAnswersRead(request, {
+    const { prepared, streamed } = await expectClaudeAnswersRead(request, {
       response: readRecordingJson<any>('anthropic_messages_nonstream_tool_use_recording.json').response,
       stream: readRecording('anthropic_stream_tool_use.sse'),
       toolCall: { id: 'toolu_011LF2VkWpAfJnTKJcmh1PNf', name: 'test_tool', arguments: '{"value":"test"}' },
       streamedToolId: 'toolu_01NRLabsLyVHZPKxbKvkfSMn',
     });
+    expect(prepared.url.href).toBe(`${base}/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict`);
+    expect(streamed.url.href).toBe(`${base}/publishers/anthropic/models/claude-sonnet-4@20250514:streamRawPredict`);
   });
 });
 
