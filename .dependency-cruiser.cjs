@@ -19,7 +19,8 @@ const ranks = [
   ['inference'],
   ['http'],
   ['prompts', 'files'],
-  ['control', 'batches'],
+  ['control', 'provider-jobs'],
+  ['batches', 'fine-tuning'],
   ['local'],
 ];
 

@@ -11,10 +11,11 @@ import { toMessagesRequest, readMessageResponse, type AnthropicMapping } from '.
 import type { ChatRequest } from '../providers/openai-format/types';
 import { putLineIndex, readLineIndex } from '../store/batch-work';
 import type { BatchErrorEntry } from '../store/batches';
-import { BatchInputRejected, fileLines } from './batch-input';
+import { fileLines } from '../core/text-lines';
+import { BatchInputRejected } from './batch-input';
 import type { ProviderBatchApi, ResultLine } from './provider-batch-api';
 import { answeredLine, errorLine, refusedLine } from './line-results';
-import { call, callJson } from './provider-calls';
+import { call, callJson } from '../provider-jobs/provider-calls';
 
 interface MessageBatch {
   id?: unknown;

@@ -6,10 +6,11 @@
 import { openAICompatibleProviders } from '../providers/openai-compatible/providers';
 import type { BatchStatus } from '../store/batches';
 import { anthropicBatchApi } from './anthropic-batches';
-import { fileLines } from './batch-input';
+import { fileLines } from '../core/text-lines';
 import { mistralBatchApi } from './mistral-batches';
 import type { ProviderBatchApi } from './provider-batch-api';
-import { cancelProviderBatch, createProviderBatch, providerFileContent, retrieveProviderBatch, uploadBatchInput } from './provider-calls';
+import { providerFileContent } from '../provider-jobs/provider-calls';
+import { cancelProviderBatch, createProviderBatch, retrieveProviderBatch, uploadBatchInput } from './openai-batch-calls';
 
 /** Provider states of OpenAI's Batch API that end a batch, and the gateway's state for each. */
 const openAIEndings: Record<string, BatchStatus> = { completed: 'completed', failed: 'failed', expired: 'expired', cancelled: 'cancelled' };

@@ -3,14 +3,8 @@ import { GatewayError } from '../core/errors';
 import { isPlainObject } from '../core/plain-object';
 import { isGatewayFileId, selectsProvider } from '../files/provider-selection';
 import { controlRoutes, defineRoute } from '../http/define-route';
-import {
-  readCacheHeaders,
-  readConfigHeader,
-  readForwardHeaderNames,
-  readProviderCredentials,
-  readRequestTimeoutHeader,
-} from '../http/inference/option-headers';
 import { passthroughFromResource } from '../http/inference/passthrough-route';
+import { workOptionsOf } from '../provider-jobs/request-options';
 import { readJsonObject } from '../http/json-body';
 import { listEnvelope, pageQuery } from '../http/pagination';
 import type { RouteContext, RouteHandler } from '../http/pipeline';
@@ -18,7 +12,6 @@ import type { GatewayResponse } from '../http/types';
 import { batchEndpoints } from './batch-input';
 import { presentBatch } from './batch-object';
 import { cancelBatch, completionWindows, createBatch, currentCounts, findBatch, isGatewayBatchId, listBatches } from './batches';
-import type { LineOptions } from './line-options';
 
 /** The spec's bounds on a batch's metadata. */
 const maxMetadataPairs = 16;
@@ -49,22 +42,6 @@ const createBody = object({
   ) as ZodMiniType<Record<string, string> | null | undefined>,
 });
 
-/** The gateway options of the create request, which its lines run with. */
-function lineOptionsOf({ request }: RouteContext): LineOptions {
-  const headers = request.headers;
-  const forwardHeaderNames = readForwardHeaderNames(headers);
-  const options = {
-    config: readConfigHeader(headers),
-    credentials: readProviderCredentials(headers),
-    timeoutMs: readRequestTimeoutHeader(headers),
-    forwardHeaderNames,
-    cache: readCacheHeaders(headers),
-  };
-  const forwarded: Record<string, string> = {};
-  for (const name of forwardHeaderNames) if (headers[name] !== undefined) forwarded[name] = headers[name];
-  return { options, headers: forwarded };
-}
-
 const managedBatches = controlRoutes(
   defineRoute({
     method: 'POST',
@@ -75,7 +52,7 @@ const managedBatches = controlRoutes(
     async handler({ body }, context) {
       const { auth, trace } = context;
       const caller = { organisationId: auth.organisationId, workspaceId: auth.workspaceId, keyId: auth.keyId };
-      const item = await createBatch(caller, { ...body, metadata: body.metadata ?? null }, lineOptionsOf(context), trace.metadata ?? {});
+      const item = await createBatch(caller, { ...body, metadata: body.metadata ?? null }, workOptionsOf(context), trace.metadata ?? {});
       return presentBatch(item);
     },
   }),

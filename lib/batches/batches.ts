@@ -12,7 +12,7 @@ import { listChunks } from '../store/batch-work';
 import type { InferenceCaller } from '../inference/inference-request';
 import { maxBatchFileBytes } from './batch-input';
 import { sendLifecycle } from '../store/batch-queue';
-import { sealLineOptions, type LineOptions } from './line-options';
+import { sealLineOptions, type LineOptions } from '../provider-jobs/sealed-options';
 import { batchApiProvider } from './provider-batches';
 
 /** Ids of the gateway's batches: a prefix no provider uses (OpenAI's start `batch_`), so an id alone says whose it is. */

@@ -31,7 +31,7 @@ import { batchEndpoints, type BatchLine } from './batch-input';
 import { sendChunks, sendLifecycle } from '../store/batch-queue';
 import { workExpiresAt } from './lifecycle';
 import { answeredLine, readChunkRequests, refusedLine } from './line-results';
-import { openLineOptions, type LineOptions } from './line-options';
+import { openLineOptions, type LineOptions } from '../provider-jobs/sealed-options';
 
 export interface ChunkInvocation {
   workspaceId: string;

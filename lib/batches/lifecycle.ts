@@ -20,7 +20,8 @@ import {
   type ChunkPlan,
   type ChunkState,
 } from '../store/batch-work';
-import { BatchInputChecker, fileLines, type BatchLine } from './batch-input';
+import { fileLines } from '../core/text-lines';
+import { BatchInputChecker, type BatchLine } from './batch-input';
 import { sendChunks, sendLifecycle } from '../store/batch-queue';
 import { finalStatuses } from './batches';
 import { errorLine, readChunkRequests } from './line-results';

@@ -11,9 +11,11 @@ import { openAICompatibleProviders } from '../providers/openai-compatible/provid
 import { mapFinishReasons } from '../providers/openai-compatible/stream';
 import type { JsonObject } from '../providers/types';
 import type { BatchStatus } from '../store/batches';
-import { BatchInputRejected, fileLines } from './batch-input';
+import { fileLines } from '../core/text-lines';
+import { BatchInputRejected } from './batch-input';
 import type { ProviderBatchApi } from './provider-batch-api';
-import { callJson, providerFileContent, uploadBatchInput } from './provider-calls';
+import { callJson, providerFileContent } from '../provider-jobs/provider-calls';
+import { uploadBatchInput } from './openai-batch-calls';
 
 const mistral = openAICompatibleProviders.find((row) => row.name === 'mistral-ai')!;
 

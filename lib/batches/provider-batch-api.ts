@@ -4,7 +4,7 @@
  * results as the lines of OpenAI's output and error files.
  */
 import type { BatchErrorEntry, BatchItem, BatchStatus, RequestCounts } from '../store/batches';
-import type { LineOptions } from './line-options';
+import type { LineOptions } from '../provider-jobs/sealed-options';
 
 /** The provider's batch as the gateway mirrors it. */
 export interface ProviderBatchState {

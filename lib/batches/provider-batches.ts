@@ -14,7 +14,8 @@ import type { InferenceOptions } from '../inference/inference-request';
 import { sendLifecycle } from '../store/batch-queue';
 import { clearUnfinished, getBatchItem, updateBatchItem, type BatchItem, type BatchStatus } from '../store/batches';
 import { streamFileObject } from '../store/file-objects';
-import { openLineOptions } from './line-options';
+import { openLineOptions } from '../provider-jobs/sealed-options';
+import { firstFollowSeconds, followDelay, providerSilenceLimitSeconds } from '../provider-jobs/follow';
 import { batchApiOf } from './batch-apis';
 import type { ProviderBatchApi, ProviderBatchState } from './provider-batch-api';
 import type { EncryptedBlob } from '../secrets/envelope';
@@ -44,14 +45,6 @@ export async function batchApiProvider(
   }
   return name && batchApiOf(name, batch.endpoint) ? name : undefined;
 }
-
-/** How long the first follow-up waits; each later one waits twice as long, up to SQS's 15 minutes. */
-export function firstFollowSeconds(): number {
-  const configured = Number(process.env.GATEWAY_BATCH_FOLLOW_SECONDS);
-  return Number.isFinite(configured) && configured > 0 ? configured : 30;
-}
-
-const followDelay = (follows: number) => Math.min(900, firstFollowSeconds() * 2 ** Math.min(follows, 10));
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -123,12 +116,6 @@ export async function followProviderBatch(workspaceId: string, batchId: string):
     from: ['in_progress', 'cancelling'],
   });
   await sendLifecycle({ kind: 'follow', workspace_id: workspaceId, batch_id: batchId }, followDelay(follows));
-}
-
-/** How long a provider may fail to answer about its batch before the gateway's batch is failed. */
-export function providerSilenceLimitSeconds(): number {
-  const configured = Number(process.env.GATEWAY_BATCH_PROVIDER_SILENCE_SECONDS);
-  return Number.isFinite(configured) && configured > 0 ? configured : 6 * 60 * 60;
 }
 
 /**

@@ -5,7 +5,7 @@ import { MultipartError, multipartBoundary, parseMultipart, type MultipartPart }
 /** The purposes OpenAI accepts on upload. */
 export const uploadPurposes = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] as const;
 /** Files the gateway writes itself (a batch's output and errors); listed and read like the others, never uploaded. */
-export const gatewayWrittenPurposes = ['batch_output'] as const;
+export const gatewayWrittenPurposes = ['batch_output', 'fine-tune-results'] as const;
 export type FilePurpose = (typeof uploadPurposes)[number] | (typeof gatewayWrittenPurposes)[number];
 
 /** Longer names are refused: a file name is shown back in every listing. */

@@ -7,6 +7,7 @@ import { installLambdaGlobals } from './lambda/lambda-globals';
 import { installLogSink, type LogSink } from './triggers/log-sink';
 import { startQueuePollers } from './triggers/queue-poller';
 import { resumeUnfinishedBatches } from '../batches/resume';
+import { resumeUnfinishedJobs } from '../fine-tuning/lifecycle';
 import { provisionResources } from './template/provision';
 import { startLocalServer, type LambdaHandler, type LocalServer } from './lambda/server';
 import { loadServerlessConfig, resolveIntrinsics } from './template/serverless-config';
@@ -141,6 +142,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<L
   });
   // The queue emulator keeps no message across restarts; DynamoDB keeps the batches.
   await resumeUnfinishedBatches();
+  await resumeUnfinishedJobs();
   return {
     url: `${server.url}/v1`,
     bootstrap,

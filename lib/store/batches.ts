@@ -1,10 +1,12 @@
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { dynamoClient } from './clients';
 import { writeIfCondition } from './conditional';
 import { batchKey } from './keys';
 import { queryNewestFirst, type Page } from './newest-first';
+import { updateStateItem, type StateUpdate } from './state-update';
 import { tables } from './tables';
+import { clearUnfinished as clearUnfinishedWork, listUnfinished, markUnfinished as markUnfinishedWork } from './unfinished-work';
 
 export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
 
@@ -95,100 +97,21 @@ export async function listBatchItems(workspaceId: string, query: { limit: number
   return { data: page.items.map(strip), has_more: page.has_more };
 }
 
-export interface BatchUpdate {
-  set?: Partial<BatchItem>;
-  /** Attributes to remove (the sealed options once a batch ends). */
-  remove?: (keyof BatchItem)[];
-  /** Set each of these only when the batch does not have it yet. */
-  setIfAbsent?: Partial<BatchItem>;
-  /** The update is made only while the batch is in one of these states. */
-  from?: readonly BatchStatus[];
-}
+export type BatchUpdate = StateUpdate<BatchItem, BatchStatus>;
 
 /**
  * A conditional update of a batch: the batch after it, or undefined when the batch is gone or not
  * in a state of `from` (so of two workers making the same move, one makes it).
  */
 export async function updateBatchItem(workspaceId: string, id: string, update: BatchUpdate): Promise<BatchItem | undefined> {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets: string[] = [];
-  let n = 0;
-  for (const [name, value] of Object.entries(update.set ?? {})) {
-    if (value === undefined) continue;
-    names[`#a${n}`] = name;
-    values[`:v${n}`] = value;
-    sets.push(`#a${n} = :v${n}`);
-    n++;
-  }
-  for (const [name, value] of Object.entries(update.setIfAbsent ?? {})) {
-    if (value === undefined) continue;
-    names[`#a${n}`] = name;
-    values[`:v${n}`] = value;
-    sets.push(`#a${n} = if_not_exists(#a${n}, :v${n})`);
-    n++;
-  }
-  const removes = (update.remove ?? []).map((name) => {
-    names[`#a${n}`] = name;
-    return `#a${n++}`;
-  });
-  let condition = 'attribute_exists(pk)';
-  if (update.from) {
-    names['#status'] = 'status';
-    const options = update.from.map((status, index) => {
-      values[`:from${index}`] = status;
-      return `:from${index}`;
-    });
-    condition += ` AND #status IN (${options.join(', ')})`;
-  }
-  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
-  let result: Record<string, unknown> | undefined;
-  const written = await writeIfCondition(async () => {
-    const answer = await dynamoClient().send(
-      new UpdateItemCommand({
-        TableName: tables.control,
-        Key: marshall(batchKey.item(workspaceId, id)),
-        UpdateExpression: expression,
-        ConditionExpression: condition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: Object.keys(values).length ? marshall(values, { removeUndefinedValues: true }) : undefined,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    result = answer.Attributes ? unmarshall(answer.Attributes) : undefined;
-  });
-  return written && result ? strip(result) : undefined;
+  const result = await updateStateItem(batchKey.item(workspaceId, id), update);
+  return result ? strip(result) : undefined;
 }
 
 /** Unfinished batches: what a starting runtime goes through to re-enqueue work whose messages were lost. */
-export async function markUnfinished(workspaceId: string, id: string): Promise<void> {
-  await dynamoClient().send(new PutItemCommand({ TableName: tables.control, Item: marshall({ ...batchKey.unfinished(id), workspace_id: workspaceId }) }));
-}
-
-export async function clearUnfinished(id: string): Promise<void> {
-  await dynamoClient().send(new DeleteItemCommand({ TableName: tables.control, Key: marshall(batchKey.unfinished(id)) }));
-}
-
-export async function listUnfinishedBatches(): Promise<{ id: string; workspace_id: string }[]> {
-  const found: { id: string; workspace_id: string }[] = [];
-  let start: Record<string, any> | undefined;
-  do {
-    const page = await dynamoClient().send(
-      new QueryCommand({
-        TableName: tables.control,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: marshall({ ':pk': batchKey.unfinishedPartition }),
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      const { sk, workspace_id } = unmarshall(item);
-      found.push({ id: sk, workspace_id });
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return found;
-}
+export const markUnfinished = (workspaceId: string, id: string) => markUnfinishedWork(batchKey.unfinishedPartition, id, workspaceId);
+export const clearUnfinished = (id: string) => clearUnfinishedWork(batchKey.unfinishedPartition, id);
+export const listUnfinishedBatches = () => listUnfinished(batchKey.unfinishedPartition);
 
 function strip(item: Record<string, unknown>): BatchItem {
   const { pk: _pk, sk: _sk, gsi1pk: _gsi1pk, gsi1sk: _gsi1sk, ...fields } = item;

@@ -176,7 +176,6 @@ export const batchKey = {
   item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#BATCH#${id}`, sk: 'BATCH' }),
   workspaceList: (workspaceId: string) => `WS#${workspaceId}#BATCH`,
   unfinishedPartition: 'BATCHES#UNFINISHED',
-  unfinished: (id: string) => ({ pk: batchKey.unfinishedPartition, sk: id }),
   work: (workspaceId: string, id: string) => `BATCH#${workspaceId}#${id}`,
   chunk: (workspaceId: string, id: string, chunk: number) => ({ pk: batchKey.work(workspaceId, id), sk: `C#${String(chunk).padStart(6, '0')}` }),
   chunkPrefix: 'C#',
@@ -186,4 +185,20 @@ export const batchKey = {
   lineObject: (workspaceId: string, id: string, line: number) => `batches/${workspaceId}/${id}/lines/${line}.json`,
   /** What a provider batch's results are read back with, when the provider cannot carry it (its own ids, the answer's mapping). */
   lineIndexObject: (workspaceId: string, id: string) => `batches/${workspaceId}/${id}/line-index.jsonl`,
+};
+
+/**
+ * A fine-tuning job. Control table: the job, by workspace and id, listed per workspace on gsi1; its
+ * events and checkpoints under the job's partition (sorted by time-sortable id); and a marker per
+ * unfinished job, what a starting runtime reads to follow jobs whose queue messages were lost.
+ */
+export const fineTuningJobKey = {
+  partition: (workspaceId: string, id: string) => `WS#${workspaceId}#FTJOB#${id}`,
+  item: (workspaceId: string, id: string) => ({ pk: fineTuningJobKey.partition(workspaceId, id), sk: 'FTJOB' }),
+  workspaceList: (workspaceId: string) => `WS#${workspaceId}#FTJOB`,
+  event: (workspaceId: string, id: string, eventId: string) => ({ pk: fineTuningJobKey.partition(workspaceId, id), sk: `E#${eventId}` }),
+  eventPrefix: 'E#',
+  checkpoint: (workspaceId: string, id: string, checkpointId: string) => ({ pk: fineTuningJobKey.partition(workspaceId, id), sk: `C#${checkpointId}` }),
+  checkpointPrefix: 'C#',
+  unfinishedPartition: 'FTJOBS#UNFINISHED',
 };

@@ -103,7 +103,7 @@ describe('the resources of serverless.yml', () => {
     expect(dlq.MessageRetentionPeriod).toBe('1209600');
 
     const fineTune = await queueAttributes(provisioned.ref('FineTuneQueue'));
-    expect(fineTune.VisibilityTimeout).toBe('120');
+    expect(fineTune.VisibilityTimeout).toBe('960');
     expect(JSON.parse(fineTune.RedrivePolicy).deadLetterTargetArn).toBe(provisioned.getAtt('FineTuneDeadLetterQueue', 'Arn'));
   });
 

@@ -8,6 +8,10 @@
  * cancel makes a batch `cancelling`, then `cancelled`. Mistral's batch jobs (`/batch/jobs`) run on
  * the same files: `QUEUED`, `RUNNING`, then `SUCCESS`, answering lines that ask for a `long` answer
  * with Mistral's own finish reason `model_length`; a cancel is `CANCELLATION_REQUESTED`, then `CANCELLED`.
+ * OpenAI's fine-tuning jobs (`/fine_tuning/jobs`) too: each look moves a job from `validating_files`
+ * through `queued` and `running` to `succeeded` (a fine-tuned model, trained tokens, a CSV result
+ * file and an event per state), or `failed` when its training file holds `fake-outcome-failed`; one
+ * holding `fake-hold` stays `running` until it is cancelled.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { multipartBoundary, parseMultipart } from '../../../lib/wire/multipart';
@@ -167,6 +171,129 @@ export function fakeBatchApi(): FakeBatchApi {
     return true;
   }
 
+  interface FakeTuningJob {
+    id: string;
+    object: 'fine_tuning.job';
+    model: string;
+    status: string;
+    training_file: string;
+    validation_file: string | null;
+    created_at: number;
+    fine_tuned_model: string | null;
+    finished_at: number | null;
+    trained_tokens: number | null;
+    result_files: string[];
+    hyperparameters: Record<string, unknown>;
+    error: unknown;
+    suffix: string | null;
+    events: { id: string; object: string; created_at: number; level: string; message: string; type: string }[];
+  }
+  const tuningJobs = new Map<string, FakeTuningJob>();
+
+  function fineTuningJobs(req: IncomingMessage, res: ServerResponse, body: Buffer, pathname: string): boolean {
+    const method = req.method ?? 'GET';
+    const event = (job: FakeTuningJob, message: string) =>
+      job.events.unshift({
+        id: id('ftevent-'),
+        object: 'fine_tuning.job.event',
+        created_at: 1_700_000_000 + job.events.length,
+        level: 'info',
+        message,
+        type: 'message',
+      });
+    if (/\/fine_tuning\/jobs$/.test(pathname) && method === 'POST') {
+      const request = JSON.parse(body.toString('utf8')) as {
+        model: string;
+        training_file: string;
+        validation_file?: string;
+        suffix?: string;
+        hyperparameters?: Record<string, unknown>;
+      };
+      if (!files.has(request.training_file)) return (notFound(res, 'file'), true);
+      const job: FakeTuningJob = {
+        id: id('ftjob-'),
+        object: 'fine_tuning.job',
+        model: request.model,
+        status: 'validating_files',
+        training_file: request.training_file,
+        validation_file: request.validation_file ?? null,
+        created_at: 1_700_000_000,
+        fine_tuned_model: null,
+        finished_at: null,
+        trained_tokens: null,
+        result_files: [],
+        hyperparameters: { n_epochs: 3, ...request.hyperparameters },
+        error: null,
+        suffix: request.suffix ?? null,
+        events: [],
+      };
+      event(job, 'Validating training file');
+      tuningJobs.set(job.id, job);
+      const { events: _events, ...answer } = job;
+      json(res, 200, answer);
+      return true;
+    }
+    const match = /\/fine_tuning\/jobs\/([^/]+)(\/cancel|\/events|\/checkpoints)?$/.exec(pathname);
+    if (!match) return false;
+    const job = tuningJobs.get(decodeURIComponent(match[1]!));
+    if (!job) return (notFound(res, 'fine-tuning job'), true);
+    if (match[2] === '/events' && method === 'GET') return (json(res, 200, { object: 'list', data: job.events, has_more: false }), true);
+    if (match[2] === '/checkpoints' && method === 'GET') {
+      // A checkpoint per step once the job has trained: steps 10 and 20, the latest first.
+      const data =
+        job.status === 'succeeded'
+          ? [20, 10].map((step) => ({
+              id: `ftckpt_${job.id.slice(6)}_${step}`,
+              object: 'fine_tuning.job.checkpoint',
+              created_at: 1_700_000_100 + step,
+              fine_tuned_model_checkpoint: `${job.fine_tuned_model}:ckpt-step-${step}`,
+              step_number: step,
+              metrics: { step, train_loss: 1 / step, train_mean_token_accuracy: 0.9 },
+              fine_tuning_job_id: job.id,
+            }))
+          : [];
+      return (json(res, 200, { object: 'list', data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }), true);
+    }
+    if (match[2] === '/cancel' && method === 'POST') {
+      if (!['succeeded', 'failed', 'cancelled'].includes(job.status)) {
+        job.status = 'cancelled';
+        event(job, 'Job cancelled');
+      }
+    } else if (method === 'GET') {
+      if (job.status === 'validating_files') {
+        const failing = files.get(job.training_file)!.bytes.toString('utf8').includes('fake-outcome-failed');
+        if (failing) {
+          Object.assign(job, {
+            status: 'failed',
+            finished_at: 1_700_000_100,
+            error: { code: 'invalid_training_file', message: 'The fake provider refused the training file.', param: 'training_file' },
+          });
+          event(job, 'Training file refused');
+        } else {
+          job.status = 'queued';
+          event(job, 'Job queued');
+        }
+      } else if (job.status === 'queued') {
+        job.status = 'running';
+        event(job, 'Fine-tuning started');
+      } else if (job.status === 'running' && !files.get(job.training_file)!.bytes.toString('utf8').includes('fake-hold')) {
+        const result = { id: id('file-'), bytes: Buffer.from('step,train_loss\n1,0.91\n2,0.42\n'), purpose: 'fine-tune-results', filename: 'step_metrics.csv' };
+        files.set(result.id, result);
+        Object.assign(job, {
+          status: 'succeeded',
+          finished_at: 1_700_000_200,
+          trained_tokens: 1234,
+          fine_tuned_model: `ft:${job.model}:gw-fake:${job.suffix ?? 'model'}:${job.id}`,
+          result_files: [result.id],
+        });
+        event(job, 'The job has successfully completed');
+      }
+    } else return false;
+    const { events: _events, ...answer } = job;
+    json(res, 200, answer);
+    return true;
+  }
+
   const presentJob = (job: { id: string; status: string; model: string; output_file: string | null; total: number; succeeded: number }) => ({
     id: job.id,
     object: 'batch',
@@ -230,6 +357,7 @@ export function fakeBatchApi(): FakeBatchApi {
         return true;
       }
       if (mistralJobs(req, res, body, pathname)) return true;
+      if (fineTuningJobs(req, res, body, pathname)) return true;
       match = /\/batches\/([^/]+)(\/cancel)?$/.exec(pathname);
       if (match) {
         const batch = batches.get(decodeURIComponent(match[1]!));

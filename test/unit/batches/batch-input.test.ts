@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { BatchInputChecker, fileLines, maxBatchLines } from '../../../lib/batches/batch-input';
+import { BatchInputChecker, maxBatchLines } from '../../../lib/batches/batch-input';
+import { fileLines } from '../../../lib/core/text-lines';
 
 const line = (customId: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
