@@ -73,7 +73,11 @@ async function failJob(job: FineTuningJobItem, error: { code: string; message: s
 export async function startJob(workspaceId: string, jobId: string): Promise<void> {
   let job = await getFineTuningJob(workspaceId, jobId);
   if (!job || isFinal(job.status) || !job.sealed_options) return;
-  if (job.provider_job_id) return sendFineTuning({ kind: 'follow', workspace_id: workspaceId, job_id: jobId });
+  if (job.provider_job_id) {
+    // A cancel that came while the job was being created is passed on now.
+    if (job.cancel_requested && !job.cancel_sent) return cancelAtProvider(workspaceId, jobId);
+    return sendFineTuning({ kind: 'follow', workspace_id: workspaceId, job_id: jobId });
+  }
   if (job.cancel_requested) {
     // Cancelled before it reached the provider: it ends here.
     const cancelled = await updateFineTuningJob(workspaceId, jobId, {
@@ -130,6 +134,7 @@ export async function startJob(workspaceId: string, jobId: string): Promise<void
       return;
     }
     await recordEvent(job, `Created at ${job.provider} as ${created.id}.`);
+    if (recorded.cancel_requested && !recorded.cancel_sent) return cancelAtProvider(workspaceId, jobId);
   } catch (error) {
     // A provider that refuses the job (4xx) ends it; anything else is tried again by redelivery.
     if (error instanceof GatewayError && error.status >= 400 && error.status < 500 && error.status !== 429) {
@@ -176,6 +181,8 @@ export async function followJob(workspaceId: string, jobId: string): Promise<voi
   }
   const status = answer.status as FineTuningStatus;
   if (isFinal(status)) return endJob(job, lineOptions, answer, status);
+  // Whichever worker saw the cancel first, it reaches the provider once.
+  if (job.cancel_requested && !job.cancel_sent) return cancelAtProvider(workspaceId, jobId);
   await updateFineTuningJob(workspaceId, jobId, {
     set: { follows, ...mirrored(answer) },
     remove: ['provider_unanswered_since'],
@@ -268,6 +275,7 @@ export async function cancelAtProvider(workspaceId: string, jobId: string): Prom
     path: `fine_tuning/jobs/${encodeURIComponent(job.provider_job_id)}/cancel`,
     body: Buffer.alloc(0),
   });
+  await updateFineTuningJob(workspaceId, jobId, { set: { cancel_sent: true } });
   await sendFineTuning({ kind: 'follow', workspace_id: workspaceId, job_id: jobId }, firstFollowSeconds());
 }
 

@@ -46,6 +46,8 @@ export interface FineTuningJobItem {
   planned_result_files?: string[];
   /** A cancel was asked for; it is passed on to the provider. */
   cancel_requested?: boolean;
+  /** The cancel reached the provider. */
+  cancel_sent?: boolean;
   /** The create request's `x-gateway-metadata`, which the job's provider calls are logged with. */
   line_metadata?: Record<string, unknown>;
 }
