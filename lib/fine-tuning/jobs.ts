@@ -7,6 +7,7 @@ import { badRequest, GatewayError, notFound } from '../core/errors';
 import { newId } from '../core/ids';
 import { findFile } from '../files/stored-files';
 import type { InferenceCaller } from '../inference/inference-request';
+import { fineTuningApiOf, fineTuningProviders } from './fine-tuning-apis';
 import { sealLineOptions, type LineOptions } from '../provider-jobs/sealed-options';
 import { sendFineTuning } from '../store/fine-tuning-queue';
 import {
@@ -26,9 +27,6 @@ export function isGatewayJobId(id: string): boolean {
   return id.startsWith(`${gatewayJobIdPrefix}_`);
 }
 
-/** Providers whose fine-tuning API is OpenAI's (files with purpose `fine-tune`, `/fine_tuning/jobs`). */
-export const fineTuningProviders = ['openai'] as const;
-
 export const finalJobStatuses = ['succeeded', 'failed', 'cancelled'] as const;
 
 export interface CreateJobInput {
@@ -46,7 +44,7 @@ export interface CreateJobInput {
 /** The provider the job runs at: the one `x-gateway-provider` names, when its fine-tuning API is one the gateway drives. */
 export function fineTuningProvider(lineOptions: LineOptions): string {
   const { provider, customHost } = lineOptions.options.credentials;
-  if (lineOptions.options.config.kind !== 'headers' || customHost || !provider || !(fineTuningProviders as readonly string[]).includes(provider)) {
+  if (lineOptions.options.config.kind !== 'headers' || customHost || !provider || !fineTuningApiOf(provider)) {
     throw badRequest(
       `A fine-tuning job runs at a provider with a fine-tuning API the gateway drives: name it with x-gateway-provider (${fineTuningProviders.join(', ')}) and its key as Authorization, without a config or custom host.`,
       'x-gateway-provider',

@@ -1,0 +1,16 @@
+/**
+ * The providers whose fine-tuning API the gateway drives, and the API of each.
+ */
+import { openAIFineTuningApi } from './openai-fine-tuning';
+import type { ProviderFineTuningApi } from './provider-api';
+
+const apis: Record<string, ProviderFineTuningApi> = {
+  openai: openAIFineTuningApi,
+  'azure-openai': openAIFineTuningApi,
+};
+
+export const fineTuningProviders: readonly string[] = Object.keys(apis);
+
+export function fineTuningApiOf(provider: string): ProviderFineTuningApi | undefined {
+  return Object.hasOwn(apis, provider) ? apis[provider] : undefined;
+}
