@@ -51,11 +51,33 @@ const openAIBatchApi: ProviderBatchApi = {
   },
 };
 
+/**
+ * Azure OpenAI's global-batch deployments: OpenAI's Batch API at the resource, whose lines and batch
+ * name the operation without OpenAI's `/v1` (`/chat/completions`), and whose `model` is the
+ * global-batch deployment's name.
+ * @see https://learn.microsoft.com/azure/ai-foundry/openai/how-to/batch
+ */
+const azureBatchApi: ProviderBatchApi = {
+  ...openAIBatchApi,
+  async submit(batch, lineOptions, input) {
+    const azureEndpoint = batch.endpoint.replace(/^\/v1\//, '/');
+    const lines: string[] = [];
+    for await (const { text } of fileLines([input])) {
+      if (text.trim() !== '') lines.push(JSON.stringify({ ...JSON.parse(text), url: azureEndpoint }));
+    }
+    const inputFileId = await uploadBatchInput(batch, lineOptions, Buffer.from(`${lines.join('\n')}\n`));
+    const created = await createProviderBatch(batch, lineOptions, inputFileId, azureEndpoint);
+    return { batchId: created.id, inputFileId };
+  },
+};
+
 const openAIBatchProviders = new Set(openAICompatibleProviders.filter((row) => row.batchApi).map((row) => row.name));
 
 /** The batch API of a provider for a batch of `endpoint`, or undefined when the gateway must run it. */
 export function batchApiOf(provider: string, endpoint: string): ProviderBatchApi | undefined {
   if (openAIBatchProviders.has(provider)) return openAIBatchApi;
+  // Global batch takes chat and embeddings.
+  if (provider === 'azure-openai' && endpoint !== '/v1/completions') return azureBatchApi;
   // Message Batches take Messages requests: chat only.
   if (provider === 'anthropic' && endpoint === '/v1/chat/completions') return anthropicBatchApi;
   // Mistral's batch jobs: chat and embeddings, one model a job.

@@ -22,10 +22,14 @@ export function uploadBatchInput(batch: BatchItem, lineOptions: LineOptions, con
   return uploadProviderFile(batch, lineOptions, content, { purpose: 'batch', filename: `${batch.id}.jsonl` });
 }
 
-export async function createProviderBatch(batch: BatchItem, lineOptions: LineOptions, inputFileId: string): Promise<ProviderBatch> {
-  const body = Buffer.from(
-    JSON.stringify({ input_file_id: inputFileId, endpoint: batch.endpoint, completion_window: '24h', metadata: { gateway_batch_id: batch.id } }),
-  );
+/** Creates the provider's batch; `endpoint` as the provider names it (OpenAI's `/v1/…` unless told otherwise). */
+export async function createProviderBatch(
+  batch: BatchItem,
+  lineOptions: LineOptions,
+  inputFileId: string,
+  endpoint: string = batch.endpoint,
+): Promise<ProviderBatch> {
+  const body = Buffer.from(JSON.stringify({ input_file_id: inputFileId, endpoint, completion_window: '24h', metadata: { gateway_batch_id: batch.id } }));
   return checked(await callJson<ProviderBatch>(batch, lineOptions, { method: 'POST', path: 'batches', body, contentType: 'application/json' }));
 }
 

@@ -40,7 +40,8 @@ export async function batchApiProvider(
   let name = provider;
   if (slug !== undefined) {
     const entry = await catalog.find(workspaceId, slug);
-    if (!entry || entry.custom_host) return undefined;
+    // An Azure entry's resource and api-version are the entry's, which the resource-level calls do not read.
+    if (!entry || entry.custom_host || entry.provider === 'azure-openai') return undefined;
     name = entry.provider;
   }
   return name && batchApiOf(name, batch.endpoint) ? name : undefined;

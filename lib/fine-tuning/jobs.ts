@@ -8,6 +8,7 @@ import { newId } from '../core/ids';
 import { findFile } from '../files/stored-files';
 import type { InferenceCaller } from '../inference/inference-request';
 import { fineTuningApiOf, fineTuningProviders } from './fine-tuning-apis';
+import { findProvider } from '../providers/registry';
 import { sealLineOptions, type LineOptions } from '../provider-jobs/sealed-options';
 import { sendFineTuning } from '../store/fine-tuning-queue';
 import {
@@ -51,6 +52,8 @@ export function fineTuningProvider(lineOptions: LineOptions): string {
       'provider_not_supported',
     );
   }
+  // A setting the provider's host needs (Azure's resource name) is asked for now, not when the worker calls.
+  findProvider(provider)?.baseUrlFor?.(lineOptions.options.credentials.cloud ?? {});
   return provider;
 }
 

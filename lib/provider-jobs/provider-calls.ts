@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { GatewayError } from '../core/errors';
 import { readBody } from '../core/read-body';
 import { inferenceRequest } from '../inference/inference-request';
+import { findProvider } from '../providers/registry';
 import { inferenceContext, runInference } from '../inference/run-inference';
 
 import type { LineOptions } from '../provider-jobs/sealed-options';
@@ -32,17 +33,28 @@ export interface ProviderCall {
   contentType?: string;
 }
 
+/**
+ * The path and query of a resource-level call for the provider the work names by its headers (a
+ * catalog entry's settings are the entry's, so work that needs them is not sent to such a provider).
+ */
+function resourceApiAddress(lineOptions: LineOptions, path: string): { path: string; query: string } {
+  const { provider, cloud } = lineOptions.options.credentials;
+  const definition = provider ? findProvider(provider) : undefined;
+  return definition?.resourceApiPath ? definition.resourceApiPath(cloud ?? {}, path) : { path, query: '' };
+}
+
 /** A provider call, as the work's caller with its options; the answer's body, or the provider's error thrown. */
 export async function call(
   work: ProviderWork,
   lineOptions: LineOptions,
   { method, path, body, contentType }: ProviderCall,
 ): Promise<Readable | Buffer | string> {
+  const address = resourceApiAddress(lineOptions, path);
   const request = inferenceRequest({
     kind: 'passthrough',
     method,
-    providerPath: path,
-    rawQuery: '',
+    providerPath: address.path,
+    rawQuery: address.query,
     bytes: body,
     caller: { organisationId: work.organisation_id, workspaceId: work.workspace_id, keyId: work.key_id },
     options: lineOptions.options,

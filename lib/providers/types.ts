@@ -68,6 +68,11 @@ export interface ProviderDefinition {
    * project, a resource name). Throws a 400 GatewayError naming the missing setting.
    */
   baseUrlFor?(settings: ProviderSettings): string;
+  /**
+   * Where a resource-level API the workers call (files, batches, fine-tuning jobs) lies under the
+   * base URL, for providers that address it their own way; OpenAI's paths as they are otherwise.
+   */
+  resourceApiPath?(settings: ProviderSettings, path: string): { path: string; query: string };
   adapter: ProviderAdapter;
 }
 

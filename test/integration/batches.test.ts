@@ -583,6 +583,32 @@ describe('batches run as Mistral batch jobs', () => {
   });
 });
 
+describe('batches run at Azure OpenAI’s global batch', () => {
+  const azure = () =>
+    openaiClient({
+      provider: 'azure-openai',
+      apiKey: 'azure-key',
+      headers: { 'x-gateway-cloudC-resource-name': 'orders-east', 'x-gateway-cloudC-api-version': '2024-10-21' },
+    });
+
+  it('sends the lines with Azure’s operation path and api-version, and copies the answers home', async () => {
+    // The fake refuses a call without api-version and a batch whose endpoint or lines say /v1/….
+    const input = await upload(azure(), [
+      { ...chatLine('one', 'first'), body: { model: 'gpt-4o-global-batch', messages: [{ role: 'user', content: 'first' }] } },
+      { ...chatLine('two', 'second'), body: { model: 'gpt-4o-global-batch', messages: [{ role: 'user', content: 'second' }] } },
+    ]);
+    const created = await azure().batches.create({ input_file_id: input, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await waitForEnd(azure(), created.id, 20_000);
+    expect(batch.errors).toBeFalsy();
+    expect(batch).toMatchObject({ status: 'completed', endpoint: '/v1/chat/completions', request_counts: { total: 2, completed: 2, failed: 0 } });
+    const output = await fileLines(azure(), batch.output_file_id);
+    expect(output.map((line) => [line.custom_id, line.response.body.choices[0].message.content]).sort()).toEqual([
+      ['one', 'echo: first'],
+      ['two', 'echo: second'],
+    ]);
+  });
+});
+
 describe('a provider’s batches', () => {
   it('passes a batches request that selects a provider and names a provider file through', async () => {
     const answer = {

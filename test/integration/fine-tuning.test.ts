@@ -120,6 +120,22 @@ describe('fine-tuning jobs', () => {
     expect(wrongPurpose).toMatchObject({ status: 400, code: 'invalid_file', param: 'training_file' });
   });
 
+  it('runs a job at Azure OpenAI, its calls under the resource with the api-version', async () => {
+    // The fake answers Azure's paths only with an api-version, so a job that succeeds was addressed Azure's way.
+    const azure = openaiClient({
+      provider: 'azure-openai',
+      apiKey: 'azure-key',
+      headers: { 'x-gateway-cloudC-resource-name': 'orders-east', 'x-gateway-cloudC-api-version': '2024-10-21' },
+    });
+    const created = await azure.fineTuning.jobs.create({ model: 'gpt-4o-mini-2024-07-18', training_file: await trainingFile(), suffix: 'azure' });
+    const job = await pollUntil(() => azure.fineTuning.jobs.retrieve(created.id), ended, 30_000);
+    expect(job).toMatchObject({ status: 'succeeded', error: null });
+    expect(job.fine_tuned_model).toMatch(/^ft:gpt-4o-mini-2024-07-18:gw-fake:azure:/);
+    expect(job.result_files).toHaveLength(1);
+    const messages = (await azure.fineTuning.jobs.listEvents(created.id, { limit: 50 })).data.map((event) => event.message);
+    expect(messages).toContain(`Created fine-tuning job ${created.id} for azure-openai.`);
+  });
+
   it('is invisible to another workspace', async () => {
     const created = await openai().fineTuning.jobs.create({ model: 'gpt-4o-mini-2024-07-18', training_file: await trainingFile() });
     const other = new OpenAI({ baseURL: env().gatewayUrl, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': store.otherWorkspaceKey } });

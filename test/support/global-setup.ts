@@ -66,9 +66,11 @@ function startEnvironment(): SharedEnvironment {
     const upstream = await startFakeUpstream();
     stops.push(() => upstream.close());
     // Anthropic too, for the Message Batches its batches run on (its other tests bring a fake of their own).
-    const baseUrls = Object.fromEntries(
-      [...openAICompatibleProviders.map((provider) => provider.name), 'anthropic'].map((name) => [name, `${upstream.url}/${name}/v1`]),
-    );
+    // Azure OpenAI at its resource's `/openai`, for the batches and fine-tuning jobs run there.
+    const baseUrls = {
+      ...Object.fromEntries([...openAICompatibleProviders.map((provider) => provider.name), 'anthropic'].map((name) => [name, `${upstream.url}/${name}/v1`])),
+      'azure-openai': `${upstream.url}/azure-openai/openai`,
+    };
     const gateway = await spawnGateway({
       GATEWAY_DATA_DIR: dataDir,
       GATEWAY_ADMIN_KEY: testAdminKey,

@@ -1,13 +1,14 @@
 import { allOperations } from '../capabilities';
 import type { ProviderDefinition } from '../types';
 import { azureOpenAIAdapter } from './adapter';
-import { azureOpenAIBaseUrl } from './request';
+import { azureOpenAIBaseUrl, azureResourceApiPath } from './request';
 
 /** Azure OpenAI: deployment-scoped OpenAI API on `{resource}.openai.azure.com` (`api-key` or Entra ID bearer auth). */
 export const azureOpenAIProvider: ProviderDefinition = {
   name: 'azure-openai',
   baseUrl: 'https://{resource}.openai.azure.com/openai',
   baseUrlFor: azureOpenAIBaseUrl,
+  resourceApiPath: azureResourceApiPath,
   operations: allOperations,
   adapter: azureOpenAIAdapter,
 };

@@ -70,6 +70,17 @@ export function chooseDeployment(settings: ProviderSettings, model: unknown): Az
   return { deployment, apiVersion: fallbackVersion };
 }
 
+/**
+ * Where the resource's own APIs (files, batches, fine-tuning jobs) lie under the base URL: beside
+ * the deployments with the api-version, or on the v1 API under `/v1`.
+ * @see https://learn.microsoft.com/azure/ai-foundry/openai/how-to/batch
+ */
+export function azureResourceApiPath(settings: ProviderSettings, path: string): { path: string; query: string } {
+  const version = settings.cloudC_api_version ?? settings.api_version ?? defaultApiVersion;
+  if (v1Versions.has(version)) return { path: `v1/${path}`, query: version === 'preview' ? 'api-version=preview' : '' };
+  return { path, query: `api-version=${encodeURIComponent(version)}` };
+}
+
 const operationPaths: Record<Operation, string> = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings' };
 
 export interface AzureOpenAIRoute {

@@ -11,7 +11,8 @@
  * OpenAI's fine-tuning jobs (`/fine_tuning/jobs`) too: each look moves a job from `validating_files`
  * through `queued` and `running` to `succeeded` (a fine-tuned model, trained tokens, a CSV result
  * file and an event per state), or `failed` when its training file holds `fake-outcome-failed`; one
- * holding `fake-hold` stays `running` until it is cancelled.
+ * holding `fake-hold` stays `running` until it is cancelled. Under `/azure-openai/` it is Azure
+ * OpenAI's: every call needs `api-version`, and a batch names its operation without `/v1`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { multipartBoundary, parseMultipart } from '../../../lib/wire/multipart';
@@ -41,6 +42,20 @@ export interface FakeBatchApi {
   handle(req: IncomingMessage, res: ServerResponse, body: Buffer, pathname: string): boolean;
   files: Map<string, FakeFile>;
   batches: Map<string, FakeBatch>;
+}
+
+/**
+ * What Azure OpenAI's resource APIs refuse that OpenAI's take: a call without `api-version`, and a
+ * batch that names the operation OpenAI's way (`/v1/chat/completions`) in its endpoint or lines.
+ */
+function azureRefusal(req: IncomingMessage, body: Buffer, pathname: string, files: Map<string, FakeFile>): string | undefined {
+  if (!new URL(req.url ?? '/', 'http://fake').searchParams.get('api-version')) return 'fake azure: api-version is required.';
+  if (req.method !== 'POST' || !/\/batches$/.test(pathname)) return undefined;
+  const { endpoint, input_file_id } = JSON.parse(body.toString('utf8')) as { endpoint: string; input_file_id: string };
+  if (endpoint.startsWith('/v1/')) return `fake azure: endpoint ${endpoint} is not one of /chat/completions, /embeddings.`;
+  const lines = files.get(input_file_id)?.bytes.toString('utf8').split('\n').filter(Boolean) ?? [];
+  const stray = lines.find((line) => (JSON.parse(line) as { url: string }).url !== endpoint);
+  return stray ? `fake azure: every line's url must be the batch's endpoint ${endpoint}.` : undefined;
 }
 
 export function fakeBatchApi(): FakeBatchApi {
@@ -312,6 +327,10 @@ export function fakeBatchApi(): FakeBatchApi {
     batches,
     handle(req, res, body, pathname) {
       const method = req.method ?? 'GET';
+      if (pathname.startsWith('/azure-openai/')) {
+        const refusal = azureRefusal(req, body, pathname, files);
+        if (refusal) return (json(res, 400, { error: { message: refusal, type: 'invalid_request_error', code: 'invalid_request' } }), true);
+      }
       let match = /\/files$/.exec(pathname);
       if (match && method === 'POST') {
         const boundary = multipartBoundary(req.headers['content-type']);
