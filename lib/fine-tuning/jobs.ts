@@ -102,6 +102,7 @@ export async function createJob(
     sealed_options: { ...(await sealLineOptions(caller.workspaceId, lineOptions)) },
     line_metadata: Object.keys(lineMetadata).length ? lineMetadata : undefined,
   };
+  fineTuningApiOf(provider)?.check?.(item);
   if (!(await putFineTuningJob(item))) throw new Error(`Job id ${item.id} was taken; ids are random, so this should not happen.`);
   await recordEvent(item, `Created fine-tuning job ${item.id} for ${provider}.`);
   await sendFineTuning({ kind: 'start', workspace_id: item.workspace_id, job_id: item.id });

@@ -22,6 +22,11 @@ export interface ProviderJobState {
 }
 
 export interface ProviderFineTuningApi {
+  /**
+   * Throws a 400 naming a field of the job the provider cannot take, so that the create request is
+   * refused before anything is stored or sent; a provider that takes OpenAI's fields has none.
+   */
+  check?(job: FineTuningJobItem): void;
   /** Uploads one of the job's files (OpenAI's JSONL chat lines); its id at the provider. */
   uploadFile(job: FineTuningJobItem, lineOptions: LineOptions, content: Buffer, role: 'training' | 'validation'): Promise<string>;
   /** Creates the provider's job from the uploaded files; its id and first state. */

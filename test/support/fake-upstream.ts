@@ -12,6 +12,8 @@
  *   ANY  …/sse-raw[?delayMs=] the fixed SSE body `SSE_RAW_PARTS`, one part at a time with pauses
  *   …/files, …/files/<id>/content, …/batches[/<id>[/cancel]]   OpenAI's Batch API (fakes/openai-batches.ts)
  *   …/messages/batches[/<id>[/cancel|/results]]                 Anthropic's Message Batches (fakes/anthropic-batches.ts)
+ *   /mistral-ai/…/fine_tuning/jobs[/<id>[/cancel|/start]]       Mistral's fine-tuning API (fakes/mistral-fine-tuning.ts)
+ *   /together-ai/…/files/upload, …/fine-tunes[/<id>[/cancel|/events|/checkpoints]]   Together AI's fine-tuning API (fakes/together-fine-tuning.ts)
  * A model named `error-<status>` (e.g. `error-429`) gets that status with an OpenAI error body
  * (`retry-after` on 429/503). Model `error-midstream` streams two content chunks and then an in-stream
  * `data: {"error":…}` event without `[DONE]` (non-stream: 500).
@@ -23,7 +25,9 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { fakeMessageBatches } from './fakes/anthropic-batches';
+import { fakeMistralFineTuning } from './fakes/mistral-fine-tuning';
 import { fakeBatchApi } from './fakes/openai-batches';
+import { fakeTogetherFineTuning } from './fakes/together-fine-tuning';
 
 export interface RecordedRequest {
   method: string;
@@ -353,6 +357,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   // OpenAI's Batch API (files and batches), stateful per fake: what provider-run batches call.
   const batchApi = fakeBatchApi();
   const messageBatches = fakeMessageBatches();
+  const mistralFineTuning = fakeMistralFineTuning(batchApi.files);
+  const togetherFineTuning = fakeTogetherFineTuning();
   const burst = options.burstStreams === true && chunkDelayMs === 0;
 
   const requests: RecordedRequest[] = [];
@@ -846,6 +852,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       return sendBody(res, 200, fakeBinaryBytes(s), 'application/octet-stream');
     }
     if (last === 'sse-raw') return handleSseRaw(res, url);
+    if (pathname.startsWith('/mistral-ai/') && mistralFineTuning.handle(req, res, body, pathname)) return;
+    if (pathname.startsWith('/together-ai/') && togetherFineTuning.handle(req, res, body, pathname)) return;
     if (messageBatches.handle(req, res, body, pathname) || batchApi.handle(req, res, body, pathname)) return;
     return sendError(res, 404, `Invalid URL (${method} ${pathname})`);
   }
