@@ -18,7 +18,7 @@ const ranks = [
   ['routing', 'catalog', 'cache', 'budgets'],
   ['inference'],
   ['http'],
-  ['prompts', 'files'],
+  ['prompts', 'files', 'responses'],
   ['control', 'provider-jobs'],
   ['batches', 'fine-tuning'],
   ['local'],

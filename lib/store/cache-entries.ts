@@ -7,7 +7,7 @@ import { getItemFast } from './lean-dynamo';
 import { cacheEntryKey } from './keys';
 import { getObject, putObject } from './s3-object';
 import { deleteSemanticItems, isSemanticRef, type SemanticRef } from './semantic-entries';
-import { tables } from './tables';
+import { dataBucket, tables } from './tables';
 
 /** A cached answer, as the cache step replays it. */
 export interface CacheEntry {
@@ -84,7 +84,7 @@ export async function putCacheEntry(workspaceId: string, partition: string, key:
   if (entry.semanticRef) item.semanticRef = { S: JSON.stringify(entry.semanticRef) };
   if (entry.body.length > inlineBodyLimit) {
     const objectKey = cacheEntryKey.bodyObject(workspaceId, partition, key);
-    await putObject(bucket(), objectKey, entry.body, { contentType: 'application/json', metadata: { [expiryMetadata]: String(entry.expiresAt) } });
+    await putObject(dataBucket(), objectKey, entry.body, { contentType: 'application/json', metadata: { [expiryMetadata]: String(entry.expiresAt) } });
     item.bodyObject = { S: objectKey };
   } else {
     item.body = { B: entry.body };
@@ -142,7 +142,7 @@ export async function purgeCacheEntries(workspaceId: string, partition?: string)
 }
 
 async function readBodyObject(objectKey: string, expiresAt: number): Promise<Buffer | undefined> {
-  const object = await getObject(bucket(), objectKey);
+  const object = await getObject(dataBucket(), objectKey);
   if (!object) return undefined;
   // A later write of the key (a forced refresh) replaces the object before its item: between the
   // two, the object is not this item's body.
@@ -150,7 +150,7 @@ async function readBodyObject(objectKey: string, expiresAt: number): Promise<Buf
 }
 
 async function deleteBodyObjects(objects: ObjectIdentifier[]): Promise<void> {
-  const result = await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: objects, Quiet: true } }));
+  const result = await s3Client().send(new DeleteObjectsCommand({ Bucket: dataBucket(), Delete: { Objects: objects, Quiet: true } }));
   const [first] = result.Errors ?? [];
   if (first) throw new Error(`S3 did not delete ${result.Errors!.length} cached bodies (first: ${first.Key}, ${first.Code}: ${first.Message}).`);
 }
@@ -181,10 +181,4 @@ function checkKeyParts(...parts: Array<string | undefined>): void {
 /** A Buffer over the same bytes, without a copy. */
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-function bucket(): string {
-  const name = process.env.GATEWAY_BUCKET;
-  if (!name) throw new Error("GATEWAY_BUCKET is not set; the gateway's functions get it from serverless.yml's provider.environment.");
-  return name;
 }

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3Client } from './clients';
 import { fileKey } from './keys';
+import { dataBucket } from './tables';
 
 export async function putFileObject(workspaceId: string, id: string, body: Buffer): Promise<void> {
   await s3Client().send(new PutObjectCommand({ Bucket: bucket(), Key: fileKey.object(workspaceId, id), Body: body, ContentType: 'application/octet-stream' }));
@@ -30,8 +31,4 @@ export async function deleteFileObject(workspaceId: string, id: string): Promise
 }
 
 /** The data bucket, whose `files/` prefix holds the files' and the uploads' bytes. */
-export function bucket(): string {
-  const name = process.env.GATEWAY_BUCKET;
-  if (!name) throw new Error("GATEWAY_BUCKET is not set; the gateway's functions get it from serverless.yml's provider.environment.");
-  return name;
-}
+export const bucket = dataBucket;

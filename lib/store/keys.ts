@@ -202,3 +202,12 @@ export const fineTuningJobKey = {
   checkpointPrefix: 'C#',
   unfinishedPartition: 'FTJOBS#UNFINISHED',
 };
+
+/**
+ * State table: a stored response (its object, input items and the conversation before it), under
+ * its workspace; one too large for an item is an S3 object under `responses/`.
+ */
+export const responseKey = {
+  item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#RESP#${id}`, sk: 'RESP' }),
+  object: (workspaceId: string, id: string) => `responses/${workspaceId}/${id}.json`,
+};

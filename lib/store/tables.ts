@@ -1,4 +1,4 @@
-/** Names of the stack's tables, from the environment serverless.yml (or the local runtime) sets. */
+/** Names of the stack's tables and its data bucket, from the environment serverless.yml (or the local runtime) sets. */
 function required(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set; the gateway's functions get it from serverless.yml's provider.environment.`);
@@ -16,3 +16,8 @@ export const tables = {
     return required('GATEWAY_LOGS_TABLE');
   },
 };
+
+/** The data bucket: files and uploads (`files/`), large cached answers (`cache/`), large stored responses (`responses/`). */
+export function dataBucket(): string {
+  return required('GATEWAY_BUCKET');
+}

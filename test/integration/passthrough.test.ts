@@ -349,7 +349,7 @@ describe('provider response headers that cannot be sent on', () => {
         `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n${badHeaders}transfer-encoding: chunked\r\nconnection: close\r\n\r\n6\r\ndata: \r\n8\r\n[DONE]\n\n\r\n0\r\n\r\n`,
     );
     try {
-      const response = await call(`${provider.url}/v1`, 'POST', '/responses', '{}');
+      const response = await call(`${provider.url}/v1`, 'POST', '/threads/runs', '{}');
       expect(response.statusCode).toBe(200);
       expect(await response.body.text()).toBe('data: [DONE]\n\n');
       expect(Object.keys(response.headers).filter((name) => name.startsWith('x-bad-'))).toEqual([]);

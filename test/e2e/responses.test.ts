@@ -1,0 +1,188 @@
+/**
+ * The Responses API through the gateway with the official openai client: a response made from any
+ * provider's chat answer, stored, fetched, listed, deleted, chained across providers and through a
+ * fallback, streamed as OpenAI's events; store: false, refusals, another workspace, logs.
+ */
+import OpenAI, { NotFoundError } from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
+import { startFakeAnthropic, type FakeAnthropic } from '../support/fakes/anthropic';
+import { env, openaiClient, waitForLogs } from '../support/gateway-client';
+import { connectToGatewayStore } from '../support/gateway-store';
+
+const store = connectToGatewayStore();
+const weatherTool = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'The weather in a city.',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  strict: true,
+};
+
+describe('the Responses API', () => {
+  let anthropic: FakeAnthropic;
+  let upstream: FakeUpstream;
+  let openai: OpenAI;
+  let claude: OpenAI;
+  beforeAll(async () => {
+    anthropic = await startFakeAnthropic();
+    upstream = await startFakeUpstream();
+    openai = openaiClient({ provider: 'openai', headers: { 'x-gateway-custom-host': `${upstream.url}/v1` } });
+    claude = openaiClient({ provider: 'anthropic', apiKey: 'sk-ant-responses', headers: { 'x-gateway-custom-host': anthropic.url } });
+  });
+  afterAll(async () => {
+    await anthropic.close();
+    await upstream.close();
+  });
+
+  it('answers, stores, lists the input items of, and deletes a response', async () => {
+    const response = await openai.responses.create({ model: 'gpt-4o-mini', input: 'hello there', instructions: 'Be brief.', metadata: { topic: 'greeting' } });
+    expect(response).toMatchObject({ object: 'response', status: 'completed', instructions: 'Be brief.', metadata: { topic: 'greeting' }, error: null });
+    expect(response.id).toMatch(/^resp_/);
+    expect(response.output_text).toBe('echo: hello there');
+    expect(response.output[0]).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'echo: hello there' }],
+    });
+    expect(response.usage?.input_tokens).toBeGreaterThan(0);
+    expect(response.usage?.total_tokens).toBe((response.usage?.input_tokens ?? 0) + (response.usage?.output_tokens ?? 0));
+    // The instructions went first, as a system message.
+    expect((upstream.requests.at(-1)!.json as any).messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hello there' },
+    ]);
+
+    const fetched = await openai.responses.retrieve(response.id);
+    expect(fetched).toMatchObject({ id: response.id, status: 'completed', output_text: 'echo: hello there' });
+    const items = await openai.responses.inputItems.list(response.id);
+    expect(items.data).toEqual([expect.objectContaining({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hello there' }] })]);
+
+    expect(await openai.responses.delete(response.id)).toMatchObject({ id: response.id, object: 'response.deleted', deleted: true });
+    await expect(openai.responses.retrieve(response.id)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('runs function tools over two turns at Anthropic, the second from the stored first', async () => {
+    const first = await claude.responses.create({ model: 'claude-sonnet-4-20250514', input: 'What is the weather in Paris?', tools: [weatherTool] });
+    const call = first.output.find((item) => item.type === 'function_call');
+    expect(call).toMatchObject({ type: 'function_call', name: 'get_weather', status: 'completed' });
+    expect(JSON.parse((call as any).arguments)).toHaveProperty('city');
+    const second = await claude.responses.create({
+      model: 'claude-sonnet-4-20250514',
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: (call as any).call_id, output: '22 °C and sunny' }],
+      tools: [weatherTool],
+    });
+    expect(second.output_text).toBe('The tool said: 22 °C and sunny');
+    expect(second.previous_response_id).toBe(first.id);
+    // Anthropic got the whole conversation: the question, its tool use, and the result under the same id.
+    const sent = anthropic.requests.at(-1)!.json;
+    expect(sent.messages.map((message: any) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(sent.messages[1].content.find((block: any) => block.type === 'tool_use').id).toBe((call as any).call_id);
+    expect(sent.messages[2].content[0]).toMatchObject({ type: 'tool_result', tool_use_id: (call as any).call_id });
+  });
+
+  it('continues a conversation started at one provider at another', async () => {
+    const first = await openai.responses.create({ model: 'gpt-4o-mini', input: 'my name is Ada' });
+    const second = await claude.responses.create({ model: 'claude-sonnet-4-20250514', previous_response_id: first.id, input: 'what is my name?' });
+    expect(second.output_text).toBe('echo: what is my name?');
+    expect(anthropic.requests.at(-1)!.json.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'my name is Ada' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'echo: my name is Ada' }] },
+      { role: 'user', content: 'what is my name?' },
+    ]);
+  });
+
+  it('keeps the history through a fallback in the middle of a conversation', async () => {
+    const first = await openai.responses.create({ model: 'gpt-4o-mini', input: 'remember 42' });
+    const config = {
+      strategy: { mode: 'fallback' },
+      targets: [
+        { provider: 'openai', api_key: 'sk-down', custom_host: `${upstream.url}/v1`, override_params: { model: 'error-500' } },
+        { provider: 'anthropic', api_key: 'sk-ant-fallback', custom_host: anthropic.url, override_params: { model: 'claude-sonnet-4-20250514' } },
+      ],
+    };
+    const fallback = openaiClient({ provider: null, headers: { 'x-gateway-config': JSON.stringify(config) } });
+    const second = await fallback.responses.create({ model: 'gpt-4o-mini', previous_response_id: first.id, input: 'which number?' });
+    expect(second.status).toBe('completed');
+    expect(second.output_text).toBe('echo: which number?');
+    const texts = anthropic.requests
+      .at(-1)!
+      .json.messages.map((message: any) => (typeof message.content === 'string' ? message.content : message.content[0].text));
+    expect(texts).toEqual(['remember 42', 'echo: remember 42', 'which number?']);
+  });
+
+  it('streams OpenAI’s events from Anthropic’s stream, and the client’s final response matches the stored one', async () => {
+    const stream = claude.responses.stream({ model: 'claude-sonnet-4-20250514', input: 'stream this please' });
+    const types: string[] = [];
+    let text = '';
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+    }
+    const final = await stream.finalResponse();
+    expect(text).toBe('echo: stream this please');
+    expect(final.output_text).toBe(text);
+    expect(types.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+    expect(types.slice(-4)).toEqual(['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+    expect(final.usage?.output_tokens).toBeGreaterThan(0);
+    const stored = await claude.responses.retrieve(final.id);
+    expect(stored).toMatchObject({ id: final.id, status: 'completed', output_text: text });
+  });
+
+  it('asks for JSON by the schema text.format names', async () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+    await openai.responses.create({
+      model: 'gpt-4o-mini',
+      input: 'json please',
+      text: { format: { type: 'json_schema', name: 'reply', schema, strict: true } },
+    });
+    expect((upstream.requests.at(-1)!.json as any).response_format).toEqual({ type: 'json_schema', json_schema: { name: 'reply', schema, strict: true } });
+  });
+
+  it('keeps nothing of a store: false response, and says so when it is chained from', async () => {
+    const response = await openai.responses.create({ model: 'gpt-4o-mini', input: 'forget me', store: false });
+    expect((response as unknown as { store: boolean }).store).toBe(false);
+    await expect(openai.responses.retrieve(response.id)).rejects.toBeInstanceOf(NotFoundError);
+    const chained = await openai.responses.create({ model: 'gpt-4o-mini', input: 'and then?', previous_response_id: response.id }).catch((error) => error);
+    expect(chained).toMatchObject({ status: 400, code: 'previous_response_not_stored', param: 'previous_response_id' });
+    const unknown = await openai.responses
+      .create({ model: 'gpt-4o-mini', input: 'x', previous_response_id: 'resp_0000000000000000000000zzzz' })
+      .catch((error) => error);
+    expect(unknown).toMatchObject({ status: 404, code: 'previous_response_not_found' });
+  });
+
+  it('refuses metadata beyond its limits, naming the key, and a built-in tool it cannot run', async () => {
+    const longKey = 'k'.repeat(65);
+    const refused = await openai.responses.create({ model: 'gpt-4o-mini', input: 'x', metadata: { [longKey]: 'v' } }).catch((error) => error);
+    expect(refused).toMatchObject({ status: 400, param: 'metadata' });
+    expect(refused.message).toContain(longKey);
+    const tooMany = Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`k${index}`, 'v']));
+    expect(await openai.responses.create({ model: 'gpt-4o-mini', input: 'x', metadata: tooMany }).catch((error) => error)).toMatchObject({
+      status: 400,
+      param: 'metadata',
+    });
+    const builtIn = await claude.responses
+      .create({ model: 'claude-sonnet-4-20250514', input: 'x', tools: [{ type: 'web_search_preview' }] })
+      .catch((error) => error);
+    expect(builtIn).toMatchObject({ status: 400, param: 'tools[0].type' });
+  });
+
+  it('is invisible to another workspace', async () => {
+    const response = await openai.responses.create({ model: 'gpt-4o-mini', input: 'mine only' });
+    const other = new OpenAI({ baseURL: env().gatewayUrl, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': store.otherWorkspaceKey } });
+    await expect(other.responses.retrieve(response.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(other.responses.inputItems.list(response.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(other.responses.delete(response.id)).rejects.toBeInstanceOf(NotFoundError);
+    expect((await openai.responses.retrieve(response.id)).id).toBe(response.id);
+  });
+
+  it('is logged like any request, with its usage', async () => {
+    const traceId = `trace-responses-${Date.now()}`;
+    await openai.responses.create({ model: 'gpt-4o-mini', input: 'log me' }, { headers: { 'x-gateway-trace-id': traceId } });
+    const [log] = await waitForLogs(traceId);
+    expect(log).toMatchObject({ status: 200, path: '/v1/responses' });
+    expect(log.usage.total_tokens).toBeGreaterThan(0);
+  });
+});
