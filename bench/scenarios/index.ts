@@ -12,12 +12,14 @@ import { chat } from './chat';
 import { fallback } from './fallback';
 import { chat4k, guardrails } from './guardrails';
 import { rateLimited } from './rate-limited';
+import { responses } from './responses';
 import { runId, type Scenario } from './scenario';
 import { stream } from './stream';
 
 export const scenarios: readonly Scenario[] = [
   chat,
   stream,
+  responses,
   fallback,
   anthropic,
   anthropicStream,

@@ -63,7 +63,11 @@ async function createResponse(context: RouteContext): Promise<GatewayResponse> {
   const inference = inferenceContext(unifiedFromBody('chat', chatBody, context), context);
   const base = baseResponse(request, { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000) });
   const keep = (response: ResponseObject) =>
-    context.waitUntil(request.store === false ? putUnstoredMarker(workspaceId, response.id) : putStoredResponse(workspaceId, { response, input, history }));
+    context.waitUntil(
+      (request.store === false ? putUnstoredMarker(workspaceId, response.id) : putStoredResponse(workspaceId, { response, input, history })).catch((error) =>
+        console.error(`Response ${response.id} could not be stored; GET and previous_response_id will not find it`, error),
+      ),
+    );
   const routing = runInference(inference);
 
   if (request.stream === true) {
