@@ -18,9 +18,9 @@ const ranks = [
   ['routing', 'catalog', 'cache', 'budgets'],
   ['inference'],
   ['http'],
-  ['prompts', 'files', 'responses'],
+  ['prompts', 'files'],
   ['control', 'provider-jobs'],
-  ['batches', 'fine-tuning'],
+  ['batches', 'fine-tuning', 'responses'],
   ['local'],
 ];
 

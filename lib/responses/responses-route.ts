@@ -16,12 +16,14 @@ import { unifiedFromBody } from '../http/inference/from-http';
 import { routedResponse } from '../http/inference/routed-response';
 import { commitStreamWhileRouting, streamCommitDelayMs } from '../http/inference/stream-commit';
 import { readJsonObject } from '../http/json-body';
+import { workOptionsOf } from '../provider-jobs/request-options';
 import type { RouteContext, RouteHandler } from '../http/pipeline';
 import type { GatewayResponse } from '../http/types';
 import { inferenceContext, runInference } from '../inference/run-inference';
 import type { ChatCompletion } from '../providers/openai-format/types';
 import type { JsonObject } from '../providers/types';
-import { deleteStoredResponse, getStoredResponse, putStoredResponse, putUnstoredMarker, type StoredResponse } from '../store/responses';
+import { cancelStoredResponse, deleteStoredResponse, getStoredResponse, putStoredResponse, putUnstoredMarker, type StoredResponse } from '../store/responses';
+import { queueBackgroundResponse } from './background';
 import { responseFromChat } from './from-chat';
 import { inputItems } from './input-items';
 import { checkResponsesRequest } from './request';
@@ -44,10 +46,13 @@ function responseNotFound(id: string): GatewayError {
 
 async function createResponse(context: RouteContext): Promise<GatewayResponse> {
   const request = checkResponsesRequest(readJsonObject(context.request));
-  if (request.background === true) {
+  if (request.background === true && request.store === false) {
+    throw badRequest('A background response is stored while it runs: send store: true (the default) with background.', 'store', 'invalid_value');
+  }
+  if (request.background === true && request.stream === true) {
     throw badRequest(
-      'background responses are not available yet: send the request without background (or with background: false).',
-      'background',
+      'background responses are not streamed here: send one without stream and read it with GET /v1/responses/{id}.',
+      'stream',
       'unsupported_parameter',
     );
   }
@@ -57,7 +62,18 @@ async function createResponse(context: RouteContext): Promise<GatewayResponse> {
   const workspaceId = context.auth.workspaceId;
   const history = request.previous_response_id ? await conversationBefore(workspaceId, request.previous_response_id) : [];
   const input = inputItems(request);
+  // Translated now even for a background run, so a request it could not run is refused at once.
   const chatBody = toChatRequest(request, history) as JsonObject;
+  if (request.background === true) {
+    const response = baseResponse(request, { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), status: 'queued' });
+    const { auth, trace } = context;
+    const caller = { organisationId: auth.organisationId, workspaceId, keyId: auth.keyId };
+    const queued = await queueBackgroundResponse(
+      { response, input, history, run: { request, caller, metadata: trace.metadata ?? {} } },
+      workOptionsOf(context),
+    );
+    return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(queued) };
+  }
   if (request.stream === true) Object.assign(chatBody, { stream: true, stream_options: { include_usage: true } });
 
   const inference = inferenceContext(unifiedFromBody('chat', chatBody, context), context);
@@ -177,6 +193,29 @@ const inputItemsQuery = object({
 });
 
 const storedResponses = controlRoutes(
+  defineRoute({
+    method: 'POST',
+    path: '/v1/responses/{responseId}/cancel',
+    role: 'member',
+    params: responseIdParams,
+    emptyBodyAllowed: true,
+    async handler({ params }, { auth }) {
+      const stored = await findStored(auth.workspaceId, params.responseId);
+      if (!stored.response.background) {
+        throw badRequest(
+          `Response ${params.responseId} was not made with background: true; only a background response can be cancelled.`,
+          'response_id',
+          'invalid_request',
+        );
+      }
+      if (!(await cancelStoredResponse(auth.workspaceId, params.responseId))) {
+        throw new GatewayError(409, `Response ${params.responseId} is ${stored.response.status}; only a queued or in-progress response can be cancelled.`, {
+          code: 'response_not_cancellable',
+        });
+      }
+      return (await findStored(auth.workspaceId, params.responseId)).response;
+    },
+  }),
   defineRoute({
     method: 'GET',
     path: '/v1/responses/{responseId}',

@@ -33,6 +33,8 @@ export interface StoredResponse<Response extends { id: string; status: string } 
 export interface ClaimedResponse<Stored extends StoredResponse> {
   stored: Stored;
   sealed: string;
+  /** The claim's lease: the run's end is written only under it. */
+  leaseUntil: number;
 }
 
 /** An item stops at 400 KB; this leaves room for the key and the other attributes. */
@@ -160,7 +162,7 @@ export async function claimStoredResponse<Stored extends StoredResponse>(
   });
   if (!won || !claimed?.sealed?.S) return undefined;
   const stored = await documentOf<Stored>(claimed);
-  return stored ? { stored, sealed: claimed.sealed.S } : undefined;
+  return stored ? { stored, sealed: claimed.sealed.S, leaseUntil: now + leaseSeconds } : undefined;
 }
 
 /** Ends a claimed background response with its answer; false when it was cancelled (or taken over) meanwhile. */

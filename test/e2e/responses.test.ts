@@ -9,6 +9,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fakes/anthropic';
 import { env, openaiClient, waitForLogs } from '../support/gateway-client';
 import { connectToGatewayStore } from '../support/gateway-store';
+import { pollUntil } from '../support/poll';
 
 const store = connectToGatewayStore();
 const weatherTool = {
@@ -18,6 +19,16 @@ const weatherTool = {
   parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
   strict: true,
 };
+
+/** A whole chat completion answering `text`, as the fake's scripted steps send it. */
+const chatAnswer = (text: string) => ({
+  id: 'chatcmpl-scripted',
+  object: 'chat.completion',
+  created: 1,
+  model: 'gpt-4o-mini',
+  choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+});
 
 describe('the Responses API', () => {
   let anthropic: FakeAnthropic;
@@ -176,6 +187,39 @@ describe('the Responses API', () => {
     await expect(other.responses.inputItems.list(response.id)).rejects.toBeInstanceOf(NotFoundError);
     await expect(other.responses.delete(response.id)).rejects.toBeInstanceOf(NotFoundError);
     expect((await openai.responses.retrieve(response.id)).id).toBe(response.id);
+  });
+
+  it('runs a background response on the queue: answered queued, then completed, fetched by GET', async () => {
+    const queued = await openai.responses.create({ model: 'gpt-4o-mini', input: 'in the background', background: true });
+    expect(queued).toMatchObject({ status: 'queued', background: true, output: [] });
+    const done = await pollUntil(
+      () => openai.responses.retrieve(queued.id),
+      (response) => !['queued', 'in_progress'].includes(response.status ?? ''),
+      15_000,
+    );
+    expect(done).toMatchObject({ id: queued.id, status: 'completed', background: true, output_text: 'echo: in the background' });
+    expect(done.usage?.total_tokens).toBeGreaterThan(0);
+    // Ended: a cancel is refused and leaves it as it was.
+    expect(await openai.responses.cancel(queued.id).catch((error) => error)).toMatchObject({ status: 409, code: 'response_not_cancellable' });
+    expect((await openai.responses.retrieve(queued.id)).status).toBe('completed');
+  });
+
+  it('cancels a background response that is still running; its late answer is dropped', async () => {
+    upstream.script('/v1/chat/completions', [{ status: 200, delayMs: 2_000, json: chatAnswer('too late') }]);
+    const queued = await openai.responses.create({ model: 'gpt-4o-mini', input: 'slow one', background: true });
+    const cancelled = await openai.responses.cancel(queued.id);
+    expect(cancelled).toMatchObject({ id: queued.id, status: 'cancelled' });
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await openai.responses.retrieve(queued.id)).toMatchObject({ status: 'cancelled', output: [] });
+    const live = await openai.responses.create({ model: 'gpt-4o-mini', input: 'not background' });
+    expect(await openai.responses.cancel(live.id).catch((error) => error)).toMatchObject({ status: 400 });
+  });
+
+  it('refuses background with store: false or stream', async () => {
+    expect(await openai.responses.create({ model: 'gpt-4o-mini', input: 'x', background: true, store: false }).catch((error) => error)).toMatchObject({
+      status: 400,
+      param: 'store',
+    });
   });
 
   it('is logged like any request, with its usage', async () => {
