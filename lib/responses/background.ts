@@ -18,7 +18,8 @@ import type { EncryptedBlob } from '../secrets/envelope';
 import { claimStoredResponse, finishStoredResponse, putStoredResponse, type StoredResponse } from '../store/responses';
 import { sendBackgroundResponse } from '../store/responses-queue';
 import { responseFromChat } from './from-chat';
-import { toChatRequest } from './to-chat';
+import { conversationBody, toChatRequest } from './to-chat';
+import { runTruncating } from './truncation';
 import type { ConversationItem, ResponseObject, ResponsesRequest } from './types';
 
 type Stored = StoredResponse<ResponseObject, ConversationItem>;
@@ -49,7 +50,7 @@ export async function runBackgroundResponse(workspaceId: string, id: string): Pr
   let response: ResponseObject;
   try {
     const lineOptions = await openLineOptions(workspaceId, JSON.parse(claimed.sealed) as EncryptedBlob);
-    response = await answer(run, stored.history, lineOptions, running);
+    response = await answer(run, stored.history, stored.input, lineOptions, running);
   } catch (error) {
     // A request error (a config that no longer resolves, say) ends the response; anything else is
     // the queue's to try again.
@@ -62,24 +63,32 @@ export async function runBackgroundResponse(workspaceId: string, id: string): Pr
 async function answer(
   run: NonNullable<Stored['run']>,
   history: ConversationItem[],
+  input: ConversationItem[],
   lineOptions: LineOptions,
   running: ResponseObject,
 ): Promise<ResponseObject> {
   const request = run.request as ResponsesRequest;
-  const inference = inferenceContext(
-    inferenceRequest({
-      kind: 'unified',
-      operation: 'chat',
-      body: toChatRequest(request, history) as JsonObject,
-      caller: run.caller,
-      options: lineOptions.options,
-      headers: lineOptions.headers,
-      metadata: run.metadata,
-      path: '/v1/responses',
-    }),
-  );
-  const result = await runInference(inference);
-  await inference.finish({ status: result.outcome.ok ? result.outcome.status : result.outcome.error.status, traceId: running.id });
+  const attempt = async (body: JsonObject) => {
+    const inference = inferenceContext(
+      inferenceRequest({
+        kind: 'unified',
+        operation: 'chat',
+        body,
+        caller: run.caller,
+        options: lineOptions.options,
+        headers: lineOptions.headers,
+        metadata: run.metadata,
+        path: '/v1/responses',
+      }),
+    );
+    const result = await runInference(inference);
+    await inference.finish({ status: result.outcome.ok ? result.outcome.status : result.outcome.error.status, traceId: running.id });
+    return result;
+  };
+  const result =
+    request.truncation === 'auto'
+      ? await runTruncating(request, [...history, ...input], (conversation) => attempt(conversationBody(request, conversation)))
+      : await attempt(toChatRequest(request, history) as JsonObject);
   if (!result.outcome.ok) {
     // The provider's failure after routing gave up is the response's end, as a live request's answer would be.
     return failed(running, result.outcome.error);

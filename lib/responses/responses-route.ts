@@ -19,6 +19,7 @@ import { readJsonObject } from '../http/json-body';
 import { workOptionsOf } from '../provider-jobs/request-options';
 import type { RouteContext, RouteHandler } from '../http/pipeline';
 import type { GatewayResponse } from '../http/types';
+import type { InferenceContext } from '../inference/context';
 import { inferenceContext, runInference } from '../inference/run-inference';
 import type { ChatCompletion } from '../providers/openai-format/types';
 import type { JsonObject } from '../providers/types';
@@ -29,7 +30,8 @@ import { inputItems } from './input-items';
 import { checkResponsesRequest } from './request';
 import { baseResponse } from './response-object';
 import { responsesEventStream } from './stream';
-import { toChatRequest } from './to-chat';
+import { conversationBody, toChatRequest } from './to-chat';
+import { runTruncating } from './truncation';
 import type { ConversationItem, ResponseObject } from './types';
 
 /** A response as the gateway stores it. */
@@ -56,9 +58,6 @@ async function createResponse(context: RouteContext): Promise<GatewayResponse> {
       'unsupported_parameter',
     );
   }
-  if (request.truncation === 'auto') {
-    throw badRequest('truncation "auto" is not available yet: send "disabled" (the default).', 'truncation', 'unsupported_parameter');
-  }
   const workspaceId = context.auth.workspaceId;
   const history = request.previous_response_id ? await conversationBefore(workspaceId, request.previous_response_id) : [];
   const input = inputItems(request);
@@ -74,9 +73,13 @@ async function createResponse(context: RouteContext): Promise<GatewayResponse> {
     );
     return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(queued) };
   }
-  if (request.stream === true) Object.assign(chatBody, { stream: true, stream_options: { include_usage: true } });
+  const streamed = (body: JsonObject) => (request.stream === true ? { ...body, stream: true, stream_options: { include_usage: true } } : body);
 
-  const inference = inferenceContext(unifiedFromBody('chat', chatBody, context), context);
+  let inference!: InferenceContext;
+  const run = (body: JsonObject) => {
+    inference = inferenceContext(unifiedFromBody('chat', streamed(body), context), context);
+    return runInference(inference);
+  };
   const base = baseResponse(request, { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000) });
   const keep = (response: ResponseObject) =>
     context.waitUntil(
@@ -84,7 +87,11 @@ async function createResponse(context: RouteContext): Promise<GatewayResponse> {
         console.error(`Response ${response.id} could not be stored; GET and previous_response_id will not find it`, error),
       ),
     );
-  const routing = runInference(inference);
+  // A request that truncates is run to its end before it is answered: a too-long conversation is sent again shorter.
+  const routing =
+    request.truncation === 'auto'
+      ? runTruncating(request, [...history, ...input], (conversation) => run(conversationBody(request, conversation)))
+      : run(chatBody);
 
   if (request.stream === true) {
     const answer = (await commitStreamWhileRouting(routing, inference, streamCommitDelayMs())) ?? routedResponse(await routing, context.recorder);

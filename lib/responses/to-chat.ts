@@ -8,6 +8,7 @@
 import { badRequest } from '../core/errors';
 import { isPlainObject } from '../core/plain-object';
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat, TextPart, ToolCall, ToolChoice } from '../providers/openai-format/types';
+import type { JsonObject } from '../providers/types';
 import type { ConversationItem, ResponsesRequest } from './types';
 
 /**
@@ -368,4 +369,9 @@ function copySampling(request: ResponsesRequest, chat: ChatRequest): void {
   for (const field of sharedFields) if (request[field] !== undefined && request[field] !== null) body[field] = request[field];
   const effort = request.reasoning?.effort;
   if (typeof effort === 'string') chat.reasoning_effort = effort;
+}
+
+/** The chat body of a whole conversation: history and input as one list, as truncation leaves it. */
+export function conversationBody(request: ResponsesRequest, conversation: ConversationItem[]): JsonObject {
+  return toChatRequest({ ...request, input: conversation }, []) as JsonObject;
 }

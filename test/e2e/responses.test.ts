@@ -30,6 +30,10 @@ const chatAnswer = (text: string) => ({
   usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
 });
 
+/** A chat message's text, whether its content is a string or parts. */
+const messageText = (message: { content: string | { text: string }[] }) =>
+  typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('');
+
 describe('the Responses API', () => {
   let anthropic: FakeAnthropic;
   let upstream: FakeUpstream;
@@ -220,6 +224,41 @@ describe('the Responses API', () => {
       status: 400,
       param: 'store',
     });
+  });
+
+  it('passes a provider’s context-length error on with truncation disabled, and with auto drops the oldest turn and asks again', async () => {
+    const tooLong = {
+      status: 400,
+      json: {
+        error: {
+          message: "This model's maximum context length is 8192 tokens.",
+          type: 'invalid_request_error',
+          param: 'messages',
+          code: 'context_length_exceeded',
+        },
+      },
+    };
+    const first = await openai.responses.create({ model: 'gpt-4o-mini', input: 'the oldest turn' });
+    upstream.script('/v1/chat/completions', [tooLong]);
+    const refused = await openai.responses.create({ model: 'gpt-4o-mini', previous_response_id: first.id, input: 'next' }).catch((error) => error);
+    expect(refused).toMatchObject({ status: 400, code: 'context_length_exceeded' });
+
+    upstream.script('/v1/chat/completions', [tooLong]);
+    const truncated = await openai.responses.create({ model: 'gpt-4o-mini', previous_response_id: first.id, input: 'next', truncation: 'auto' });
+    expect(truncated).toMatchObject({ status: 'completed', truncation: 'auto', output_text: 'echo: next' });
+    const [tooMuch, fitted] = upstream.requests.slice(-2).map((request) => (request.json as any).messages.map(messageText));
+    expect(tooMuch).toEqual(['the oldest turn', 'echo: the oldest turn', 'next']);
+    expect(fitted).toEqual(['next']);
+  });
+
+  it('drops what does not fit a model’s known context window before the call, never the newest turn', async () => {
+    // gpt-3.5-turbo's window is 16,385 tokens: a first turn of about 20,000 does not fit beside the next.
+    const first = await openai.responses.create({ model: 'gpt-3.5-turbo', input: 'long '.repeat(16_000) });
+    const calls = upstream.requests.length;
+    const next = await openai.responses.create({ model: 'gpt-3.5-turbo', previous_response_id: first.id, input: 'short question', truncation: 'auto' });
+    expect(next.status).toBe('completed');
+    expect(upstream.requests.length).toBe(calls + 1);
+    expect((upstream.requests.at(-1)!.json as any).messages.map(messageText)).toEqual(['short question']);
   });
 
   it('is logged like any request, with its usage', async () => {
