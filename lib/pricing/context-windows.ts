@@ -19,7 +19,7 @@
  * `us.anthropic.claude-…`); a key that keeps such a prefix matches that exact name first, so an
  * operator can give one route its own window.
  */
-import { readFileSync } from 'node:fs';
+import { withOperatorOverrides } from './operator-overrides';
 
 export type ContextWindowTable = Record<string, number>;
 
@@ -118,27 +118,7 @@ export function mergeContextWindows(base: ContextWindowTable, overrides: unknown
 }
 
 function loadContextWindows(): ContextWindowTable {
-  let windows = defaultContextWindows;
-  const inline = process.env.GATEWAY_CONTEXT_WINDOWS;
-  if (inline) windows = mergeContextWindows(windows, parse(inline, 'GATEWAY_CONTEXT_WINDOWS'), 'GATEWAY_CONTEXT_WINDOWS');
-  const file = process.env.GATEWAY_CONTEXT_WINDOWS_FILE;
-  if (file) {
-    try {
-      windows = mergeContextWindows(windows, parse(readFileSync(file, 'utf8'), 'GATEWAY_CONTEXT_WINDOWS_FILE'), 'GATEWAY_CONTEXT_WINDOWS_FILE');
-    } catch (error) {
-      console.error(`GATEWAY_CONTEXT_WINDOWS_FILE could not be read; its context windows are not applied: ${(error as Error).message}`);
-    }
-  }
-  return windows;
-}
-
-function parse(text: string, source: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    console.error(`${source} is not JSON; its context windows are not applied.`);
-    return {};
-  }
+  return withOperatorOverrides(defaultContextWindows, 'GATEWAY_CONTEXT_WINDOWS', 'context windows', mergeContextWindows);
 }
 
 /** What may follow a key in a snapshot of its model: a date or build number, `latest`, a `vN` revision, or an `@`/`:` tag. */

@@ -4,9 +4,9 @@
  * JSON), read once per process: `{"<provider>": {"<model>": {"input", "output", "cached_input"?} | null}}`,
  * USD per million tokens; `null` removes a model, so its cost becomes unknown.
  */
-import { readFileSync } from 'node:fs';
 import type { TokenUsage } from '../core/usage';
 import { defaultPrices, type ModelPrice, type PriceTable } from './default-prices';
+import { withOperatorOverrides } from './operator-overrides';
 
 export type { ModelPrice, PriceTable } from './default-prices';
 
@@ -58,27 +58,7 @@ function isPrice(value: unknown): value is ModelPrice {
 }
 
 function loadPrices(): PriceTable {
-  let prices = defaultPrices;
-  const inline = process.env.GATEWAY_PRICING;
-  if (inline) prices = mergePrices(prices, parse(inline, 'GATEWAY_PRICING'), 'GATEWAY_PRICING');
-  const file = process.env.GATEWAY_PRICING_FILE;
-  if (file) {
-    try {
-      prices = mergePrices(prices, parse(readFileSync(file, 'utf8'), 'GATEWAY_PRICING_FILE'), 'GATEWAY_PRICING_FILE');
-    } catch (error) {
-      console.error(`GATEWAY_PRICING_FILE could not be read; its prices are not applied: ${(error as Error).message}`);
-    }
-  }
-  return prices;
-}
-
-function parse(text: string, source: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    console.error(`${source} is not JSON; its prices are not applied.`);
-    return {};
-  }
+  return withOperatorOverrides(defaultPrices, 'GATEWAY_PRICING', 'prices', mergePrices);
 }
 
 /** The price of a provider's model, or undefined when the table has none (the cost is then unknown). */
