@@ -15,7 +15,7 @@ import { fileLines } from '../core/text-lines';
 import { BatchInputRejected } from './batch-input';
 import type { ProviderBatchApi, ResultLine } from './provider-batch-api';
 import { answeredLine, errorLine, refusedLine } from './line-results';
-import { call, callJson } from '../provider-jobs/provider-calls';
+import { call, callJson, postJson } from '../provider-jobs/provider-calls';
 
 interface MessageBatch {
   id?: unknown;
@@ -72,14 +72,7 @@ export const anthropicBatchApi: ProviderBatchApi = {
     }
     if (errors.length > 0) throw new BatchInputRejected(errors);
     await putLineIndex(batch.workspace_id, batch.id, Buffer.from(`${index.join('\n')}\n`));
-    const created = checkedBatch(
-      await callJson<MessageBatch>(batch, lineOptions, {
-        method: 'POST',
-        path: 'messages/batches',
-        body: Buffer.from(JSON.stringify({ requests })),
-        contentType: 'application/json',
-      }),
-    );
+    const created = checkedBatch(await postJson<MessageBatch>(batch, lineOptions, 'messages/batches', { requests }));
     return { batchId: created.id };
   },
 

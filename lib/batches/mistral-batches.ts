@@ -14,7 +14,7 @@ import type { BatchStatus } from '../store/batches';
 import { fileLines } from '../core/text-lines';
 import { BatchInputRejected } from './batch-input';
 import type { ProviderBatchApi } from './provider-batch-api';
-import { callJson, providerFileContent } from '../provider-jobs/provider-calls';
+import { callJson, providerFileContent, postJson } from '../provider-jobs/provider-calls';
 import { uploadBatchInput } from './openai-batch-calls';
 
 const mistral = openAICompatibleProviders.find((row) => row.name === 'mistral-ai')!;
@@ -62,13 +62,11 @@ export const mistralBatchApi: ProviderBatchApi = {
     }
     const inputFileId = await uploadBatchInput(batch, lineOptions, Buffer.from(`${lines.join('\n')}\n`));
     const job = checkedJob(
-      await callJson<BatchJob>(batch, lineOptions, {
-        method: 'POST',
-        path: 'batch/jobs',
-        body: Buffer.from(
-          JSON.stringify({ input_files: [inputFileId], endpoint: batch.endpoint, model: model?.name, metadata: { gateway_batch_id: batch.id } }),
-        ),
-        contentType: 'application/json',
+      await postJson<BatchJob>(batch, lineOptions, 'batch/jobs', {
+        input_files: [inputFileId],
+        endpoint: batch.endpoint,
+        model: model?.name,
+        metadata: { gateway_batch_id: batch.id },
       }),
     );
     return { batchId: job.id, inputFileId };

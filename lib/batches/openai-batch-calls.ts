@@ -3,7 +3,7 @@
  * the pass-through core.
  */
 import { GatewayError } from '../core/errors';
-import { callJson, uploadProviderFile } from '../provider-jobs/provider-calls';
+import { callJson, postJson, uploadProviderFile } from '../provider-jobs/provider-calls';
 import type { LineOptions } from '../provider-jobs/sealed-options';
 import type { BatchItem } from '../store/batches';
 
@@ -29,8 +29,8 @@ export async function createProviderBatch(
   inputFileId: string,
   endpoint: string = batch.endpoint,
 ): Promise<ProviderBatch> {
-  const body = Buffer.from(JSON.stringify({ input_file_id: inputFileId, endpoint, completion_window: '24h', metadata: { gateway_batch_id: batch.id } }));
-  return checked(await callJson<ProviderBatch>(batch, lineOptions, { method: 'POST', path: 'batches', body, contentType: 'application/json' }));
+  const body = { input_file_id: inputFileId, endpoint, completion_window: '24h', metadata: { gateway_batch_id: batch.id } };
+  return checked(await postJson<ProviderBatch>(batch, lineOptions, 'batches', body));
 }
 
 export async function retrieveProviderBatch(batch: BatchItem, lineOptions: LineOptions, id: string): Promise<ProviderBatch> {

@@ -31,7 +31,7 @@
 import { createHash } from 'node:crypto';
 import { badRequest, GatewayError } from '../core/errors';
 import { isPlainObject } from '../core/plain-object';
-import { callJson, uploadProviderFile } from '../provider-jobs/provider-calls';
+import { callJson, uploadProviderFile, postJson } from '../provider-jobs/provider-calls';
 import type { LineOptions } from '../provider-jobs/sealed-options';
 import type { FineTuningCheckpoint, FineTuningEvent, FineTuningJobItem, FineTuningStatus } from '../store/fine-tuning-jobs';
 import type { ProviderFineTuningApi, ProviderJobState } from './provider-api';
@@ -268,14 +268,7 @@ export const mistralFineTuningApi: ProviderFineTuningApi = {
     return uploadProviderFile(job, lineOptions, content, { purpose: 'fine-tune', filename: `${fileId}.jsonl` });
   },
   async create(job, lineOptions) {
-    const created = checkedJob(
-      await callJson<MistralJob>(job, lineOptions, {
-        method: 'POST',
-        path: 'fine_tuning/jobs',
-        body: Buffer.from(JSON.stringify(createBody(job))),
-        contentType: 'application/json',
-      }),
-    );
+    const created = checkedJob(await postJson<MistralJob>(job, lineOptions, 'fine_tuning/jobs', createBody(job)));
     return { id: created.id, state: stateOf(created) };
   },
   async look(job, lineOptions, providerJobId) {

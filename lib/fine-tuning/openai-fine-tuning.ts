@@ -4,7 +4,7 @@
  * @see https://platform.openai.com/docs/api-reference/fine-tuning
  */
 import { GatewayError } from '../core/errors';
-import { callJson, providerFileContent, uploadProviderFile } from '../provider-jobs/provider-calls';
+import { callJson, providerFileContent, uploadProviderFile, postJson } from '../provider-jobs/provider-calls';
 import type { FineTuningStatus } from '../store/fine-tuning-jobs';
 import type { ProviderFineTuningApi, ProviderJobState } from './provider-api';
 
@@ -59,12 +59,7 @@ export const openAIFineTuningApi: ProviderFineTuningApi = {
       seed: job.seed ?? undefined,
       metadata: { ...job.metadata, gateway_job_id: job.id },
     };
-    const created = await callJson<OpenAIJob>(job, lineOptions, {
-      method: 'POST',
-      path: 'fine_tuning/jobs',
-      body: Buffer.from(JSON.stringify(body)),
-      contentType: 'application/json',
-    });
+    const created = await postJson<OpenAIJob>(job, lineOptions, 'fine_tuning/jobs', body);
     if (typeof created.id !== 'string')
       throw new GatewayError(502, 'The provider answered without a fine-tuning job id.', { code: 'provider_invalid_response' });
     return { id: created.id, state: stateOf(created) };

@@ -18,7 +18,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { badRequest, GatewayError } from '../core/errors';
-import { callJson } from '../provider-jobs/provider-calls';
+import { callJson, postJson } from '../provider-jobs/provider-calls';
 import { putFineTuningEvent, type FineTuningJobItem, type FineTuningStatus } from '../store/fine-tuning-jobs';
 import type { ProviderFineTuningApi, ProviderJobState } from './provider-api';
 
@@ -241,12 +241,7 @@ export const togetherFineTuningApi: ProviderFineTuningApi = {
         type: 'message',
       });
     }
-    const created = await callJson<TogetherJob>(job, lineOptions, {
-      method: 'POST',
-      path: 'fine-tunes',
-      body: Buffer.from(JSON.stringify(body)),
-      contentType: 'application/json',
-    });
+    const created = await postJson<TogetherJob>(job, lineOptions, 'fine-tunes', body);
     if (typeof created.id !== 'string')
       throw new GatewayError(502, 'Together AI answered without a fine-tuning job id.', { code: 'provider_invalid_response' });
     return { id: created.id, state: stateOf(job, created) };

@@ -81,6 +81,11 @@ export async function callJson<T>(work: ProviderWork, lineOptions: LineOptions, 
   }
 }
 
+/** A POST of a JSON body whose answer is JSON (a create at a provider's batch or fine-tuning API). */
+export function postJson<T>(work: ProviderWork, lineOptions: LineOptions, path: string, value: unknown): Promise<T> {
+  return callJson<T>(work, lineOptions, { method: 'POST', path, body: Buffer.from(JSON.stringify(value)), contentType: 'application/json' });
+}
+
 /** Uploads a provider file (multipart, OpenAI's Files API shape); answers its id. */
 export async function uploadProviderFile(
   work: ProviderWork,
