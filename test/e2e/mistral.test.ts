@@ -1,7 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TokenUsage } from '../../lib/core/usage';
-import { mistralCompletionSample, mistralStreamSample } from '../fixtures/providers/mistral';
 import { collectChunks, collectChunksUntilError, makeWeatherTool } from '../support/chat-stream';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { openaiClient } from '../support/gateway-client';
@@ -67,22 +66,30 @@ describe('mistral-ai through the gateway with the official openai client', () =>
     expect((upstream.requests[0].json as any).stream_options).toBeUndefined();
   };
 
-  it('gets the completion, sending random_seed and max_tokens', () =>
+  it('gets a completion cut at max_tokens, sending random_seed and max_tokens', () =>
     expectCompletionRelayed(
-      JSON.stringify(mistralCompletionSample),
-      { model: 'mistral-small-latest', content: 'When does order A-1042 ship?', maxTokens: 32 },
-      { id: '4c1e9a7f0b2d48e6a5f3c8d17e6b0a92', usage: { prompt_tokens: 27, completion_tokens: 32, total_tokens: 59 } },
+      JSON.stringify({
+        id: 'm1',
+        object: 'chat.completion',
+        created: 1,
+        model: 'mistral-small-latest',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'On Tues', tool_calls: null }, finish_reason: 'length' }],
+        usage: { prompt_tokens: 5, total_tokens: 8, completion_tokens: 3 },
+      }),
+      { model: 'mistral-small-latest', content: 'When?', maxTokens: 3 },
+      { id: 'm1', usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } },
     ));
 
-  it('streams with the usage on the final content chunk', () =>
-    expectStreamRelayed(
-      mistralStreamSample,
-      { model: 'mistral-small-latest', content: 'When does order A-1042 ship?' },
-      {
-        text: /^Your order A-1042 ships on Tuesday\. Tracking details follow by email once the parcel is sc$/,
-        usage: { prompt_tokens: 19, total_tokens: 44, completion_tokens: 25 },
-      },
-    ));
+  it('streams with the usage on the final content chunk', () => {
+    const chunk = (delta: Record<string, unknown>, finish: string | null, extra = '') =>
+      `data: {"id":"m2","object":"chat.completion.chunk","created":1,"model":"mistral-small-latest","choices":[{"index":0,"delta":${JSON.stringify(delta)},"finish_reason":${JSON.stringify(finish)}}]${extra}}\n\n`;
+    const sse = `${chunk({ role: 'assistant', content: '' }, null)}${chunk({ content: 'On Tu' }, null)}${chunk({ content: 'es' }, 'length', ',"usage":{"prompt_tokens":5,"total_tokens":8,"completion_tokens":3}')}data: [DONE]\n\n`;
+    return expectStreamRelayed(
+      sse,
+      { model: 'mistral-small-latest', content: 'When?' },
+      { text: /^On Tues$/, usage: { prompt_tokens: 5, total_tokens: 8, completion_tokens: 3 } },
+    );
+  });
 
   it('streams a forced tool call (tool_choice any) and sends the OpenAI call id back as a Mistral id', async () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];

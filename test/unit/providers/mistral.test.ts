@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { TokenUsage } from '../../../lib/core/usage';
 import { mistralRequest, mistralToolId } from '../../../lib/providers/openai-compatible/mistral';
 import { findProvider } from '../../../lib/providers/registry';
 import { providerCall, replayPrepared, streamedText } from '../../support/fakes/azure';
-import { mistralCompletion, mistralCompletionSample, mistralSampleModel, mistralStreamSample, mistralUsage } from '../../fixtures/providers/mistral';
 import { thrownGatewayError } from '../../support/gateway-error';
 import { readRecording, readRecordingBytes, recordingsPresent } from '../../support/recordings';
 
@@ -11,77 +9,28 @@ const mistral = findProvider('mistral-ai')!;
 const prepare = (body: Record<string, unknown>, options: Parameters<typeof providerCall>[2] = {}) =>
   mistral.adapter.prepare(providerCall(mistral, body, { settings: { api_key: 'mistral-key' }, baseUrl: 'https://api.mistral.ai/v1', ...options }));
 
-/**
- * One source of a chat answer and a stream and what the gateway must make of them. Both come from
- * functions, so a recording is read only when its test runs, never while the tests are collected.
- */
-interface ChatSource {
-  /** The model and question of the requests the answers are read for. */
-  request: { model: string; content: string };
-  response: () => Buffer;
-  completion: { created: number; model: string; usage: TokenUsage };
-  /** An answer that ends with `model_length`, made beside the one above. */
-  modelLength: (response: any) => unknown;
-  stream: () => string;
-  streamed: { lastContent: string; text: RegExp; usage: TokenUsage };
-}
+// The whole recorded exchanges are replayed only from the recordings beside the repository, read inside
+// each test, so a clone without them collects and skips these; the inline tests below cover the rest.
+describe.skipIf(!recordingsPresent)('mistral-ai: recorded transcripts', () => {
+  const request = { model: 'mistral-large-latest', content: 'Coca-Cola?' };
+  const usage = { prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 };
 
-const samples: ChatSource = {
-  request: { model: mistralSampleModel, content: 'When does order A-1042 ship?' },
-  response: () => Buffer.from(JSON.stringify(mistralCompletionSample)),
-  completion: { created: 1761904800, model: 'mistral-small-latest', usage: { prompt_tokens: 27, completion_tokens: 32, total_tokens: 59 } },
-  modelLength: () =>
-    mistralCompletion({
-      id: '0e6d2b8c4a1f47d3b9e5c7a2f0d8164e',
-      created: 1761904830,
-      model: mistralSampleModel,
-      content: 'The warehouse in Lyon',
-      finishReason: 'model_length',
-      usage: mistralUsage(32000, 4),
-    }),
-  stream: () => mistralStreamSample,
-  streamed: {
-    lastContent: ' sc',
-    text: /^Your order A-1042 ships on Tuesday\. Tracking details follow by email once the parcel is sc$/,
-    usage: { prompt_tokens: 19, completion_tokens: 25, total_tokens: 44 },
-  },
-};
-
-const recordings: ChatSource = {
-  request: { model: 'mistral-large-latest', content: 'Coca-Cola?' },
-  response: () => readRecordingBytes('mistral_chat_completion_nonstream.json'),
-  completion: { created: 1732548590, model: 'mistral-large-latest', usage: { prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 } },
-  modelLength: (recorded) => ({ ...recorded, choices: [{ ...recorded.choices[0], finish_reason: 'model_length' }] }),
-  stream: () => readRecording('mistral_chat_stream_text_usage_in_final_chunk.sse'),
-  streamed: {
-    lastContent: 'izable',
-    text: /^Coca-Cola, often referred to as Coke, is a carbonated soft drink manufactured by The C/,
-    usage: { prompt_tokens: 34, completion_tokens: 100, total_tokens: 134 },
-  },
-};
-
-describe.each([
-  ['chat samples', samples, false],
-  ['recorded transcripts', recordings, !recordingsPresent],
-] as const)('mistral-ai: %s', (_source, { request, response, completion: expected, modelLength, stream, streamed }, skip) => {
-  const run = it.skipIf(skip);
-
-  run('maps the non-streamed completion: model_length becomes length, usage is read, the rest is relayed', async () => {
+  it('maps the non-streamed completion: model_length becomes length, usage is read, the rest is relayed', async () => {
     const prepared = await prepare({ model: request.model, messages: [{ role: 'user', content: request.content }] });
-    const bytes = response();
+    const bytes = readRecordingBytes('mistral_chat_completion_nonstream.json');
     const answer = JSON.parse(bytes.toString());
-    const { body, usage } = prepared.readResponse(bytes);
+    const { body, usage: read } = prepared.readResponse(bytes);
     const completion = JSON.parse(body.toString());
-    expect(completion).toMatchObject({ id: answer.id, object: 'chat.completion', created: expected.created, model: expected.model });
+    expect(completion).toMatchObject({ id: answer.id, object: 'chat.completion', created: 1732548590, model: 'mistral-large-latest' });
     expect(completion.choices[0].message).toEqual({ role: 'assistant', content: answer.choices[0].message.content, tool_calls: null });
     expect(completion.choices[0].finish_reason).toBe('length');
-    expect(usage).toEqual(expected.usage);
+    expect(read).toEqual(usage);
 
-    const ended = modelLength(answer);
+    const ended = { ...answer, choices: [{ ...answer.choices[0], finish_reason: 'model_length' }] };
     expect(JSON.parse(prepared.readResponse(Buffer.from(JSON.stringify(ended))).body.toString()).choices[0].finish_reason).toBe('length');
   });
 
-  run('relays the stream, reading the usage Mistral puts on the final content chunk', async () => {
+  it('relays the stream, reading the usage Mistral puts on the final content chunk', async () => {
     const prepared = await prepare({
       model: request.model,
       messages: [{ role: 'user', content: request.content }],
@@ -90,14 +39,31 @@ describe.each([
     });
     // Mistral reports streamed usage unasked; the option is not sent.
     expect(JSON.parse(String(prepared.body)).stream_options).toBeUndefined();
-    const { events, usages } = await replayPrepared(prepared, stream(), 17);
+    const { events, usages } = await replayPrepared(prepared, readRecording('mistral_chat_stream_text_usage_in_final_chunk.sse'), 17);
     expect(events.at(-1)).toBe('[DONE]');
     const last = events.at(-2);
-    expect(last.choices[0]).toMatchObject({ delta: { content: streamed.lastContent }, finish_reason: 'length' });
-    expect(last.usage).toEqual(streamed.usage);
-    expect(streamedText(events)).toMatch(streamed.text);
+    expect(last.choices[0]).toMatchObject({ delta: { content: 'izable' }, finish_reason: 'length' });
+    expect(last.usage).toEqual(usage);
+    expect(streamedText(events)).toMatch(/^Coca-Cola, often referred to as Coke, is a carbonated soft drink manufactured by The C/);
     expect(events[0].choices[0].delta).toEqual({ role: 'assistant', content: '' });
-    expect(usages).toEqual([streamed.usage]);
+    expect(usages).toEqual([usage]);
+  });
+});
+
+describe('mistral-ai: finish_reason "model_length"', () => {
+  it('becomes length in a non-streamed answer', async () => {
+    const prepared = await prepare({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
+    const ended = {
+      id: 'x',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'cut', tool_calls: null }, finish_reason: 'model_length' }],
+      usage: { prompt_tokens: 3, total_tokens: 4, completion_tokens: 1 },
+    };
+    const { body, usage } = prepared.readResponse(Buffer.from(JSON.stringify(ended)));
+    expect(JSON.parse(body.toString()).choices[0]).toMatchObject({ message: { content: 'cut' }, finish_reason: 'length' });
+    expect(usage).toEqual({ prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 });
   });
 });
 
