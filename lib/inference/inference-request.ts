@@ -74,7 +74,12 @@ export interface PassthroughRequest extends InferenceFields {
 export type InferenceRequest = UnifiedRequest | PassthroughRequest;
 
 /** The route a unified operation stands for: what conditional routing reads as `url.pathname`. */
-const operationPaths: Record<Operation, string> = { chat: '/v1/chat/completions', completions: '/v1/completions', embeddings: '/v1/embeddings' };
+const operationPaths: Record<Operation, string> = {
+  chat: '/v1/chat/completions',
+  completions: '/v1/completions',
+  embeddings: '/v1/embeddings',
+  responses: '/v1/responses',
+};
 
 /** What a caller must say of a request; the rest has the defaults of a request that named nothing. */
 type RequestInput<Request extends InferenceRequest> = Omit<Request, 'options' | 'metadata' | 'path' | 'headers' | 'stream'> & {

@@ -1,13 +1,18 @@
 import { badRequest } from '../core/errors';
 import type { Operation, ProviderCall } from './types';
 
-/** Every unified operation: what an OpenAI-compatible provider takes (the provider judges the model). */
+/**
+ * The operations of the chat-completions family: what an OpenAI-compatible provider takes (the
+ * provider judges the model). `responses` is declared only by the providers that run OpenAI's
+ * Responses API themselves; every other provider gets it translated to chat.
+ */
 export const allOperations: readonly Operation[] = ['chat', 'completions', 'embeddings'];
 
 const refusals: Record<Operation, (provider: string) => string> = {
   chat: (provider) => `Chat completions (/v1/chat/completions) are not supported by ${provider}.`,
   completions: (provider) => `Text completions (/v1/completions) are not supported by ${provider}; use /v1/chat/completions.`,
   embeddings: (provider) => `Embeddings are not supported by ${provider} (/v1/embeddings); use a provider with embedding models.`,
+  responses: (provider) => `The Responses API (/v1/responses) is not run natively by ${provider}.`,
 };
 
 /**

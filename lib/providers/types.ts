@@ -3,7 +3,7 @@ import type { GatewayError } from '../core/errors';
 import type { TokenUsage } from '../core/usage';
 
 /** The three unified inference operations. */
-export type Operation = 'chat' | 'completions' | 'embeddings';
+export type Operation = 'chat' | 'completions' | 'embeddings' | 'responses';
 
 /** A request body on its way to the provider (a parsed JSON object the adapter may adjust). */
 export type JsonObject = Record<string, unknown>;

@@ -17,10 +17,10 @@ import { openLineOptions, sealLineOptions, type LineOptions } from '../provider-
 import type { EncryptedBlob } from '../secrets/envelope';
 import { claimStoredResponse, finishStoredResponse, putStoredResponse, type StoredResponse } from '../store/responses';
 import { sendBackgroundResponse } from '../store/responses-queue';
-import { responseFromChat } from './from-chat';
-import { conversationBody, toChatRequest } from './to-chat';
+import { responseFromChat } from '../providers/responses-format/from-chat';
+import { conversationBody, toChatRequest } from '../providers/responses-format/to-chat';
 import { runTruncating } from './truncation';
-import type { ConversationItem, ResponseObject, ResponsesRequest } from './types';
+import type { ConversationItem, ResponseObject, ResponsesRequest } from '../providers/responses-format/types';
 
 type Stored = StoredResponse<ResponseObject, ConversationItem>;
 

@@ -5,7 +5,7 @@
  */
 import { newId } from '../core/ids';
 import { isPlainObject } from '../core/plain-object';
-import type { ConversationItem, MessageItem, ResponsesRequest } from './types';
+import type { ConversationItem, MessageItem, ResponsesRequest } from '../providers/responses-format/types';
 
 /** The id prefix OpenAI gives each item type. */
 const idPrefixes: Record<string, string> = { message: 'msg', function_call: 'fc', function_call_output: 'fco', reasoning: 'rs' };

@@ -25,14 +25,14 @@ import type { ChatCompletion } from '../providers/openai-format/types';
 import type { JsonObject } from '../providers/types';
 import { cancelStoredResponse, deleteStoredResponse, getStoredResponse, putStoredResponse, putUnstoredMarker, type StoredResponse } from '../store/responses';
 import { queueBackgroundResponse } from './background';
-import { responseFromChat } from './from-chat';
+import { responseFromChat } from '../providers/responses-format/from-chat';
 import { inputItems } from './input-items';
-import { checkResponsesRequest } from './request';
-import { baseResponse } from './response-object';
-import { responsesEventStream } from './stream';
-import { conversationBody, toChatRequest } from './to-chat';
+import { checkResponsesRequest } from '../providers/responses-format/request';
+import { baseResponse } from '../providers/responses-format/response-object';
+import { responsesEventStream } from '../providers/responses-format/events-from-chat';
+import { conversationBody, toChatRequest } from '../providers/responses-format/to-chat';
 import { runTruncating } from './truncation';
-import type { ConversationItem, ResponseObject } from './types';
+import type { ConversationItem, ResponseObject } from '../providers/responses-format/types';
 
 /** A response as the gateway stores it. */
 type Stored = StoredResponse<ResponseObject, ConversationItem>;

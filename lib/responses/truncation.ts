@@ -16,7 +16,7 @@ import type { GatewayError } from '../core/errors';
 import { isPlainObject } from '../core/plain-object';
 import { contextWindowOf } from '../pricing/context-windows';
 import { bytesPerPromptToken, defaultCompletionTokens } from '../ratelimit/estimate';
-import type { ConversationItem, ResponsesRequest } from './types';
+import type { ConversationItem, ResponsesRequest } from '../providers/responses-format/types';
 
 /** What each item costs beyond its text: the role and separators the chat format wraps a message in. */
 const itemOverheadTokens = 4;

@@ -53,7 +53,12 @@ export function azureAIBaseUrl(settings: ProviderSettings): string {
   }
 }
 
-const operationPaths: Record<Operation, string> = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings' };
+const operationPaths: Record<Operation, string> = {
+  chat: '/chat/completions',
+  completions: '/completions',
+  embeddings: '/embeddings',
+  responses: '/responses',
+};
 
 export function azureAIUrl(baseUrl: string, operation: Operation, settings: ProviderSettings): URL {
   const url = new URL(baseUrl + operationPaths[operation]);

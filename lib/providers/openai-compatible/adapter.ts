@@ -5,7 +5,7 @@ import type { OpenAICompatibleProvider } from './providers';
 import { failedFinish, finishFailure, mapFinishReasons, openAIStreamTransform } from './stream';
 import { readUsage } from './usage';
 
-const operationPaths = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings' } as const;
+const operationPaths = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings', responses: '/responses' } as const;
 
 /** The adapter every OpenAI-compatible provider shares; the row supplies its differences. */
 export function openAICompatibleAdapter(row: OpenAICompatibleProvider): ProviderAdapter {

@@ -4,9 +4,9 @@
  * Responses event stream. Read from the recordings beside the repository; skipped without them.
  */
 import { describe, expect, it } from 'vitest';
-import { baseResponse } from '../../../lib/responses/response-object';
-import { responsesEventStream } from '../../../lib/responses/stream';
-import type { ResponseObject } from '../../../lib/responses/types';
+import { baseResponse } from '../../../lib/providers/responses-format/response-object';
+import { responsesEventStream } from '../../../lib/providers/responses-format/events-from-chat';
+import type { ResponseObject } from '../../../lib/providers/responses-format/types';
 import { replayAnthropicStream } from '../../support/fakes/anthropic';
 import { readRecordingBytes, recordingsPresent } from '../../support/recordings';
 import { parseSse } from '../../support/sse';

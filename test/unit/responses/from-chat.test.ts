@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AssistantMessage, ChatCompletion, FinishReason, Usage } from '../../../lib/providers/openai-format/types';
-import { responseFromChat, usageFromChat } from '../../../lib/responses/from-chat';
-import { baseResponse } from '../../../lib/responses/response-object';
+import { responseFromChat, usageFromChat } from '../../../lib/providers/responses-format/from-chat';
+import { baseResponse } from '../../../lib/providers/responses-format/response-object';
 
 const base = () => baseResponse({ model: 'gpt-4o-mini', input: 'Hi', max_output_tokens: 50 }, { id: 'resp_1', createdAt: 1_700_000_000 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { inputItems } from '../../../lib/responses/input-items';
-import type { ConversationItem } from '../../../lib/responses/types';
+import type { ConversationItem } from '../../../lib/providers/responses-format/types';
 
 describe('inputItems', () => {
   it('stores a string input as one completed user message of input_text', () => {

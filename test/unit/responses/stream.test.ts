@@ -1,9 +1,9 @@
 import OpenAI, { APIError } from 'openai';
 import { describe, expect, it, vi } from 'vitest';
 import type { ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from '../../../lib/providers/openai-format/types';
-import { baseResponse } from '../../../lib/responses/response-object';
-import { responsesEventStream } from '../../../lib/responses/stream';
-import type { ResponseObject } from '../../../lib/responses/types';
+import { baseResponse } from '../../../lib/providers/responses-format/response-object';
+import { responsesEventStream } from '../../../lib/providers/responses-format/events-from-chat';
+import type { ResponseObject } from '../../../lib/providers/responses-format/types';
 
 type Event = { type: string; sequence_number: number; [field: string]: any };
 

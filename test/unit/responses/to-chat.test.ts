@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../lib/core/errors';
 import { validateInferenceBody } from '../../../lib/inference/validate';
-import { responseFromChat } from '../../../lib/responses/from-chat';
+import { responseFromChat } from '../../../lib/providers/responses-format/from-chat';
 import { inputItems } from '../../../lib/responses/input-items';
-import { baseResponse } from '../../../lib/responses/response-object';
-import { toChatRequest } from '../../../lib/responses/to-chat';
-import type { ConversationItem, ResponsesRequest } from '../../../lib/responses/types';
+import { baseResponse } from '../../../lib/providers/responses-format/response-object';
+import { toChatRequest } from '../../../lib/providers/responses-format/to-chat';
+import type { ConversationItem, ResponsesRequest } from '../../../lib/providers/responses-format/types';
 
 const request = (fields: Partial<ResponsesRequest> = {}): ResponsesRequest => ({ model: 'gpt-4o-mini', input: 'Hello', ...fields });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dropOldest, estimateTokens, fitToWindow, inputBudget, isContextLengthError, startAtUserTurn, truncateToFit } from '../../../lib/responses/truncation';
-import type { ConversationItem } from '../../../lib/responses/types';
+import type { ConversationItem } from '../../../lib/providers/responses-format/types';
 
 const user = (text: string): ConversationItem => ({ type: 'message', role: 'user', content: text });
 const assistant = (text: string): ConversationItem => ({

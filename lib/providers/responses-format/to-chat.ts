@@ -5,10 +5,10 @@
  * silently different from OpenAI's.
  * @see https://platform.openai.com/docs/api-reference/responses/create
  */
-import { badRequest } from '../core/errors';
-import { isPlainObject } from '../core/plain-object';
-import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat, TextPart, ToolCall, ToolChoice } from '../providers/openai-format/types';
-import type { JsonObject } from '../providers/types';
+import { badRequest } from '../../core/errors';
+import { isPlainObject } from '../../core/plain-object';
+import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat, TextPart, ToolCall, ToolChoice } from '../openai-format/types';
+import type { JsonObject } from '../types';
 import type { ConversationItem, ResponsesRequest } from './types';
 
 /**

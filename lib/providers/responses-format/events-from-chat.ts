@@ -18,9 +18,9 @@
  * @see https://platform.openai.com/docs/api-reference/responses-streaming
  */
 import { Transform } from 'node:stream';
-import { newId } from '../core/ids';
-import { sseEventDecoder } from '../providers/openai-format/provider-stream';
-import type { ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from '../providers/openai-format/types';
+import { newId } from '../../core/ids';
+import { sseEventDecoder } from '../openai-format/provider-stream';
+import type { ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from '../openai-format/types';
 import { endingOf, usageFromChat } from './from-chat';
 import { outputText } from './response-object';
 import type { OutputItem, OutputTextPart, RefusalPart, ResponseObject } from './types';

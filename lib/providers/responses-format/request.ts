@@ -3,8 +3,8 @@
  * must be, each refusal a 400 naming it. Fields the gateway does not map pass untouched, as OpenAI's
  * API passes fields it does not know to its models.
  */
-import { badRequest } from '../core/errors';
-import { isPlainObject } from '../core/plain-object';
+import { badRequest } from '../../core/errors';
+import { isPlainObject } from '../../core/plain-object';
 import type { ResponsesRequest } from './types';
 
 const maxMetadataPairs = 16;

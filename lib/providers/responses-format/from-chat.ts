@@ -3,8 +3,8 @@
  * tool calls become output items in the order OpenAI's API lists them (reasoning, message, calls).
  * @see https://platform.openai.com/docs/api-reference/responses/object
  */
-import { newId } from '../core/ids';
-import type { AssistantMessage, ChatCompletion, FinishReason, Usage } from '../providers/openai-format/types';
+import { newId } from '../../core/ids';
+import type { AssistantMessage, ChatCompletion, FinishReason, Usage } from '../openai-format/types';
 import { outputText } from './response-object';
 import type { OutputItem, OutputTextPart, RefusalPart, ResponseObject, ResponseUsage } from './types';
 
