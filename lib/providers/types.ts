@@ -1,6 +1,7 @@
 import type { Transform } from 'node:stream';
 import type { GatewayError } from '../core/errors';
 import type { TokenUsage } from '../core/usage';
+import type { ResponsesChain } from './responses-format/chain';
 
 /** The three unified inference operations. */
 export type Operation = 'chat' | 'completions' | 'embeddings' | 'responses';
@@ -96,6 +97,8 @@ export interface ProviderCall {
   /** All request headers (lower-case names), for provider headers such as `anthropic-beta`. */
   requestHeaders: Record<string, string>;
   strictApiCompliance: boolean;
+  /** For `responses`: the earlier response this one continues, as its provider may know it. */
+  responsesChain?: ResponsesChain;
 }
 
 /** The HTTP request an adapter builds for a call, and how to read what comes back. */
