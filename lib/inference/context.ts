@@ -33,6 +33,8 @@ export interface InferenceResult extends RoutingResult {
   cacheStatus: CacheStatus;
   /** Tokens of a whole answer (a stream's arrive at the recorder as it ends). */
   usage?: TokenUsage;
+  /** Where the answer came from (its provider, base URL and credentials), when a target was reached. */
+  target?: ResolvedTarget;
 }
 
 /**

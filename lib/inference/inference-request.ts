@@ -1,3 +1,4 @@
+import type { ResponsesChain } from '../providers/responses-format/chain';
 import type { JsonObject, Operation } from '../providers/types';
 import type { ConfigSource } from './request-config';
 import type { ProviderCredentials } from './target';
@@ -55,6 +56,8 @@ export interface UnifiedRequest extends InferenceFields {
   /** The body's bytes as the client sent them, reused for providers that take the body unchanged. */
   clientBytes?: Buffer;
   stream: boolean;
+  /** A Responses request that continues an earlier response: what its provider may hold of it. */
+  responsesChain?: ResponsesChain;
 }
 
 /** A provider's own API, called with the client's method, path, query and bytes. */

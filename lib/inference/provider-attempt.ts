@@ -3,6 +3,7 @@ import { GatewayError } from '../core/errors';
 import { sseData, sseDone } from '../wire/sse';
 import type { TokenUsage } from '../core/usage';
 import { openOutbound } from '../outbound/http-client';
+import { prepareCall } from '../providers/prepare-call';
 import type { ProviderCall } from '../providers/types';
 import { relayedResponseHeaders } from './relayed-headers';
 import { isNetworkFailure, readProviderBody, type AttemptTimeout } from './provider-body';
@@ -30,7 +31,7 @@ export async function attemptProvider(call: ProviderCall, timeout: AttemptTimeou
 
   let headers: Record<string, string> = { 'x-gateway-provider': providerName };
   try {
-    const prepared = await call.target.provider.adapter.prepare(call);
+    const prepared = await prepareCall(call);
     if (timeout.expired) throw timeout.error();
     const outbound = openOutbound({ url: prepared.url, method: 'POST', headers: prepared.headers, body: prepared.body, target: providerName });
     timeout.watch(outbound);

@@ -1,5 +1,6 @@
 import { badRequest } from '../core/errors';
 import { isPlainObject } from '../core/plain-object';
+import { checkResponsesRequest } from '../providers/responses-format/request';
 import type { Operation } from '../providers/types';
 
 /**
@@ -33,6 +34,8 @@ export function validateInferenceBody(operation: Operation, body: Record<string,
       checkMessage(message, `messages[${index}]`);
     });
     checkChatFields(body);
+  } else if (operation === 'responses') {
+    checkResponsesRequest(body);
   } else if (operation === 'completions') {
     if (body.prompt === undefined || body.prompt === null) throw badRequest('prompt is required.', 'prompt', 'missing_required_parameter');
   } else if (body.input === undefined || body.input === null) {

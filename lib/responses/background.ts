@@ -11,16 +11,13 @@ import { GatewayError, toGatewayError } from '../core/errors';
 import { readBody } from '../core/read-body';
 import { inferenceRequest } from '../inference/inference-request';
 import { inferenceContext, runInference } from '../inference/run-inference';
-import type { ChatCompletion } from '../providers/openai-format/types';
-import type { JsonObject } from '../providers/types';
 import { openLineOptions, sealLineOptions, type LineOptions } from '../provider-jobs/sealed-options';
 import type { EncryptedBlob } from '../secrets/envelope';
 import { claimStoredResponse, finishStoredResponse, putStoredResponse, type StoredResponse } from '../store/responses';
 import { sendBackgroundResponse } from '../store/responses-queue';
-import { responseFromChat } from '../providers/responses-format/from-chat';
-import { conversationBody, toChatRequest } from '../providers/responses-format/to-chat';
-import { runTruncating } from './truncation';
+import type { NativeResponseLink } from '../providers/responses-format/chain';
 import type { ConversationItem, ResponseObject, ResponsesRequest } from '../providers/responses-format/types';
+import { nativeLinkOf, runResponse, stampedAnswer } from './run-response';
 
 type Stored = StoredResponse<ResponseObject, ConversationItem>;
 
@@ -45,34 +42,29 @@ export async function runBackgroundResponse(workspaceId: string, id: string): Pr
   const claimed = await claimStoredResponse<Stored>(workspaceId, id, leaseSeconds);
   if (!claimed?.stored.run) return;
   const { stored, leaseUntil } = claimed;
-  const run = stored.run!;
   const running: ResponseObject = { ...stored.response, status: 'in_progress' };
   let response: ResponseObject;
+  let link: NativeResponseLink | undefined;
   try {
     const lineOptions = await openLineOptions(workspaceId, JSON.parse(claimed.sealed) as EncryptedBlob);
-    response = await answer(run, stored.history, stored.input, lineOptions, running);
+    ({ response, link } = await answer(stored, lineOptions, running));
   } catch (error) {
     // A request error (a config that no longer resolves, say) ends the response; anything else is
     // the queue's to try again.
     if (!(error instanceof GatewayError) || error.status >= 500 || error.status === 429) throw error;
     response = failed(running, error);
   }
-  await finishStoredResponse(workspaceId, { ...stored, response, run: undefined }, leaseUntil);
+  await finishStoredResponse(workspaceId, { ...stored, response, link, run: undefined }, leaseUntil);
 }
 
-async function answer(
-  run: NonNullable<Stored['run']>,
-  history: ConversationItem[],
-  input: ConversationItem[],
-  lineOptions: LineOptions,
-  running: ResponseObject,
-): Promise<ResponseObject> {
+async function answer(stored: Stored, lineOptions: LineOptions, running: ResponseObject): Promise<{ response: ResponseObject; link?: NativeResponseLink }> {
+  const run = stored.run!;
   const request = run.request as ResponsesRequest;
-  const attempt = async (body: JsonObject) => {
-    const inference = inferenceContext(
-      inferenceRequest({
+  const result = await runResponse(request, { history: stored.history, link: stored.link }, async (body, responsesChain) => {
+    const inference = inferenceContext({
+      ...inferenceRequest({
         kind: 'unified',
-        operation: 'chat',
+        operation: 'responses',
         body,
         caller: run.caller,
         options: lineOptions.options,
@@ -80,23 +72,20 @@ async function answer(
         metadata: run.metadata,
         path: '/v1/responses',
       }),
-    );
+      responsesChain,
+    });
     const result = await runInference(inference);
     await inference.finish({ status: result.outcome.ok ? result.outcome.status : result.outcome.error.status, traceId: running.id });
     return result;
-  };
-  const result =
-    request.truncation === 'auto'
-      ? await runTruncating(request, [...history, ...input], (conversation) => attempt(conversationBody(request, conversation)))
-      : await attempt(toChatRequest(request, history) as JsonObject);
+  });
   if (!result.outcome.ok) {
     // The provider's failure after routing gave up is the response's end, as a live request's answer would be.
-    return failed(running, result.outcome.error);
+    return { response: failed(running, result.outcome.error) };
   }
   const body = result.outcome.body;
-  const bytes =
-    typeof body === 'string' ? Buffer.from(body) : Buffer.isBuffer(body) ? body : await readBody(body as Readable, maxAnswerBytes, 'the chat completion');
-  return responseFromChat(JSON.parse(bytes.toString('utf8')) as ChatCompletion, running);
+  const bytes = typeof body === 'string' ? Buffer.from(body) : Buffer.isBuffer(body) ? body : await readBody(body as Readable, maxAnswerBytes, 'the response');
+  const { response, providerId } = stampedAnswer(JSON.parse(bytes.toString('utf8')) as ResponseObject, running);
+  return { response, link: nativeLinkOf(result, request, providerId) };
 }
 
 function failed(running: ResponseObject, error: unknown): ResponseObject {

@@ -21,17 +21,13 @@ import type { RouteContext, RouteHandler } from '../http/pipeline';
 import type { GatewayResponse } from '../http/types';
 import type { InferenceContext } from '../inference/context';
 import { inferenceContext, runInference } from '../inference/run-inference';
-import type { ChatCompletion } from '../providers/openai-format/types';
-import type { JsonObject } from '../providers/types';
 import { cancelStoredResponse, deleteStoredResponse, getStoredResponse, putStoredResponse, putUnstoredMarker, type StoredResponse } from '../store/responses';
 import { queueBackgroundResponse } from './background';
-import { responseFromChat } from '../providers/responses-format/from-chat';
 import { inputItems } from './input-items';
+import { checkConversation, nativeLinkOf, runResponse, stampedAnswer, type Continued } from './run-response';
+import { stampedEventStream } from './stamped-events';
 import { checkResponsesRequest } from '../providers/responses-format/request';
 import { baseResponse } from '../providers/responses-format/response-object';
-import { responsesEventStream } from '../providers/responses-format/events-from-chat';
-import { conversationBody, toChatRequest } from '../providers/responses-format/to-chat';
-import { runTruncating } from './truncation';
 import type { ConversationItem, ResponseObject } from '../providers/responses-format/types';
 
 /** A response as the gateway stores it. */
@@ -59,62 +55,64 @@ async function createResponse(context: RouteContext): Promise<GatewayResponse> {
     );
   }
   const workspaceId = context.auth.workspaceId;
-  const history = request.previous_response_id ? await conversationBefore(workspaceId, request.previous_response_id) : [];
+  const continued = request.previous_response_id ? await conversationBefore(workspaceId, request.previous_response_id) : { history: [] };
   const input = inputItems(request);
-  // Translated now even for a background run, so a request it could not run is refused at once.
-  const chatBody = toChatRequest(request, history) as JsonObject;
+  const base = baseResponse(request, {
+    id: newId('resp'),
+    createdAt: Math.floor(Date.now() / 1000),
+    status: request.background === true ? 'queued' : undefined,
+  });
   if (request.background === true) {
-    const response = baseResponse(request, { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), status: 'queued' });
+    // Checked now, so that a request no provider could take is refused at once rather than failing later.
+    checkConversation(request, continued.history);
     const { auth, trace } = context;
     const caller = { organisationId: auth.organisationId, workspaceId, keyId: auth.keyId };
     const queued = await queueBackgroundResponse(
-      { response, input, history, run: { request, caller, metadata: trace.metadata ?? {} } },
+      { response: base, input, history: continued.history, link: continued.link, run: { request, caller, metadata: trace.metadata ?? {} } },
       workOptionsOf(context),
     );
     return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(queued) };
   }
-  const streamed = (body: JsonObject) => (request.stream === true ? { ...body, stream: true, stream_options: { include_usage: true } } : body);
 
   let inference!: InferenceContext;
-  const run = (body: JsonObject) => {
-    inference = inferenceContext(unifiedFromBody('chat', streamed(body), context), context);
+  const routing = runResponse(request, continued, (body, responsesChain) => {
+    const unified = unifiedFromBody('responses', body, context);
+    inference = inferenceContext({ ...unified, responsesChain }, context);
     return runInference(inference);
-  };
-  const base = baseResponse(request, { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000) });
-  const keep = (response: ResponseObject) =>
+  });
+  const keep = (response: ResponseObject, providerId: string | undefined) =>
     context.waitUntil(
-      (request.store === false ? putUnstoredMarker(workspaceId, response.id) : putStoredResponse(workspaceId, { response, input, history })).catch((error) =>
-        console.error(`Response ${response.id} could not be stored; GET and previous_response_id will not find it`, error),
-      ),
+      (async () => {
+        if (request.store === false) return putUnstoredMarker(workspaceId, response.id);
+        const link = nativeLinkOf(await routing, request, providerId);
+        return putStoredResponse(workspaceId, { response, input, history: continued.history, link });
+      })().catch((error) => console.error(`Response ${response.id} could not be stored; GET and previous_response_id will not find it`, error)),
     );
-  // A request that truncates is run to its end before it is answered: a too-long conversation is sent again shorter.
-  const routing =
-    request.truncation === 'auto'
-      ? runTruncating(request, [...history, ...input], (conversation) => run(conversationBody(request, conversation)))
-      : run(chatBody);
 
   if (request.stream === true) {
     const answer = (await commitStreamWhileRouting(routing, inference, streamCommitDelayMs())) ?? routedResponse(await routing, context.recorder);
     if (answer.status !== 200 || !isReadable(answer.body)) return answer;
-    const events = responsesEventStream(base, keep);
-    const chat = answer.body;
-    events.on('close', () => chat.destroy());
-    // A chat stream that breaks ends the events with response.failed rather than leaving them open.
-    chat.on('error', () => events.end());
-    chat.pipe(events);
+    const events = stampedEventStream(base, ({ response, providerId }) => keep(response ?? failedBeforeAnswer(base), providerId));
+    const core = answer.body;
+    events.on('close', () => core.destroy());
+    core.on('error', () => events.end());
+    core.pipe(events);
     return { status: 200, headers: { ...answer.headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body: events };
   }
 
   const answer = routedResponse(await routing, context.recorder);
   if (answer.status < 200 || answer.status >= 300) return answer;
-  const completion = JSON.parse((await bytesOf(answer.body)).toString('utf8')) as ChatCompletion;
-  const response = responseFromChat(completion, base);
-  keep(response);
+  const { response, providerId } = stampedAnswer(JSON.parse((await bytesOf(answer.body)).toString('utf8')) as ResponseObject, base);
+  keep(response, providerId);
   return { status: 200, headers: { ...answer.headers, 'content-type': 'application/json' }, body: JSON.stringify(response) };
 }
 
+function failedBeforeAnswer(base: ResponseObject): ResponseObject {
+  return { ...base, status: 'failed', error: { code: 'server_error', message: 'The stream ended before the response was complete.' } };
+}
+
 /** The conversation a response continues: the earlier one's own history, its input, then its output. */
-async function conversationBefore(workspaceId: string, previousId: string): Promise<ConversationItem[]> {
+async function conversationBefore(workspaceId: string, previousId: string): Promise<Continued> {
   const previous = await readStored(workspaceId, previousId);
   if (previous === 'not_stored') {
     throw badRequest(
@@ -126,7 +124,7 @@ async function conversationBefore(workspaceId: string, previousId: string): Prom
   if (!previous) {
     throw notFound(`Previous response with id ${JSON.stringify(previousId.slice(0, 100))} not found.`, 'previous_response_not_found');
   }
-  return [...previous.history, ...previous.input, ...(previous.response.output as ConversationItem[])];
+  return { history: [...previous.history, ...previous.input, ...(previous.response.output as ConversationItem[])], link: previous.link };
 }
 
 async function bytesOf(body: GatewayResponse['body']): Promise<Buffer> {

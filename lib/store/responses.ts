@@ -25,6 +25,11 @@ export interface StoredResponse<Response extends { id: string; status: string } 
   input: Item[];
   /** The conversation before it, when it continued one (`previous_response_id`). */
   history: Item[];
+  /**
+   * Where the response was made natively (the provider's own id, provider, base URL and a hash of
+   * the credential), so that a continuation sent there can name it instead of sending it again.
+   */
+  link?: { providerResponseId: string; provider: string; baseUrl: string; credential: string };
   /** A background response's request and who asked, which its worker runs. */
   run?: { request: Record<string, unknown>; caller: { organisationId: string; workspaceId: string; keyId?: string }; metadata: Record<string, unknown> };
 }

@@ -21,6 +21,7 @@ export const providerCallStep: TargetStep = {
       stream: request.stream,
       target,
       requestHeaders: request.headers,
+      responsesChain: request.responsesChain,
       ...attemptShaping(attempt, request),
     };
     inference.recorder.sentModel(call.body.model);

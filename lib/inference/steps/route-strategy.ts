@@ -1,5 +1,6 @@
 import { breakerIdentity } from '../../routing/circuit-breaker';
 import { runStrategy } from '../../routing/engine';
+import type { ResolvedTarget } from '../../providers/types';
 import type { RequestStep } from '../context';
 import { runSteps, setByStep } from '../steps';
 import { targetSteps } from './target-steps';
@@ -14,16 +15,27 @@ export const routeStrategy: RequestStep = {
     const { request } = context;
     const plan = setByStep(context.plan, 'config');
     const steps = targetSteps[request.kind];
+    // The target of each leaf tried, so the result can say which one answered.
+    const reached = new Map<string, ResolvedTarget | undefined>();
     const routing = await runStrategy(plan.root, {
       identity: breakerIdentity(request.caller.workspaceId, plan.identity),
       breakers: context.stores.breakers,
       query: { metadata: request.metadata, params: request.kind === 'unified' ? request.body : {}, url: { pathname: request.path } },
       waitUntil: context.waitUntil,
       // Every field the target steps set, present from the start: one shape for every attempt.
-      attempt: (leaf) =>
-        runSteps(steps, { inference: context, leaf, target: undefined, timeout: undefined, body: undefined, shaping: undefined, answerChecked: undefined }),
+      attempt: (leaf) => {
+        const attempt = { inference: context, leaf, target: undefined, timeout: undefined, body: undefined, shaping: undefined, answerChecked: undefined };
+        return runSteps(steps, attempt).finally(() => reached.set(leaf.path, attempt.target));
+      },
     });
     context.recorder.cached(context.cacheStatus);
-    return { outcome: routing.outcome, path: routing.path, retries: routing.retries, cacheStatus: context.cacheStatus, usage: context.usage };
+    return {
+      outcome: routing.outcome,
+      path: routing.path,
+      retries: routing.retries,
+      cacheStatus: context.cacheStatus,
+      usage: context.usage,
+      target: reached.get(routing.path),
+    };
   },
 };

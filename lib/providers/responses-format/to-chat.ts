@@ -8,7 +8,6 @@
 import { badRequest } from '../../core/errors';
 import { isPlainObject } from '../../core/plain-object';
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ResponseFormat, TextPart, ToolCall, ToolChoice } from '../openai-format/types';
-import type { JsonObject } from '../types';
 import type { ConversationItem, ResponsesRequest } from './types';
 
 /**
@@ -113,6 +112,9 @@ function conversationMessages(places: Placed[]): ChatMessage[] {
           'missing_required_parameter',
         );
       default:
+        // A built-in tool's call in an earlier response (made natively): what it found is in the
+        // answer after it, which goes on; the call itself has no chat form.
+        if (at.fromHistory) break;
         throw itemError(
           at,
           '.type',
@@ -369,9 +371,4 @@ function copySampling(request: ResponsesRequest, chat: ChatRequest): void {
   for (const field of sharedFields) if (request[field] !== undefined && request[field] !== null) body[field] = request[field];
   const effort = request.reasoning?.effort;
   if (typeof effort === 'string') chat.reasoning_effort = effort;
-}
-
-/** The chat body of a whole conversation: history and input as one list, as truncation leaves it. */
-export function conversationBody(request: ResponsesRequest, conversation: ConversationItem[]): JsonObject {
-  return toChatRequest({ ...request, input: conversation }, []) as JsonObject;
 }

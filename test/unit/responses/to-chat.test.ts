@@ -251,10 +251,24 @@ describe('toChatRequest: what the chat format cannot carry', () => {
     expect(error.message).toContain('natively');
   });
 
-  it('names previous_response_id for an item of the history it cannot carry', () => {
-    const error = refusal({}, [{ type: 'computer_call', id: 'cu_1' } as unknown as ConversationItem]);
-    expect(error).toMatchObject({ status: 400, param: 'previous_response_id', code: 'unsupported_input_item' });
-    expect(error.message).toContain('computer_call');
+  it("leaves out a built-in tool's call in the history: the answer after it carries what it found", () => {
+    const history = [
+      { type: 'message', role: 'user', content: 'Search the news' },
+      { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'news' } },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Here is the news.', annotations: [] }] },
+    ] as unknown as ConversationItem[];
+    const chat = toChatRequest({ model: 'm', input: 'Thanks' }, history);
+    expect(chat.messages).toEqual([
+      { role: 'user', content: 'Search the news' },
+      { role: 'assistant', content: 'Here is the news.' },
+      { role: 'user', content: 'Thanks' },
+    ]);
+  });
+
+  it('names previous_response_id for a malformed item of the history', () => {
+    const error = refusal({}, [{ type: 'message', role: 'robot', content: 'Hi' } as unknown as ConversationItem]);
+    expect(error).toMatchObject({ status: 400, param: 'previous_response_id', code: 'invalid_value' });
+    expect(error.message).toContain('previous_response_id');
   });
 
   it('refuses malformed items, naming the field', () => {

@@ -1,0 +1,83 @@
+/**
+ * A Responses API call to a provider that does not run that API: translated to a chat completion
+ * its adapter already speaks, and the answer (whole or streamed) translated back, so that routing,
+ * the cache, the hooks and the logs see the Responses format whichever provider answered.
+ */
+import { chainTransforms } from '../../core/chained-transform';
+import { newId } from '../../core/ids';
+import type { ChatCompletion, ChatRequest } from '../openai-format/types';
+import type { JsonObject, PreparedCall, ProviderCall } from '../types';
+import { responsesEventStream } from './events-from-chat';
+import { responseFromChat } from './from-chat';
+import { baseResponse } from './response-object';
+import { toChatRequest } from './to-chat';
+import type { ResponsesRequest } from './types';
+
+/**
+ * Providers whose adapters take the chat request's `thinking` (a token budget) and, with strict
+ * API compliance off, answer thinking as `content_blocks`, which become the `reasoning` item.
+ */
+const thinkingProviders = new Set(['anthropic', 'bedrock', 'vertex-ai', 'google', 'cohere']);
+
+/**
+ * `reasoning.effort` as a thinking budget: the budgets Google's own OpenAI-compatible endpoint
+ * gives `reasoning_effort`. `none` (and no effort with no summary asked for) turns nothing on.
+ */
+const budgetByEffort: Record<string, number> = { minimal: 1024, low: 1024, medium: 8192, high: 24576 };
+const defaultBudget = budgetByEffort.medium!;
+
+/** Anthropic's smallest thinking budget; a cap below it leaves no room to think. */
+const minimumBudget = 1024;
+
+export async function prepareOverChat(call: ProviderCall): Promise<PreparedCall> {
+  const request = call.body as ResponsesRequest;
+  // `input` holds the whole conversation (see chain.ts); its earlier part is named as the
+  // conversation of previous_response_id in errors, and built-in tool activity in it is left out.
+  const earlier = call.responsesChain?.historyLength ?? 0;
+  const input = Array.isArray(request.input) ? request.input : [];
+  const chat: ChatRequest = earlier > 0 ? toChatRequest({ ...request, input: input.slice(earlier) }, input.slice(0, earlier)) : toChatRequest(request, []);
+  const thinks = thinkingProviders.has(call.target.provider.name) && askThinking(request, chat);
+  if (call.stream) Object.assign(chat, { stream: true, stream_options: { include_usage: true } });
+  const inner = await call.target.provider.adapter.prepare({
+    ...call,
+    operation: 'chat',
+    body: chat as JsonObject,
+    clientBytes: undefined,
+    // Thinking goes out, and comes back as content_blocks, only with strict compliance off.
+    strictApiCompliance: thinks ? false : call.strictApiCompliance,
+    responsesChain: undefined,
+  });
+  // The id and time are the gateway's to give (the route stamps its own); these stand in until then.
+  const base = () => baseResponse(request, { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000) });
+  return {
+    ...inner,
+    readResponse(bytes) {
+      const answer = inner.readResponse(bytes);
+      const completion = JSON.parse(answer.body.toString()) as ChatCompletion;
+      return { body: JSON.stringify(responseFromChat(completion, base())), usage: answer.usage };
+    },
+    streamTransform: (onUsage) =>
+      chainTransforms(
+        inner.streamTransform(onUsage),
+        responsesEventStream(base(), () => {}),
+      ),
+  };
+}
+
+/**
+ * Sets the chat request's thinking budget from `reasoning` (an effort, or a summary asked for),
+ * within `max_output_tokens`, which covers thinking at OpenAI as at Anthropic. True when it did.
+ */
+function askThinking(request: ResponsesRequest, chat: ChatRequest): boolean {
+  const effort = request.reasoning?.effort;
+  const summary = request.reasoning?.summary;
+  if (effort === 'none' || ((effort === undefined || effort === null) && (summary === undefined || summary === null))) return false;
+  let budget = (typeof effort === 'string' ? budgetByEffort[effort] : undefined) ?? defaultBudget;
+  const cap = request.max_output_tokens;
+  if (typeof cap === 'number') budget = Math.min(budget, cap - 1);
+  if (budget < minimumBudget) return false;
+  chat.thinking = { type: 'enabled', budget_tokens: budget };
+  // The budget says how much; an effort name would be read again as one by some adapters.
+  delete chat.reasoning_effort;
+  return true;
+}
