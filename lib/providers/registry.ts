@@ -24,7 +24,12 @@ const nativeProviders: ProviderDefinition[] = [
 const byName = new Map<string, ProviderDefinition>([
   ...openAICompatibleProviders.map((row): [string, ProviderDefinition] => [
     row.name,
-    { name: row.name, baseUrl: row.baseUrl, operations: allOperations, adapter: openAICompatibleAdapter(row) },
+    {
+      name: row.name,
+      baseUrl: row.baseUrl,
+      operations: row.responsesApi ? [...allOperations, 'responses'] : allOperations,
+      adapter: openAICompatibleAdapter(row),
+    },
   ]),
   ...nativeProviders.map((provider): [string, ProviderDefinition] => [provider.name, provider]),
 ]);

@@ -6,6 +6,9 @@
  *   POST …/chat/completions   chat.completion / chat.completion.chunk stream (content "echo: <last user text>")
  *   POST …/completions        text_completion (also streamed with object "text_completion")
  *   POST …/embeddings         float or base64 (`encoding_format`) vectors of the model's dimensions
+ *   POST …/responses          OpenAI's Responses API (fakes/openai-responses.ts): a response object, or its event
+ *                             stream; text "echo: <last user text> (turn N)", N the user messages of the whole
+ *                             conversation; responses kept per fake for `previous_response_id`
  *   GET  …/models[/<id>]      model list / model object
  *   ANY  …/echo[/…]           200 JSON {method, path, url, query, headers, bodyBase64, bodyLength}
  *   ANY  …/binary?size=N      N deterministic bytes (see `fakeBinaryBytes`), application/octet-stream
@@ -16,7 +19,8 @@
  *   /together-ai/…/files/upload, …/fine-tunes[/<id>[/cancel|/events|/checkpoints]]   Together AI's fine-tuning API (fakes/together-fine-tuning.ts)
  * A model named `error-<status>` (e.g. `error-429`) gets that status with an OpenAI error body
  * (`retry-after` on 429/503). Model `error-midstream` streams two content chunks and then an in-stream
- * `data: {"error":…}` event without `[DONE]` (non-stream: 500).
+ * `data: {"error":…}` event without `[DONE]` (non-stream: 500); at …/responses, two text deltas, an
+ * `error` event and `response.failed`.
  *
  * `script(prefix, steps)` queues steps for requests whose path starts with `prefix` (at a `/` or `?`
  * boundary); each such request consumes one step; once the queue is empty the default behaviour resumes.
@@ -28,6 +32,10 @@ import { fakeMessageBatches } from './fakes/anthropic-batches';
 import { fakeMistralFineTuning } from './fakes/mistral-fine-tuning';
 import { fakeBatchApi } from './fakes/openai-batches';
 import { fakeTogetherFineTuning } from './fakes/together-fine-tuning';
+import { fakeResponsesApi } from './fakes/openai-responses';
+import { fakeTokenCount, isObj, nextId, type Obj, openAiErrorBody, planToolCalls, splitPieces, textOfContent } from './fakes/openai-shared';
+
+export { fakeTokenCount, openAiErrorBody, splitPieces } from './fakes/openai-shared';
 
 export interface RecordedRequest {
   method: string;
@@ -188,129 +196,9 @@ export function fakeEmbedding(input: string, dims: number): Float32Array {
   return out;
 }
 
-/** Token estimate used for `usage`: ceil(chars / 4), at least 1 for non-empty text. */
-export function fakeTokenCount(text: string): number {
-  return Math.ceil(text.length / 4);
-}
-
-/** Splits `text` into at most `n` consecutive pieces (by code point); exactly `n` when it has ≥ n code points. */
-export function splitPieces(text: string, n: number): string[] {
-  const cps = Array.from(text);
-  if (cps.length === 0) return [''];
-  const count = Math.min(n, cps.length);
-  const out: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const a = Math.floor((i * cps.length) / count);
-    const b = Math.floor(((i + 1) * cps.length) / count);
-    out.push(cps.slice(a, b).join(''));
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------
 
-type Obj = Record<string, unknown>;
 const EMPTY = Buffer.alloc(0);
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-const STATUS_ERRORS: Record<number, [type: string, code: string | null, message: string]> = {
-  400: ['invalid_request_error', null, 'Bad request (fake upstream).'],
-  401: ['invalid_request_error', 'invalid_api_key', 'Incorrect API key provided (fake upstream).'],
-  403: ['permission_denied', 'unsupported_country_region_territory', 'Forbidden (fake upstream).'],
-  404: ['invalid_request_error', 'model_not_found', 'The model does not exist or you do not have access to it (fake upstream).'],
-  409: ['invalid_request_error', null, 'Conflict (fake upstream).'],
-  422: ['invalid_request_error', null, 'Unprocessable entity (fake upstream).'],
-  429: ['requests', 'rate_limit_exceeded', 'Rate limit reached for requests (fake upstream). Please try again in 1s.'],
-  500: ['server_error', null, 'The server had an error while processing your request (fake upstream).'],
-  502: ['server_error', null, 'Bad gateway (fake upstream).'],
-  503: ['server_error', null, 'The engine is currently overloaded, please try again later (fake upstream).'],
-};
-
-export function openAiErrorBody(status: number, message?: string, param: string | null = null): string {
-  const known = STATUS_ERRORS[status] ?? [status >= 500 ? 'server_error' : 'invalid_request_error', null, `Error ${status} (fake upstream).`];
-  return JSON.stringify({ error: { message: message ?? known[2], type: known[0], param, code: known[1] } });
-}
-
-let idCounter = 0;
-const nextId = (): string => (++idCounter).toString(36).padStart(8, '0');
-
-function textOfContent(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    let s = '';
-    for (const p of content) {
-      if (isObj(p) && typeof p.text === 'string') s += (s ? ' ' : '') + p.text;
-    }
-    return s;
-  }
-  return '';
-}
-
-function sampleFromSchema(schema: unknown, depth = 0): unknown {
-  if (!isObj(schema) || depth > 6) return {};
-  if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
-  if ('const' in schema) return schema.const;
-  for (const k of ['anyOf', 'oneOf', 'allOf'] as const) {
-    const alts = schema[k];
-    if (Array.isArray(alts) && alts.length) return sampleFromSchema(alts[0], depth + 1);
-  }
-  let type = schema.type;
-  if (Array.isArray(type)) type = type.find((t) => t !== 'null') ?? 'null';
-  if (type === undefined && isObj(schema.properties)) type = 'object';
-  switch (type) {
-    case 'string':
-      return 'example';
-    case 'integer':
-      return 1;
-    case 'number':
-      return 1.5;
-    case 'boolean':
-      return true;
-    case 'null':
-      return null;
-    case 'array':
-      return [sampleFromSchema(schema.items, depth + 1)];
-    case 'object': {
-      const out: Obj = {};
-      if (isObj(schema.properties)) {
-        for (const [k, v] of Object.entries(schema.properties)) out[k] = sampleFromSchema(v, depth + 1);
-      }
-      return out;
-    }
-    default:
-      return {};
-  }
-}
-
-interface PlannedCall {
-  id: string;
-  name: string;
-  arguments: string;
-}
-
-function planToolCalls(body: Obj, lastUserText: string): PlannedCall[] | null {
-  if (!Array.isArray(body.tools) || body.tools.length === 0) return null;
-  const tools = (body.tools as unknown[]).filter(
-    (t): t is { function: { name: string; parameters?: unknown } } => isObj(t) && isObj(t.function) && typeof t.function.name === 'string',
-  );
-  const tc = body.tool_choice;
-  if (tc === 'none') return null;
-  const mk = (name: string, parameters: unknown): PlannedCall => ({
-    id: 'call_' + ('fake' + nextId()).padStart(24, '0'),
-    name,
-    arguments: JSON.stringify(sampleFromSchema(parameters ?? { type: 'object', properties: {} })),
-  });
-  if (isObj(tc) && isObj(tc.function) && typeof tc.function.name === 'string') {
-    const name = tc.function.name;
-    const tool = tools.find((t) => t.function.name === name);
-    return [mk(name, tool?.function.parameters)];
-  }
-  if (tools.length === 0) return null;
-  const lower = lastUserText.toLowerCase();
-  if (lower.includes('call all tools')) return tools.map((t) => mk(t.function.name, t.function.parameters));
-  if (tc === 'required' || tc === 'any' || lower.includes('call a tool')) return [mk(tools[0].function.name, tools[0].function.parameters)];
-  return null;
-}
 
 function usageJson(prompt: number, completion: number): string {
   return (
@@ -359,6 +247,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const messageBatches = fakeMessageBatches();
   const mistralFineTuning = fakeMistralFineTuning(batchApi.files);
   const togetherFineTuning = fakeTogetherFineTuning();
+  // The Responses API keeps the responses it made, so `previous_response_id` works per fake.
+  const responsesApi = fakeResponsesApi({ deltaCount: chunkCount });
   const burst = options.burstStreams === true && chunkDelayMs === 0;
 
   const requests: RecordedRequest[] = [];
@@ -603,6 +493,13 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     return streamEvents(res, events);
   }
 
+  // ------------------------------------------------------------------ default: Responses API
+  function handleResponses(res: ServerResponse, body: Obj): void | Promise<void> {
+    const answer = responsesApi.answer(body);
+    if ('events' in answer) return streamEvents(res, answer.events);
+    return sendJson(res, answer.status, answer.json);
+  }
+
   // ------------------------------------------------------------------ default: embeddings
   const embeddingCache = new Map<string, string>();
   function embeddingJson(input: string, dims: number, base64: boolean): string {
@@ -816,7 +713,15 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       if (step) return runStep(step, req, res, rec);
     }
 
-    const api = pathname.endsWith('/chat/completions') ? 1 : pathname.endsWith('/completions') ? 2 : pathname.endsWith('/embeddings') ? 3 : 0;
+    const api = pathname.endsWith('/chat/completions')
+      ? 1
+      : pathname.endsWith('/completions')
+        ? 2
+        : pathname.endsWith('/embeddings')
+          ? 3
+          : pathname.endsWith('/responses')
+            ? 4
+            : 0;
     if (api !== 0) {
       if (method !== 'POST') return sendError(res, 404, `Invalid URL (${method} ${pathname})`);
       if (!jsonOk || !isObj(json)) {
@@ -834,6 +739,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       }
       if (api === 1) return handleChat(res, json);
       if (api === 2) return handleCompletions(res, json);
+      if (api === 4) return handleResponses(res, json);
       return handleEmbeddings(res, json);
     }
 

@@ -1,5 +1,7 @@
 import { openAICompatibleAdapter } from '../openai-compatible/adapter';
 import type { OpenAICompatibleProvider } from '../openai-compatible/providers';
+import { providerError } from '../provider-error';
+import { nativeResponsesCall } from '../responses-format/native';
 import type { PreparedCall, ProviderAdapter, ProviderCall } from '../types';
 import { azureAuthHeaders } from './auth';
 import { azureOpenAIRoute, chooseDeployment } from './request';
@@ -43,7 +45,26 @@ export const azureOpenAIAdapter: ProviderAdapter = {
   async prepare(call: ProviderCall): Promise<PreparedCall> {
     const choice = chooseDeployment(call.target.settings, call.body.model);
     const { url, model, streamOptions } = azureOpenAIRoute(call.target.baseUrl, call.operation, choice);
+    if (call.operation === 'responses') return responsesOnAzure(call, url, model);
     return prepareOnAzure(streamOptions ? withStreamOptions : withoutStreamOptions, call, { url, model, headers: azureAuthHeaders(call.target.settings) });
   },
   authenticate: (_request, target) => azureAuthHeaders(target.settings),
 };
+
+/**
+ * A Responses request, run by Azure's Responses API as OpenAI runs it, with the deployment as the
+ * body's `model`. The call keeps its target as it is: the credential is part of what a stored
+ * response is valid for (responses-format/chain.ts).
+ */
+function responsesOnAzure(call: ProviderCall, url: URL, model: string | undefined): PreparedCall {
+  const body = model && model !== call.body.model ? { ...call.body, model } : call.body;
+  return nativeResponsesCall(
+    { ...call, body, clientBytes: body === call.body ? call.clientBytes : undefined },
+    {
+      provider: 'azure-openai',
+      url,
+      authHeaders: azureAuthHeaders(call.target.settings),
+      readError: (status, errorBody) => providerError('azure-openai', status, errorBody),
+    },
+  );
+}

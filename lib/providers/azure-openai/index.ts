@@ -9,7 +9,8 @@ export const azureOpenAIProvider: ProviderDefinition = {
   baseUrl: 'https://{resource}.openai.azure.com/openai',
   baseUrlFor: azureOpenAIBaseUrl,
   resourceApiPath: azureResourceApiPath,
-  operations: allOperations,
+  // The Responses API runs natively, as at OpenAI (request.ts says where).
+  operations: [...allOperations, 'responses'],
   adapter: azureOpenAIAdapter,
 };
 

@@ -81,7 +81,12 @@ export function azureResourceApiPath(settings: ProviderSettings, path: string): 
   return { path, query: `api-version=${encodeURIComponent(version)}` };
 }
 
-const operationPaths: Record<Operation, string> = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings' };
+const operationPaths: Record<Operation, string> = {
+  chat: '/chat/completions',
+  completions: '/completions',
+  embeddings: '/embeddings',
+  responses: '/responses',
+};
 
 export interface AzureOpenAIRoute {
   url: URL;
@@ -94,7 +99,9 @@ export interface AzureOpenAIRoute {
 /**
  * Where a call goes: `{base}/deployments/{deployment}/{operation}?api-version={version}`, or for
  * the v1 API (`api_version` `v1`, `latest` or `preview`) `{base}/v1/{operation}` with the deployment
- * as `model` (and `?api-version=preview` for previews).
+ * as `model` (and `?api-version=preview` for previews). The Responses API is not under the
+ * deployments: `{base}/responses?api-version={version}`, the deployment as `model` there too.
+ * @see https://learn.microsoft.com/azure/ai-foundry/openai/how-to/responses
  */
 export function azureOpenAIRoute(baseUrl: string, operation: Operation, choice: AzureDeploymentChoice): AzureOpenAIRoute {
   if (v1Versions.has(choice.apiVersion)) {
@@ -104,6 +111,11 @@ export function azureOpenAIRoute(baseUrl: string, operation: Operation, choice: 
   }
   if (!choice.deployment)
     throw badRequest('azure-openai needs a deployment: cloudC_deployment_id, deployments, or the model name.', 'model', 'missing_provider_settings');
+  if (operation === 'responses') {
+    const url = new URL(`${baseUrl}/responses`);
+    url.searchParams.set('api-version', choice.apiVersion);
+    return { url, model: choice.deployment, streamOptions: false };
+  }
   const url = new URL(`${baseUrl}/deployments/${pathSegment(choice.deployment, 'model')}${operationPaths[operation]}`);
   url.searchParams.set('api-version', choice.apiVersion);
   return { url, streamOptions: choice.apiVersion.slice(0, 10) >= '2024-09-01' };

@@ -1,16 +1,28 @@
 import { GatewayError } from '../../core/errors';
+import { assertOperationSupported } from '../capabilities';
+import { nativeResponsesCall } from '../responses-format/native';
 import type { JsonObject, PreparedCall, ProviderAdapter, ProviderCall, ResolvedTarget } from '../types';
 import { providerError } from '../provider-error';
 import type { OpenAICompatibleProvider } from './providers';
 import { failedFinish, finishFailure, mapFinishReasons, openAIStreamTransform } from './stream';
 import { readUsage } from './usage';
 
-const operationPaths = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings', responses: '/responses' } as const;
+const operationPaths = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings' } as const;
 
 /** The adapter every OpenAI-compatible provider shares; the row supplies its differences. */
 export function openAICompatibleAdapter(row: OpenAICompatibleProvider): ProviderAdapter {
   return {
     prepare(call: ProviderCall): PreparedCall {
+      if (call.operation === 'responses') {
+        // Only a provider that declares the Responses API gets it as it is (see `responsesApi`).
+        assertOperationSupported(call);
+        return nativeResponsesCall(call, {
+          provider: row.name,
+          url: new URL(`${call.target.baseUrl}/responses`),
+          authHeaders: authHeaders(row, call.target),
+          readError: (status, body) => providerError(row.name, status, body),
+        });
+      }
       const upstream = upstreamBody(row, call);
       const headers: Record<string, string> = {
         ...call.forwardHeaders,

@@ -13,6 +13,12 @@ export interface OpenAICompatibleProvider {
   /** Serves OpenAI's Batch API (files with purpose `batch`, `/batches`): a `24h` batch runs there. */
   batchApi?: boolean;
   /**
+   * Runs OpenAI's Responses API itself (`/responses`): Responses requests are sent to it as they are
+   * (responses-format/native.ts) rather than translated to chat, so its stored state, built-in tools
+   * and reasoning carry over.
+   */
+  responsesApi?: boolean;
+  /**
    * How streamed usage is obtained: `stream_options` asks for it with `stream_options.include_usage`;
    * `always` means the provider reports it in its final chunks unasked (and may reject the option).
    */
@@ -36,7 +42,7 @@ export interface OpenAICompatibleProvider {
 const bearer: AuthScheme = { header: 'authorization', prefix: 'Bearer ' };
 
 export const openAICompatibleProviders: readonly OpenAICompatibleProvider[] = [
-  { name: 'openai', baseUrl: 'https://api.openai.com/v1', auth: bearer, streamUsage: 'stream_options', batchApi: true },
+  { name: 'openai', baseUrl: 'https://api.openai.com/v1', auth: bearer, streamUsage: 'stream_options', batchApi: true, responsesApi: true },
   { name: 'groq', baseUrl: 'https://api.groq.com/openai/v1', auth: bearer, streamUsage: 'stream_options', batchApi: true },
   {
     name: 'together-ai',

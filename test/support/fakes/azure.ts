@@ -6,6 +6,7 @@
  * or `<url>/models` for azure-ai):
  *   POST /openai/deployments/{deployment}/{chat/completions|embeddings}?api-version=…  (Azure OpenAI)
  *   POST /openai/v1/chat/completions                                                   (v1 API; deployment = body model)
+ *   POST /openai/responses?api-version=…, /openai/v1/responses                          (Responses API; deployment = body model)
  *   POST [/models]/{chat/completions|embeddings}?api-version=…                           (azure-ai)
  * Checks, answered like Azure (404 without api-version, 401 without credentials, 400 otherwise), so a
  * wrong mapping fails the calling test: an `api-key` equal to `key`, or `Authorization: Bearer`
@@ -18,6 +19,9 @@
  * in the last user text → a call of that (or the first) tool; otherwise "echo: <last user text>".
  * Streams are Azure's: a leading chunk with no id and `prompt_filter_results`, per-choice
  * `content_filter_results`, a usage chunk when `stream_options.include_usage` is set, `[DONE]`.
+ * The Responses paths answer as OpenAI's Responses API does (openai-responses.ts: "echo: <last user
+ * text> (turn N)", responses kept per fake for `previous_response_id`); as at Azure, they are not
+ * under the deployments, and a dated api-version before 2025-03-01-preview does not have them (404).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +29,7 @@ import { Readable } from 'node:stream';
 import type { TokenUsage } from '../../../lib/core/usage';
 import type { PreparedCall, ProviderCall, ProviderDefinition, ProviderSettings } from '../../../lib/providers/types';
 import { parseSse } from '../sse';
+import { fakeResponsesApi } from './openai-responses';
 
 export interface RecordedCall {
   method: string;
@@ -116,6 +121,11 @@ export function checkAzureRequest(call: RecordedCall, key: string, azureAI: bool
   const url = new URL(call.path, 'http://fake');
   if (!url.pathname.startsWith('/openai/v1/') && !url.searchParams.get('api-version'))
     return { status: 404, problems: ['Resource not found (api-version is missing)'] };
+  if (url.pathname.endsWith('/responses') && !azureAI && !respondsAt(url))
+    return {
+      status: 404,
+      problems: ['Resource not found (the Responses API is /openai/responses with api-version 2025-03-01-preview or later, or /openai/v1/responses)'],
+    };
   const apiKey = call.headers['api-key'];
   const bearer = /^Bearer (.+)$/.exec(String(call.headers.authorization ?? ''))?.[1];
   if (apiKey && bearer) problems.push('send either api-key or Authorization, not both');
@@ -129,11 +139,19 @@ export function checkAzureRequest(call: RecordedCall, key: string, azureAI: bool
   else if (url.pathname.endsWith('/chat/completions') && (!Array.isArray(body.messages) || body.messages.length === 0))
     problems.push("'messages' is a required property");
   else if (url.pathname.endsWith('/embeddings') && body.input === undefined) problems.push("'input' is a required property");
+  else if (url.pathname.endsWith('/responses') && typeof body.model !== 'string') problems.push("'model' is a required property (the deployment name)");
   return { status: problems.length ? 400 : 200, problems };
+}
+
+/** Where Azure serves the Responses API: beside the deployments with a recent dated api-version, or on the v1 API. */
+function respondsAt(url: URL): boolean {
+  if (url.pathname === '/openai/v1/responses') return true;
+  return url.pathname === '/openai/responses' && (url.searchParams.get('api-version') ?? '') >= '2025-03-01';
 }
 
 /** Starts the fake; `key` is the API key it accepts. */
 export async function startFakeAzure(key = 'azure-test-key-0123456789abcdef'): Promise<FakeAzure> {
+  const responses = fakeResponsesApi();
   const server = await startRecordingServer((call, res) => {
     const url = new URL(call.path, 'http://fake');
     const azureAI = !url.pathname.startsWith('/openai/');
@@ -150,6 +168,10 @@ export async function startFakeAzure(key = 'azure-test-key-0123456789abcdef'): P
         Number(errorStatus),
         azureError(Number(errorStatus), errorStatus === '429' ? '429' : 'InternalServerError', `fake azure error ${errorStatus}`),
       );
+    if (url.pathname.endsWith('/responses')) {
+      const answer = responses.answer(call.json);
+      return 'events' in answer ? sendSse(res, answer.events) : sendJson(res, answer.status, answer.json);
+    }
     if (url.pathname.endsWith('/embeddings')) {
       const inputs: unknown[] = Array.isArray(call.json.input) ? call.json.input : [call.json.input];
       return sendJson(res, 200, {

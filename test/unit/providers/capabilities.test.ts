@@ -1,13 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { findProvider, providerNames } from '../../../lib/providers/registry';
-import type { Operation, ProviderCall } from '../../../lib/providers/types';
+import type { Operation, ProviderCall, ProviderDefinition } from '../../../lib/providers/types';
 import { rejectedGatewayError } from '../../support/gateway-error';
 
 const bodies: Record<Operation, Record<string, unknown>> = {
   chat: { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
   completions: { model: 'm', prompt: 'hi' },
   embeddings: { model: 'm', input: 'hi' },
+  responses: { model: 'm', input: 'hi' },
 };
+
+const callFor = (provider: ProviderDefinition, operation: Operation): ProviderCall => ({
+  operation,
+  body: bodies[operation],
+  stream: false,
+  target: { provider, baseUrl: 'http://127.0.0.1:9/v1', settings: { api_key: 'k' } },
+  forwardHeaders: {},
+  requestHeaders: {},
+  strictApiCompliance: false,
+});
 
 describe('declared operations', () => {
   it('every provider declares what it serves, chat at least', () => {
@@ -20,16 +31,7 @@ describe('declared operations', () => {
       const provider = findProvider(name)!;
       for (const operation of ['completions', 'embeddings'] as const) {
         if (provider.operations.includes(operation)) continue;
-        const call: ProviderCall = {
-          operation,
-          body: bodies[operation],
-          stream: false,
-          target: { provider, baseUrl: 'http://127.0.0.1:9/v1', settings: { api_key: 'k' } },
-          forwardHeaders: {},
-          requestHeaders: {},
-          strictApiCompliance: false,
-        };
-        const error = await rejectedGatewayError(() => provider.adapter.prepare(call));
+        const error = await rejectedGatewayError(() => provider.adapter.prepare(callFor(provider, operation)));
         expect(error, `${name} ${operation}`).toMatchObject({ status: 400, code: 'unsupported_operation', param: null });
         expect(error.message, `${name} ${operation}`).toContain(`not supported by ${name}`);
         refused.push(`${name}:${operation}`);
@@ -45,5 +47,16 @@ describe('declared operations', () => {
         'vertex-ai:completions',
       ]),
     );
+  });
+
+  it('the Responses API is declared by the providers that run it natively, openai and azure-openai; the others refuse it as a native call', async () => {
+    const native = providerNames.filter((name) => findProvider(name)!.operations.includes('responses'));
+    expect(native.sort()).toEqual(['azure-openai', 'openai']);
+    for (const name of providerNames.filter((name) => !native.includes(name))) {
+      const provider = findProvider(name)!;
+      const error = await rejectedGatewayError(() => provider.adapter.prepare(callFor(provider, 'responses')));
+      expect(error, name).toMatchObject({ status: 400, code: 'unsupported_operation', param: null });
+      expect(error.message, name).toContain(`not run natively by ${name}`);
+    }
   });
 });
