@@ -81,6 +81,9 @@ export function azureResourceApiPath(settings: ProviderSettings, path: string): 
   return { path, query: `api-version=${encodeURIComponent(version)}` };
 }
 
+/** The first dated api-version with the Responses API (2025-03-01-preview). */
+const firstResponsesVersion = '2025-03-01';
+
 const operationPaths: Record<Operation, string> = {
   chat: '/chat/completions',
   completions: '/completions',
@@ -100,11 +103,13 @@ export interface AzureOpenAIRoute {
  * Where a call goes: `{base}/deployments/{deployment}/{operation}?api-version={version}`, or for
  * the v1 API (`api_version` `v1`, `latest` or `preview`) `{base}/v1/{operation}` with the deployment
  * as `model` (and `?api-version=preview` for previews). The Responses API is not under the
- * deployments: `{base}/responses?api-version={version}`, the deployment as `model` there too.
+ * deployments: `{base}/responses?api-version={version}`, the deployment as `model` there too; a
+ * version older than the Responses API (the default among them) sends it to the v1 API instead,
+ * which has it without a version, rather than to a path that does not exist.
  * @see https://learn.microsoft.com/azure/ai-foundry/openai/how-to/responses
  */
 export function azureOpenAIRoute(baseUrl: string, operation: Operation, choice: AzureDeploymentChoice): AzureOpenAIRoute {
-  if (v1Versions.has(choice.apiVersion)) {
+  if (v1Versions.has(choice.apiVersion) || (operation === 'responses' && choice.apiVersion.slice(0, 10) < firstResponsesVersion)) {
     const url = new URL(`${baseUrl}/v1${operationPaths[operation]}`);
     if (choice.apiVersion === 'preview') url.searchParams.set('api-version', 'preview');
     return { url, model: choice.deployment || undefined, streamOptions: true };

@@ -232,6 +232,14 @@ describe('where a native Responses call goes', () => {
     expect(preview.url.href).toBe('https://my-resource.openai.azure.com/openai/v1/responses?api-version=preview');
   });
 
+  it('azure-openai, a version older than the Responses API (the default among them): the v1 API', async () => {
+    const defaulted = await azure.adapter.prepare(azureCall(resource));
+    expect(defaulted.url.href).toBe('https://my-resource.openai.azure.com/openai/v1/responses');
+    expect(JSON.parse(defaulted.body.toString())).toEqual({ model: 'gpt41-prod', input: 'Hi' });
+    const old = await azure.adapter.prepare(azureCall({ ...resource, cloudC_api_version: '2024-10-21' }));
+    expect(old.url.href).toBe('https://my-resource.openai.azure.com/openai/v1/responses');
+  });
+
   it('azure-openai, dated api-version: {base}/responses?api-version=…, beside the deployments, the deployment as model', async () => {
     const prepared = await azure.adapter.prepare(azureCall({ ...resource, cloudC_api_version: '2025-04-01-preview' }));
     expect(prepared.url.href).toBe('https://my-resource.openai.azure.com/openai/responses?api-version=2025-04-01-preview');
