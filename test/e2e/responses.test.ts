@@ -1,7 +1,8 @@
 /**
- * The Responses API through the gateway with the official openai client: a response made from any
- * provider's chat answer, stored, fetched, listed, deleted, chained across providers and through a
- * fallback, streamed as OpenAI's events; store: false, refusals, another workspace, logs.
+ * The Responses API through the gateway with the official openai client: a response made natively
+ * by OpenAI or from any other provider's chat answer, stored, fetched, listed, deleted, chained at
+ * the provider by its own id, across providers and through a fallback, streamed as OpenAI's events;
+ * built-in tools, reasoning as thinking, store: false, refusals, another workspace, logs.
  */
 import OpenAI, { NotFoundError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,15 +21,16 @@ const weatherTool = {
   strict: true,
 };
 
-/** A whole chat completion answering `text`, as the fake's scripted steps send it. */
-const chatAnswer = (text: string) => ({
-  id: 'chatcmpl-scripted',
-  object: 'chat.completion',
-  created: 1,
+/** A whole Responses answer, as OpenAI sends it, for a scripted step. */
+const lateResponse = {
+  id: `resp_${'0'.repeat(48)}`,
+  object: 'response',
+  created_at: 1,
+  status: 'completed',
   model: 'gpt-4o-mini',
-  choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
-});
+  output: [{ type: 'message', id: 'msg_late', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'too late', annotations: [] }] }],
+  usage: { input_tokens: 3, input_tokens_details: { cached_tokens: 0 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 5 },
+};
 
 /** A chat message's text, whether its content is a string or parts. */
 const messageText = (message: { content: string | { text: string }[] }) =>
@@ -37,12 +39,16 @@ const messageText = (message: { content: string | { text: string }[] }) =>
 describe('the Responses API', () => {
   let anthropic: FakeAnthropic;
   let upstream: FakeUpstream;
+  /** OpenAI, which runs the Responses API itself. */
   let openai: OpenAI;
+  /** An OpenAI-compatible provider without it: its requests are translated to chat. */
+  let compat: OpenAI;
   let claude: OpenAI;
   beforeAll(async () => {
     anthropic = await startFakeAnthropic();
     upstream = await startFakeUpstream();
     openai = openaiClient({ provider: 'openai', headers: { 'x-gateway-custom-host': `${upstream.url}/v1` } });
+    compat = openaiClient({ provider: 'groq', headers: { 'x-gateway-custom-host': `${upstream.url}/v1` } });
     claude = openaiClient({ provider: 'anthropic', apiKey: 'sk-ant-responses', headers: { 'x-gateway-custom-host': anthropic.url } });
   });
   afterAll(async () => {
@@ -54,28 +60,118 @@ describe('the Responses API', () => {
     const response = await openai.responses.create({ model: 'gpt-4o-mini', input: 'hello there', instructions: 'Be brief.', metadata: { topic: 'greeting' } });
     expect(response).toMatchObject({ object: 'response', status: 'completed', instructions: 'Be brief.', metadata: { topic: 'greeting' }, error: null });
     expect(response.id).toMatch(/^resp_/);
-    expect(response.output_text).toBe('echo: hello there');
+    expect(response.output_text).toBe('echo: hello there (turn 1)');
     expect(response.output[0]).toMatchObject({
       type: 'message',
       role: 'assistant',
       status: 'completed',
-      content: [{ type: 'output_text', text: 'echo: hello there' }],
+      content: [{ type: 'output_text', text: 'echo: hello there (turn 1)' }],
     });
     expect(response.usage?.input_tokens).toBeGreaterThan(0);
     expect(response.usage?.total_tokens).toBe((response.usage?.input_tokens ?? 0) + (response.usage?.output_tokens ?? 0));
-    // The instructions went first, as a system message.
-    expect((upstream.requests.at(-1)!.json as any).messages).toEqual([
-      { role: 'system', content: 'Be brief.' },
-      { role: 'user', content: 'hello there' },
-    ]);
+    // OpenAI got the request as it was sent, at its Responses API; the id answered is the gateway's own.
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.path).toBe('/v1/responses');
+    expect(sent.json).toMatchObject({ model: 'gpt-4o-mini', input: 'hello there', instructions: 'Be brief.', metadata: { topic: 'greeting' } });
+    expect(response.id).toMatch(/^resp_[0-9a-z]{26}$/);
 
     const fetched = await openai.responses.retrieve(response.id);
-    expect(fetched).toMatchObject({ id: response.id, status: 'completed', output_text: 'echo: hello there' });
+    expect(fetched).toMatchObject({ id: response.id, status: 'completed', output_text: 'echo: hello there (turn 1)' });
     const items = await openai.responses.inputItems.list(response.id);
     expect(items.data).toEqual([expect.objectContaining({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hello there' }] })]);
 
     expect(await openai.responses.delete(response.id)).toMatchObject({ id: response.id, object: 'response.deleted', deleted: true });
     await expect(openai.responses.retrieve(response.id)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('translates a request for a provider without the Responses API into its chat format', async () => {
+    const response = await compat.responses.create({ model: 'llama-3.3-70b', input: 'hello there', instructions: 'Be brief.' });
+    expect(response).toMatchObject({ object: 'response', status: 'completed', output_text: 'echo: hello there' });
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.path).toBe('/v1/chat/completions');
+    // The instructions went first, as a system message.
+    expect((sent.json as any).messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hello there' },
+    ]);
+  });
+
+  it("continues at OpenAI by OpenAI's own id, and sends the history to OpenAI under another key", async () => {
+    const first = await openai.responses.create({ model: 'gpt-4o-mini', input: 'my name is Ada' });
+    const second = await openai.responses.create({ model: 'gpt-4o-mini', previous_response_id: first.id, input: 'what is my name?' });
+    expect(second).toMatchObject({ output_text: 'echo: what is my name? (turn 2)', previous_response_id: first.id });
+    const chained = upstream.requests.at(-1)!.json as any;
+    // Only the new input went, with the id OpenAI gave the first response (not the gateway's).
+    expect(chained.input).toEqual([{ type: 'message', role: 'user', content: 'what is my name?' }]);
+    expect(chained.previous_response_id).toMatch(/^resp_[0-9a-f]{48}$/);
+    expect(chained.previous_response_id).not.toBe(first.id);
+
+    // Another key is another OpenAI account, which never saw the first response: it gets the conversation.
+    const otherKey = openaiClient({ provider: 'openai', apiKey: 'sk-another-account', headers: { 'x-gateway-custom-host': `${upstream.url}/v1` } });
+    const third = await otherKey.responses.create({ model: 'gpt-4o-mini', previous_response_id: second.id, input: 'and again?' });
+    expect(third.output_text).toBe('echo: and again? (turn 3)');
+    const rebuilt = upstream.requests.at(-1)!.json as any;
+    expect(rebuilt.previous_response_id).toBeUndefined();
+    expect(rebuilt.input.map((item: any) => item.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    expect(rebuilt.input.some((item: any) => 'id' in item)).toBe(false);
+  });
+
+  it('runs built-in tools natively, and a conversation that used one goes on elsewhere', async () => {
+    const searched = await openai.responses.create({ model: 'gpt-4o-mini', input: 'latest gateway news', tools: [{ type: 'web_search_preview' }] });
+    expect(searched.output.map((item) => item.type)).toEqual(['web_search_call', 'message']);
+    const next = await claude.responses.create({ model: 'claude-sonnet-4-20250514', previous_response_id: searched.id, input: 'summarise that' });
+    expect(next.output_text).toBe('echo: summarise that');
+    // The search call has no chat form: Anthropic got the question, the answer it led to, and the new turn.
+    expect(anthropic.requests.at(-1)!.json.messages.map((message: any) => message.role)).toEqual(['user', 'assistant', 'user']);
+  });
+
+  it('streams OpenAI’s own events with the gateway’s id on the response, and stores what they made', async () => {
+    const stream = openai.responses.stream({ model: 'gpt-4o-mini', input: 'stream natively' });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    const final = await stream.finalResponse();
+    expect(final.id).toMatch(/^resp_[0-9a-z]{26}$/);
+    expect(final.output_text).toBe('echo: stream natively (turn 1)');
+    expect(types[0]).toBe('response.created');
+    expect(types.at(-1)).toBe('response.completed');
+    const stored = await pollUntil(
+      () => openai.responses.retrieve(final.id),
+      (response) => response.status === 'completed',
+      5_000,
+    );
+    expect(stored.output_text).toBe(final.output_text);
+    // Chained from the stream's response, OpenAI is named its own id again.
+    const next = await openai.responses.create({ model: 'gpt-4o-mini', previous_response_id: final.id, input: 'more' });
+    expect(next.output_text).toBe('echo: more (turn 2)');
+    expect((upstream.requests.at(-1)!.json as any).previous_response_id).toMatch(/^resp_[0-9a-f]{48}$/);
+  });
+
+  it('asks Anthropic to think for reasoning.effort, and answers its thinking as a reasoning item', async () => {
+    anthropic.script({
+      status: 200,
+      json: {
+        id: 'msg_thinking',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-20250514',
+        content: [
+          { type: 'thinking', thinking: 'The user wants a number; 7 will do.', signature: 'sig' },
+          { type: 'text', text: 'Seven.' },
+        ],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 12, output_tokens: 30 },
+      },
+    });
+    const response = await claude.responses.create({
+      model: 'claude-sonnet-4-20250514',
+      input: 'pick a number',
+      reasoning: { effort: 'low', summary: 'auto' },
+    });
+    expect(anthropic.requests.at(-1)!.json.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+    expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+    expect(response.output[0]).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'The user wants a number; 7 will do.' }] });
+    expect(response.output_text).toBe('Seven.');
   });
 
   it('runs function tools over two turns at Anthropic, the second from the stored first', async () => {
@@ -104,7 +200,7 @@ describe('the Responses API', () => {
     expect(second.output_text).toBe('echo: what is my name?');
     expect(anthropic.requests.at(-1)!.json.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'my name is Ada' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'echo: my name is Ada' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'echo: my name is Ada (turn 1)' }] },
       { role: 'user', content: 'what is my name?' },
     ]);
   });
@@ -125,7 +221,7 @@ describe('the Responses API', () => {
     const texts = anthropic.requests
       .at(-1)!
       .json.messages.map((message: any) => (typeof message.content === 'string' ? message.content : message.content[0].text));
-    expect(texts).toEqual(['remember 42', 'echo: remember 42', 'which number?']);
+    expect(texts).toEqual(['remember 42', 'echo: remember 42 (turn 1)', 'which number?']);
   });
 
   it('streams OpenAI’s events from Anthropic’s stream, and the client’s final response matches the stored one', async () => {
@@ -148,8 +244,8 @@ describe('the Responses API', () => {
 
   it('asks for JSON by the schema text.format names', async () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
-    await openai.responses.create({
-      model: 'gpt-4o-mini',
+    await compat.responses.create({
+      model: 'llama-3.3-70b',
       input: 'json please',
       text: { format: { type: 'json_schema', name: 'reply', schema, strict: true } },
     });
@@ -201,7 +297,9 @@ describe('the Responses API', () => {
       (response) => !['queued', 'in_progress'].includes(response.status ?? ''),
       15_000,
     );
-    expect(done).toMatchObject({ id: queued.id, status: 'completed', background: true, output_text: 'echo: in the background' });
+    expect(done).toMatchObject({ id: queued.id, status: 'completed', background: true, output_text: 'echo: in the background (turn 1)' });
+    // The worker ran it at OpenAI as it is, the background run being the gateway's.
+    expect(upstream.requests.some((request) => request.path === '/v1/responses' && (request.json as any)?.input === 'in the background')).toBe(true);
     expect(done.usage?.total_tokens).toBeGreaterThan(0);
     // Ended: a cancel is refused and leaves it as it was.
     expect(await openai.responses.cancel(queued.id).catch((error) => error)).toMatchObject({ status: 409, code: 'response_not_cancellable' });
@@ -209,7 +307,7 @@ describe('the Responses API', () => {
   });
 
   it('cancels a background response that is still running; its late answer is dropped', async () => {
-    upstream.script('/v1/chat/completions', [{ status: 200, delayMs: 2_000, json: chatAnswer('too late') }]);
+    upstream.script('/v1/responses', [{ status: 200, delayMs: 2_000, json: lateResponse }]);
     const queued = await openai.responses.create({ model: 'gpt-4o-mini', input: 'slow one', background: true });
     const cancelled = await openai.responses.cancel(queued.id);
     expect(cancelled).toMatchObject({ id: queued.id, status: 'cancelled' });
@@ -238,13 +336,13 @@ describe('the Responses API', () => {
         },
       },
     };
-    const first = await openai.responses.create({ model: 'gpt-4o-mini', input: 'the oldest turn' });
+    const first = await compat.responses.create({ model: 'llama-3.3-70b', input: 'the oldest turn' });
     upstream.script('/v1/chat/completions', [tooLong]);
-    const refused = await openai.responses.create({ model: 'gpt-4o-mini', previous_response_id: first.id, input: 'next' }).catch((error) => error);
+    const refused = await compat.responses.create({ model: 'llama-3.3-70b', previous_response_id: first.id, input: 'next' }).catch((error) => error);
     expect(refused).toMatchObject({ status: 400, code: 'context_length_exceeded' });
 
     upstream.script('/v1/chat/completions', [tooLong]);
-    const truncated = await openai.responses.create({ model: 'gpt-4o-mini', previous_response_id: first.id, input: 'next', truncation: 'auto' });
+    const truncated = await compat.responses.create({ model: 'llama-3.3-70b', previous_response_id: first.id, input: 'next', truncation: 'auto' });
     expect(truncated).toMatchObject({ status: 'completed', truncation: 'auto', output_text: 'echo: next' });
     const [tooMuch, fitted] = upstream.requests.slice(-2).map((request) => (request.json as any).messages.map(messageText));
     expect(tooMuch).toEqual(['the oldest turn', 'echo: the oldest turn', 'next']);
@@ -253,9 +351,9 @@ describe('the Responses API', () => {
 
   it('drops what does not fit a model’s known context window before the call, never the newest turn', async () => {
     // gpt-3.5-turbo's window is 16,385 tokens: a first turn of about 20,000 does not fit beside the next.
-    const first = await openai.responses.create({ model: 'gpt-3.5-turbo', input: 'long '.repeat(16_000) });
+    const first = await compat.responses.create({ model: 'gpt-3.5-turbo', input: 'long '.repeat(16_000) });
     const calls = upstream.requests.length;
-    const next = await openai.responses.create({ model: 'gpt-3.5-turbo', previous_response_id: first.id, input: 'short question', truncation: 'auto' });
+    const next = await compat.responses.create({ model: 'gpt-3.5-turbo', previous_response_id: first.id, input: 'short question', truncation: 'auto' });
     expect(next.status).toBe('completed');
     expect(upstream.requests.length).toBe(calls + 1);
     expect((upstream.requests.at(-1)!.json as any).messages.map(messageText)).toEqual(['short question']);
