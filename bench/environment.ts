@@ -43,7 +43,8 @@ export async function startEnvironment(workDir: string, log: (line: string) => v
     GATEWAY_DYNAMODB_ENDPOINT: emulators.endpoints.dynamodb,
     GATEWAY_SQS_ENDPOINT: emulators.endpoints.sqs,
     GATEWAY_S3_ENDPOINT: emulators.endpoints.s3,
-    GATEWAY_PROVIDER_BASE_URLS: JSON.stringify({ openai: `${upstream.url}/v1` }),
+    // groq stands for an OpenAI-compatible provider without the Responses API (the responses scenario).
+    GATEWAY_PROVIDER_BASE_URLS: JSON.stringify({ openai: `${upstream.url}/v1`, groq: `${upstream.url}/v1` }),
   });
   const memberKey = await createMemberKey(gateway.url);
   return { workDir, upstream, paced, anthropic, emulators, gateway, peer, memberKey };

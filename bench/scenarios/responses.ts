@@ -1,7 +1,9 @@
 /**
- * The chat scenario's conversation asked through the Responses API: the translation to a chat
- * completion and back, and the stored response's write after the answer, on top of the chat call.
- * (The gateway only; direct chat is the call without the gateway.)
+ * The chat scenario's conversation asked through the Responses API of a provider that has none, so
+ * that it is translated to a chat completion and back (groq: an OpenAI-compatible row, answered by
+ * the same fake upstream as the chat scenario), with the stored response's write after the answer,
+ * on top of the chat call. (The gateway only; direct chat is the call without the gateway.) The
+ * translation alone is measured in-process by `npm run bench:responses`.
  */
 import { chat } from './chat';
 import { CHAT_BODY, gatewayHeaders } from './requests';
@@ -19,7 +21,7 @@ export const responses: Scenario = {
   upstream: (env) => env.upstream.service,
   target(env, system) {
     if (system !== 'ours') throw new Error('the responses scenario runs on the gateway only');
-    return { url: `${env.gateway.url}/responses`, headers: { ...gatewayHeaders(env), 'x-gateway-provider': 'openai' }, body: RESPONSES_BODY };
+    return { url: `${env.gateway.url}/responses`, headers: { ...gatewayHeaders(env), 'x-gateway-provider': 'groq' }, body: RESPONSES_BODY };
   },
   baseline: chat,
   check({ text }) {
