@@ -20,7 +20,11 @@ export interface ReplayOptions {
  * SSE text in full.
  */
 export function replayAsSse(answer: Json, operation: StreamedOperation, options: ReplayOptions): Readable {
-  const events = replayEvents(answer, operation, options);
+  return readableOfEvents(replayEvents(answer, operation, options));
+}
+
+/** SSE texts as a stream, each its own push, produced as the stream is read. */
+export function readableOfEvents(events: Iterator<string>): Readable {
   return new Readable({
     read() {
       for (;;) {

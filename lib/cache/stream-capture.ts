@@ -1,9 +1,13 @@
 import { finished, Transform, type Readable } from 'node:stream';
 import { isPlainObject } from '../core/plain-object';
 import { eventData, SseEventSplitter } from '../wire/sse';
+import { FinalResponseReader } from './responses-capture';
 import type { StreamedOperation } from './sse-replay';
 
 type Json = Record<string, unknown>;
+
+/** The operations whose answers stream: chat and completions as chunks, Responses as its events. */
+export type CapturedOperation = StreamedOperation | 'responses';
 
 export interface CaptureOptions {
   /**
@@ -18,8 +22,9 @@ export interface StreamCapture {
   stream: Readable;
   /**
    * The answer as the non-streamed request would have returned it, once the stream ended cleanly
-   * (`[DONE]`, a finish reason for every choice, no error event, no broken upstream); otherwise
-   * undefined. Never rejects.
+   * (`[DONE]`, a finish reason for every choice, no error event, no broken upstream; for Responses,
+   * the response of a `response.completed` or `response.incomplete` event); otherwise undefined.
+   * Never rejects.
    */
   answer: Promise<Json | undefined>;
 }
@@ -32,8 +37,9 @@ const defaultLimit = 8 * 1024 * 1024;
  * with destruction carried both ways: a client that goes away destroys the upstream (ending the
  * provider call), and an upstream that fails or closes early destroys the returned stream.
  */
-export function captureStream(operation: StreamedOperation, upstream: Readable, options: CaptureOptions = {}): StreamCapture {
-  const assembler = new AnswerAssembler(operation, options.limit ?? defaultLimit);
+export function captureStream(operation: CapturedOperation, upstream: Readable, options: CaptureOptions = {}): StreamCapture {
+  const limit = options.limit ?? defaultLimit;
+  const assembler = operation === 'responses' ? new FinalResponseReader(limit) : new AnswerAssembler(operation, limit);
   // Settled by whichever comes first: the end of the upstream, or a failure on either side.
   let settle!: (answer: Json | undefined) => void;
   const answer = new Promise<Json | undefined>((resolve) => (settle = resolve));

@@ -1,4 +1,5 @@
 import { jsonPath, type PathKey } from '../core/json-path';
+import type { Operation } from '../providers/types';
 
 /**
  * The contract between the hook runner and the built-in checks. A check is pure apart from the
@@ -6,16 +7,21 @@ import { jsonPath, type PathKey } from '../core/json-path';
  */
 
 export type CheckSide = 'request' | 'response';
-export type CheckOperation = 'chat' | 'completions' | 'embeddings';
+/** Every unified operation: a check reads the request and the answer in that operation's format. */
+export type CheckOperation = Operation;
 
 export interface CheckInput {
   side: CheckSide;
-  /** The text checked: the last user message's text (request side) or the first choice's content (response side) — the runner extracts it. */
+  /**
+   * The text checked, which the runner extracts: the last user message's text (request side) or the
+   * first choice's content (response side); for Responses, the last user message of `input` and the
+   * text of the answer's messages (what `output_text` holds).
+   */
   text: string;
   operation: CheckOperation;
-  /** The request body as the provider will get it (OpenAI format). */
+  /** The request body as the provider will get it, in the operation's OpenAI format (a Responses request for `responses`). */
   request: Record<string, unknown>;
-  /** The answer (OpenAI format), response side only. */
+  /** The answer in the operation's OpenAI format (a response object for `responses`), response side only. */
   response?: Record<string, unknown>;
   /** `x-gateway-metadata` of the request. */
   metadata: Record<string, unknown>;

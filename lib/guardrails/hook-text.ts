@@ -1,13 +1,16 @@
 import { contentText, lastUserMessageIndex, withContentText } from '../providers/openai-format/message-text';
 import type { JsonObject, Operation } from '../providers/types';
+import { responsesAnswerText, responsesRequestText, withResponsesAnswerText, withResponsesRequestText } from './responses-text';
 
 /**
  * The text checks read, and where a mutator's text goes back: on the request side the last user
- * message (chat), the prompt (completions) or the input (embeddings); on the answer side the
- * first choice's content (chat) or text (completions).
+ * message (chat), the prompt (completions), the input (embeddings) or the last user message of the
+ * input (responses); on the answer side the first choice's content (chat) or text (completions), or
+ * the text of the answer's messages (responses, see responses-text.ts).
  */
 
 export function requestText(operation: Operation, body: JsonObject): string {
+  if (operation === 'responses') return responsesRequestText(body);
   if (operation === 'chat') {
     const last = lastUserMessageIndex(body.messages);
     return last < 0 ? '' : (contentText((body.messages as JsonObject[])[last]!.content, { textOnly: false }) ?? '');
@@ -21,6 +24,7 @@ export function requestText(operation: Operation, body: JsonObject): string {
  * knowable): the request stays as it was, and `undefined` says so.
  */
 export function withRequestText(operation: Operation, body: JsonObject, text: string): JsonObject | undefined {
+  if (operation === 'responses') return withResponsesRequestText(body, text);
   if (operation === 'chat') {
     const last = lastUserMessageIndex(body.messages);
     if (last < 0) return undefined;
@@ -33,6 +37,7 @@ export function withRequestText(operation: Operation, body: JsonObject, text: st
 }
 
 export function answerText(operation: Operation, answer: JsonObject): string {
+  if (operation === 'responses') return responsesAnswerText(answer);
   const first = firstChoice(answer);
   if (!first) return '';
   if (operation === 'completions') return typeof first.text === 'string' ? first.text : '';
@@ -40,6 +45,7 @@ export function answerText(operation: Operation, answer: JsonObject): string {
 }
 
 export function withAnswerText(operation: Operation, answer: JsonObject, text: string): JsonObject | undefined {
+  if (operation === 'responses') return withResponsesAnswerText(answer, text);
   const first = firstChoice(answer);
   if (!first) return undefined;
   const choices = (answer.choices as JsonObject[]).slice();

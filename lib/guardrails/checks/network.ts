@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { isPlainObject } from '../../core/plain-object';
-import type { CheckInput, CheckOutcome } from '../check-types';
+import type { CheckInput, CheckOperation, CheckOutcome } from '../check-types';
 import { defineCheck } from '../define-check';
 import { scannedText } from '../limits';
 import { callForJson, callOutbound } from '../outbound-json';
@@ -15,7 +15,13 @@ import { headerParameter, optionalBoolean, optionalNumber, urlParameter } from '
 
 const timeoutParameter = (params: Record<string, unknown>) => optionalNumber(params, 'timeout', 3_000, { min: 1, max: 60_000, integer: true });
 
-const requestTypeNames = { chat: 'chatComplete', completions: 'complete', embeddings: 'embed' } as const;
+/** The peer gateway's names for the operations, which the endpoints written for it expect. */
+const requestTypeNames: Record<CheckOperation, string> = {
+  chat: 'chatComplete',
+  completions: 'complete',
+  embeddings: 'embed',
+  responses: 'createModelResponse',
+};
 
 /** What a webhook or log endpoint receives: the shape configs written for the peer gateway expect. */
 export function eventBody(input: CheckInput) {

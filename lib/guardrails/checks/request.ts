@@ -125,6 +125,7 @@ const requestTypeNames = [
   'chat',
   'completions',
   'embeddings',
+  'responses',
   'chatComplete',
   'stream-chatComplete',
   'complete',
@@ -170,6 +171,9 @@ function requestTypes(input: CheckInput): string[] {
       return ['completions', stream ? 'stream-complete' : 'complete'];
     case 'embeddings':
       return ['embeddings', 'embed'];
+    // The peer names a create the same whether it streams or not.
+    case 'responses':
+      return ['responses', 'createModelResponse'];
   }
 }
 
@@ -180,7 +184,7 @@ function requestTypeList(params: Record<string, unknown>, name: string): string[
     const close = closestNames(item, requestTypeNames, 3);
     throw new CheckParameterError(
       [name, index],
-      `\`${name}[${index}]\` is an unknown request type ${JSON.stringify(item)}${close.length ? ` — did you mean ${close.map((c) => `"${c}"`).join(' or ')}?` : ''} Use chat, completions, embeddings (or chatComplete, stream-chatComplete, complete, stream-complete, embed).`,
+      `\`${name}[${index}]\` is an unknown request type ${JSON.stringify(item)}${close.length ? ` — did you mean ${close.map((c) => `"${c}"`).join(' or ')}?` : ''} Use chat, completions, embeddings, responses (or chatComplete, stream-chatComplete, complete, stream-complete, embed, createModelResponse).`,
     );
   });
   return list;

@@ -1,10 +1,13 @@
 import type { Readable } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
 import { defaultPartition, namespacePartition, requestKey, semanticQuery, type AnswerShaping, type SemanticQuery } from '../../cache/cache-key';
 import { embedForCache } from '../cache-embedding';
 import { defaultMaxAgeSeconds, type AnswerToKeep, type CacheSlot } from '../../cache/response-cache';
 import type { AnswerCache } from '../../cache/semantic-cache';
+import { isFinishedResponse } from '../../cache/responses-capture';
+import { replayResponseAsSse, replayResponseAsSseText } from '../../cache/responses-replay';
 import { replayAsSse, replayAsSseText } from '../../cache/sse-replay';
-import { captureStream } from '../../cache/stream-capture';
+import { captureStream, type CapturedOperation } from '../../cache/stream-capture';
 import { isReadable } from '../../core/readable';
 import type { TokenUsage } from '../../core/usage';
 import type { JsonObject, ResolvedTarget } from '../../providers/types';
@@ -125,7 +128,8 @@ function answerFromCache(request: UnifiedRequest, stored: Buffer, provider: stri
   const headers = { 'x-gateway-provider': provider };
   if (!request.stream || request.operation === 'embeddings')
     return { ok: true, status: 200, headers: { ...headers, 'content-type': 'application/json' }, body: stored };
-  const includeUsage = (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+  // A Responses stream has no usage chunk to ask for: its last event carries the whole response.
+  const includeUsage = request.operation !== 'responses' && (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
   return {
     ok: true,
     status: 200,
@@ -142,30 +146,45 @@ function answerFromCache(request: UnifiedRequest, stored: Buffer, provider: stri
 const replays = new WeakMap<Buffer, { plain?: Buffer; withUsage?: Buffer }>();
 const maxKeptReplayBytes = 64 * 1024;
 
-function replayOf(stored: Buffer, operation: 'chat' | 'completions', includeUsage: boolean): Buffer | Readable {
+function replayOf(stored: Buffer, operation: CapturedOperation, includeUsage: boolean): Buffer | Readable {
   const answer = () => JSON.parse(stored.toString('utf8'));
-  if (stored.length > maxKeptReplayBytes) return replayAsSse(answer(), operation, { includeUsage });
+  if (stored.length > maxKeptReplayBytes) return operation === 'responses' ? replayResponseAsSse(answer()) : replayAsSse(answer(), operation, { includeUsage });
   let kept = replays.get(stored);
   if (!kept) replays.set(stored, (kept = {}));
   const variant = includeUsage ? 'withUsage' : 'plain';
-  return (kept[variant] ??= Buffer.from(replayAsSseText(answer(), operation, { includeUsage })));
+  return (kept[variant] ??= Buffer.from(
+    operation === 'responses' ? replayResponseAsSseText(answer()) : replayAsSseText(answer(), operation, { includeUsage }),
+  ));
 }
 
 /**
  * Stores the answer once it is complete: a whole body at once, a stream when it has ended cleanly
- * (an error event or a broken stream is never kept). The write happens after the client has its
- * answer, through `waitUntil`.
+ * (an error event or a broken stream is never kept). A response (Responses API) is kept only when
+ * finished: a queued, running or failed one is no answer to give again. The write happens after
+ * the client has its answer, through `waitUntil`.
  */
 function keepAnswer(inference: InferenceContext, outcome: Extract<AttemptOutcome, { ok: true }>, store: (answer: AnswerToKeep) => Promise<void>): void {
   const request = inference.request as UnifiedRequest;
   if (!isReadable(outcome.body)) {
     const body = Buffer.isBuffer(outcome.body) ? outcome.body : Buffer.from(outcome.body);
+    if (request.operation === 'responses') {
+      // Its status is read once the client has the answer, not before.
+      const kept = setImmediate().then(() => (isFinishedResponse(parsedOrUndefined(body)) ? store({ body, usage: inference.usage }) : undefined));
+      inference.waitUntil(kept);
+      return;
+    }
     inference.waitUntil(store({ body, usage: inference.usage }));
     return;
   }
   if (request.operation === 'embeddings') return;
   const captured = captureStream(request.operation, outcome.body);
   outcome.body = captured.stream;
+  if (request.operation === 'responses') {
+    // The response of the last event, as it is: its usage is in the Responses form already, and
+    // the gateway's own count goes with it for the log of a later hit.
+    inference.waitUntil(captured.answer.then((answer) => answer && store({ body: Buffer.from(JSON.stringify(answer)), usage: inference.usage })));
+    return;
+  }
   inference.waitUntil(
     captured.answer.then((answer) => {
       if (!answer) return;
@@ -176,4 +195,12 @@ function keepAnswer(inference: InferenceContext, outcome: Extract<AttemptOutcome
       return store({ body: Buffer.from(JSON.stringify(answer)), usage });
     }),
   );
+}
+
+function parsedOrUndefined(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }

@@ -1,3 +1,4 @@
+import { replayResponseAsSseText } from '../../cache/responses-replay';
 import { replayAsSseText } from '../../cache/sse-replay';
 import { captureStream } from '../../cache/stream-capture';
 import { withRawJsonField } from '../../core/json-splice';
@@ -106,12 +107,16 @@ export const targetHooksStep: TargetStep = {
     }
     const ran = await judge(answer);
     checked(ran.passed);
-    const includeUsage = (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-    return outputVerdict(inference, outcome, ran, () =>
-      ran.transformed ? replayAsSseText(ran.response!, request.operation as 'chat' | 'completions', { includeUsage }) : Buffer.concat(chunks),
-    );
+    return outputVerdict(inference, outcome, ran, () => (ran.transformed ? replayOfTransformed(request, ran.response!) : Buffer.concat(chunks)));
   },
 };
+
+/** An answer a mutator rewrote, as the stream the client asked for. */
+function replayOfTransformed(request: UnifiedRequest, answer: JsonObject): string {
+  if (request.operation === 'responses') return replayResponseAsSseText(answer);
+  const includeUsage = (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+  return replayAsSseText(answer, request.operation as 'chat' | 'completions', { includeUsage });
+}
 
 /** The attempt's outcome as its output hooks judged it: withheld (446), flagged (246) or passed, with the body they left. */
 function outputVerdict(

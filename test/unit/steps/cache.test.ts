@@ -6,10 +6,13 @@
  * embeds the last user message with a catalog provider (the fake upstream) and finds an answer by
  * its meaning. The same behaviour over HTTP is test/integration/cache.test.ts and semantic-cache.test.ts.
  */
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { captureStream } from '../../../lib/cache/stream-capture';
 import type { GatewayConfig } from '../../../lib/config/types';
 import { GatewayError } from '../../../lib/core/errors';
+import { isReadable } from '../../../lib/core/readable';
+import { inferenceRequest } from '../../../lib/inference/inference-request';
 import type { TargetStep } from '../../../lib/inference/context';
 import { memoryStores, type MemoryStores } from '../../../lib/inference/memory-stores';
 import { runSteps } from '../../../lib/inference/steps';
@@ -18,6 +21,7 @@ import { resolveConfig } from '../../../lib/inference/steps/resolve-config';
 import { resolveTargetStep } from '../../../lib/inference/steps/resolve-target';
 import type { AttemptOutcome } from '../../../lib/routing/attempt-outcome';
 import { useLoopbackUpstream } from '../../support/loopback-upstream';
+import { chatChunk, chatDone, chatError, chatUsage, translated } from '../../support/responses-streams';
 import {
   attemptAt,
   chatCompletion,
@@ -273,5 +277,87 @@ describe('cache step, semantic mode', () => {
     const parts = await request(stores, semantic, () => okOutcome(completion('Paris again')), { body: chat([{ type: 'text', text: question }]) });
     expect([parts.next.calls, parts.step.context.cacheStatus]).toEqual([1, 'MISS']);
     expect(embedded()).toEqual([]);
+  });
+});
+
+describe('cache step, Responses requests', () => {
+  const responsesRequest = (body: Record<string, unknown>) =>
+    inferenceRequest({
+      kind: 'unified',
+      operation: 'responses',
+      body: { model: 'gpt-4.1-mini', input: 'Name a prime.', ...body },
+      caller: testCaller,
+      options: { config: { kind: 'inline', config: simple } },
+    });
+
+  /** A request of the Responses API through `target` and `cache`, answered by `outcome` unless the cache answers; settled. */
+  async function respond(stores: MemoryStores, body: Record<string, unknown>, outcome: () => AttemptOutcome) {
+    const step = stepContext(responsesRequest(body), stores);
+    const next = provider(step, outcome);
+    const answer = await attemptThrough(step, simple, next);
+    const relayed = answer.ok && isReadable(answer.body) ? await read(answer.body) : undefined;
+    await step.settled();
+    return { step, next, answer, relayed };
+  }
+
+  const streamed = (wire: string) => (): AttemptOutcome => ({
+    ok: true,
+    status: 200,
+    headers: { 'content-type': 'text/event-stream' },
+    body: Readable.from([wire]),
+  });
+
+  it('keeps a streamed response as its last event carries it, and replays it as Responses events', async () => {
+    const { wire, final } = await translated([
+      chatChunk({ role: 'assistant', content: '' }),
+      chatChunk({ content: 'Seven, a prime.' }),
+      chatChunk({}, 'stop'),
+      chatUsage,
+      chatDone,
+    ]);
+    const stores = memoryStores();
+    const miss = await respond(stores, { stream: true }, streamed(wire));
+    expect([miss.next.calls, miss.step.context.cacheStatus, miss.relayed]).toEqual([1, 'MISS', wire]);
+    expect(stores.answers.entries()).toBe(1);
+
+    // Whole: the stored response as it came, its usage in the Responses form, not the gateway's count.
+    const whole = await respond(stores, {}, () => okOutcome());
+    expect([whole.next.calls, whole.step.context.cacheStatus]).toEqual([0, 'HIT']);
+    expect(bodyOf(whole.answer)).toEqual(final);
+    expect(bodyOf(whole.answer).usage).toMatchObject({ input_tokens: 12, output_tokens: 7 });
+
+    // Streamed: the Responses events, with no usage chunk to ask for, read back as the stored response.
+    const hit = await respond(stores, { stream: true, stream_options: { include_usage: true } }, () => okOutcome());
+    expect([hit.next.calls, hit.step.context.cacheStatus]).toEqual([0, 'HIT']);
+    expect(hit.answer).toMatchObject({ ok: true, status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' } });
+    const replay = hit.answer.ok ? hit.answer.body.toString() : '';
+    expect(replay).not.toContain('[DONE]');
+    expect(replay.startsWith('event: response.created\n')).toBe(true);
+    const captured = captureStream('responses', Readable.from([replay]));
+    captured.stream.resume();
+    expect(await captured.answer).toEqual(final);
+  });
+
+  it('keeps nothing of a streamed response that failed', async () => {
+    const { wire } = await translated([chatChunk({ role: 'assistant', content: '' }), chatChunk({ content: 'Sev' }), chatError, chatDone]);
+    const stores = memoryStores();
+    const miss = await respond(stores, { stream: true }, streamed(wire));
+    expect([miss.next.calls, miss.relayed]).toEqual([1, wire]);
+    expect(stores.answers.entries()).toBe(0);
+  });
+
+  it('keeps a whole response only once it is finished', async () => {
+    const response = (status: string) => ({ id: 'resp_1', object: 'response', status, output: [], output_text: '', usage: null });
+    for (const status of ['queued', 'in_progress', 'failed', 'cancelled']) {
+      const stores = memoryStores();
+      await respond(stores, {}, () => okOutcome(response(status)));
+      expect([status, stores.answers.entries()]).toEqual([status, 0]);
+    }
+    for (const status of ['completed', 'incomplete']) {
+      const stores = memoryStores();
+      await respond(stores, {}, () => okOutcome(response(status)));
+      const again = await respond(stores, {}, () => okOutcome());
+      expect([status, again.step.context.cacheStatus, bodyOf(again.answer)]).toEqual([status, 'HIT', response(status)]);
+    }
   });
 });

@@ -6,11 +6,13 @@
  * or withholds it as 446 when it denies) and tells the cache whether the answer passed. The same
  * behaviour over HTTP is test/integration/guardrails.test.ts.
  */
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { captureStream } from '../../../lib/cache/stream-capture';
 import { isReadable } from '../../../lib/core/readable';
 import type { GatewayConfig } from '../../../lib/config/types';
 import type { InferenceResult, RequestStep } from '../../../lib/inference/context';
+import { inferenceRequest } from '../../../lib/inference/inference-request';
 import { memoryStores } from '../../../lib/inference/memory-stores';
 import { runSteps } from '../../../lib/inference/steps';
 import { requestHooksStep, targetHooksStep } from '../../../lib/inference/steps/hooks';
@@ -28,6 +30,7 @@ import {
   testCaller,
   type StepContext,
 } from '../../support/step-context';
+import { chatChunk, chatDone, translated } from '../../support/responses-streams';
 
 const target: GatewayConfig = { provider: 'openai', api_key: 'sk-hooks-unit' };
 const chat = (content: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
@@ -234,5 +237,112 @@ describe('target hooks step', () => {
     const { attempt, outcome } = await throughTargetHooks(step, target, next);
     expect(outcome).toBe(answered);
     expect([next.calls, attempt.answerChecked, step.context.hookResults]).toEqual([1, undefined, undefined]);
+  });
+});
+
+describe('hooks steps on Responses requests', () => {
+  const responsesRequest = (config: GatewayConfig, body: Record<string, unknown>) =>
+    inferenceRequest({
+      kind: 'unified',
+      operation: 'responses',
+      body: { model: 'gpt-4.1-mini', ...body },
+      caller: testCaller,
+      options: { config: { kind: 'inline', config } },
+    });
+  const redactCity = { id: 'redact-city', deny: true, 'default.regexReplace': { rule: 'Lyon', redactText: '[CITY]' } };
+  const streamOf = (wire: string) => (): AttemptOutcome => ({
+    ok: true,
+    status: 200,
+    headers: { 'content-type': 'text/event-stream' },
+    body: Readable.from([wire]),
+  });
+  const answerStream = (text: string) =>
+    translated([chatChunk({ role: 'assistant', content: '' }), chatChunk({ content: text }), chatChunk({}, 'stop'), chatDone]);
+
+  async function captured(outcome: AttemptOutcome) {
+    if (!outcome.ok || isReadable(outcome.body)) throw new Error(`expected a held stream, got ${JSON.stringify(outcome)}`);
+    const capture = captureStream('responses', Readable.from([Buffer.from(outcome.body)]));
+    capture.stream.resume();
+    return capture.answer;
+  }
+
+  it('checks the last user message of the input, and denies before any provider call', async () => {
+    const config = { ...target, input_guardrails: [noPasswords(true)] };
+    const input = [
+      { role: 'user', content: 'my password is hunter2' },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Noted.' }] },
+      { role: 'user', content: [{ type: 'input_text', text: 'what was my password?' }] },
+    ];
+    const denied = stepContext(responsesRequest(config, { input }));
+    const next = nextAnswering(() => okResult());
+    await expect(throughRequestHooks(denied, next)).rejects.toMatchObject({ status: 446 });
+    // An earlier message is not what is checked: the last one is.
+    const passed = stepContext(responsesRequest(config, { input: [...input.slice(0, 2), { role: 'user', content: 'thanks' }] }));
+    expect((await throughRequestHooks(passed, next)).outcome.status).toBe(200);
+    expect(next.calls).toBe(1);
+  });
+
+  it("rewrites the input's last user message with a mutator's text", async () => {
+    const config: GatewayConfig = { ...target, input_guardrails: [{ id: 'redact', 'default.regexReplace': { rule: 'hunter2', redactText: '[SECRET]' } }] };
+    const step = stepContext(responsesRequest(config, { input: 'my password is hunter2' }));
+    await throughRequestHooks(
+      step,
+      nextAnswering(() => okResult()),
+    );
+    expect(step.context.inputBody).toEqual({ model: 'gpt-4.1-mini', input: 'my password is [SECRET]' });
+  });
+
+  it('judges a whole response by its output text, and rewrites it there', async () => {
+    const { final } = await answerStream('It is Lyon.');
+    const flagged = stepContext(responsesRequest({ ...target, output_guardrails: [saysParis(false)] }, { input: 'capital?' }));
+    const judged = await throughTargetHooks(
+      flagged,
+      { ...target, output_guardrails: [saysParis(false)] },
+      nextAnswering(() => okOutcome(final)),
+    );
+    expect(judged.outcome).toMatchObject({ ok: true, status: 246 });
+
+    const config = { ...target, output_guardrails: [redactCity] };
+    const step = stepContext(responsesRequest(config, { input: 'capital?' }));
+    const { outcome } = await throughTargetHooks(
+      step,
+      config,
+      nextAnswering(() => okOutcome(final)),
+    );
+    const answer = jsonOf(outcome);
+    expect(answer.output_text).toBe('It is [CITY].');
+    expect(answer.output[0].content[0].text).toBe('It is [CITY].');
+  });
+
+  it('holds a stream a check may withhold, and withholds it or lets the bytes go as they came', async () => {
+    const { wire: lyon } = await answerStream('It is Lyon.');
+    const config = { ...target, output_guardrails: [saysParis(true)] };
+    const denied = await throughTargetHooks(stepContext(responsesRequest(config, { input: 'capital?', stream: true })), config, nextAnswering(streamOf(lyon)));
+    expect(denied.outcome).toMatchObject({ ok: false, status: 446 });
+    expect(await denied.attempt.answerChecked).toBe(false);
+
+    const { wire: paris } = await answerStream('It is Paris.');
+    const passed = await throughTargetHooks(stepContext(responsesRequest(config, { input: 'capital?', stream: true })), config, nextAnswering(streamOf(paris)));
+    expect(passed.outcome).toMatchObject({ ok: true, status: 200 });
+    expect(passed.outcome.ok && passed.outcome.body.toString()).toBe(paris);
+    expect(await passed.attempt.answerChecked).toBe(true);
+  });
+
+  it('replays a stream a mutator rewrote as Responses events of the rewritten response', async () => {
+    const { wire, final } = await answerStream('It is Lyon, not Paris.');
+    const config = { ...target, output_guardrails: [redactCity] };
+    const { outcome } = await throughTargetHooks(
+      stepContext(responsesRequest(config, { input: 'capital?', stream: true })),
+      config,
+      nextAnswering(streamOf(wire)),
+    );
+    expect(outcome).toMatchObject({ ok: true, status: 200 });
+    const text = outcome.ok ? outcome.body.toString() : '';
+    expect(text.startsWith('event: response.created\n')).toBe(true);
+    expect(text).not.toContain('Lyon');
+    const rewritten = structuredClone(final) as unknown as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    rewritten.output[0].content[0].text = 'It is [CITY], not Paris.';
+    rewritten.output_text = 'It is [CITY], not Paris.';
+    expect(await captured(outcome)).toEqual(rewritten);
   });
 });
