@@ -5,7 +5,7 @@
  * `store` is false it is stored after the answer, for `GET`, `DELETE`, `input_items` and
  * `previous_response_id`.
  */
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { enum as enumOf, object, optional, pipe, refine, string, transform } from 'zod/mini';
 import { badRequest, GatewayError, notFound } from '../core/errors';
 import { newId } from '../core/ids';
@@ -91,20 +91,21 @@ async function createResponse(context: RouteContext): Promise<GatewayResponse> {
 
   if (request.stream === true) {
     const answer = (await commitStreamWhileRouting(routing, inference, streamCommitDelayMs())) ?? routedResponse(await routing, context.recorder);
-    if (answer.status !== 200 || !isReadable(answer.body)) return answer;
+    if (answer.status < 200 || answer.status >= 300) return answer;
     const events = stampedEventStream(base, ({ response, providerId }) => keep(response ?? failedBeforeAnswer(base), providerId));
-    const core = answer.body;
+    // A short replay from the cache comes as one ready buffer.
+    const core = isReadable(answer.body) ? answer.body : Readable.from([Buffer.from(answer.body)]);
     events.on('close', () => core.destroy());
     core.on('error', () => events.end());
     core.pipe(events);
-    return { status: 200, headers: { ...answer.headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body: events };
+    return { status: answer.status, headers: { ...answer.headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body: events };
   }
 
   const answer = routedResponse(await routing, context.recorder);
   if (answer.status < 200 || answer.status >= 300) return answer;
   const { response, providerId } = stampedAnswer(JSON.parse((await bytesOf(answer.body)).toString('utf8')) as ResponseObject, base);
   keep(response, providerId);
-  return { status: 200, headers: { ...answer.headers, 'content-type': 'application/json' }, body: JSON.stringify(response) };
+  return { status: answer.status, headers: { ...answer.headers, 'content-type': 'application/json' }, body: JSON.stringify(response) };
 }
 
 function failedBeforeAnswer(base: ResponseObject): ResponseObject {

@@ -359,6 +359,50 @@ describe('the Responses API', () => {
     expect((upstream.requests.at(-1)!.json as any).messages.map(messageText)).toEqual(['short question']);
   });
 
+  it('is cached and guarded like any request: a hit gets a new id, a redacted input reaches the provider redacted, a denied one nothing', async () => {
+    const config = {
+      provider: 'openai',
+      api_key: 'sk-cached',
+      custom_host: `${upstream.url}/v1`,
+      cache: { mode: 'simple' },
+      input_guardrails: [{ id: 'pii', 'default.pii': { categories: ['email'], redact: true } }],
+    };
+    const guarded = openaiClient({ provider: null, headers: { 'x-gateway-config': JSON.stringify(config) } });
+    const ask = { model: 'gpt-4o-mini', input: `write to jane.doe@example.com about ${Date.now()}` };
+    const first = await guarded.responses.create(ask).withResponse();
+    expect(first.response.headers.get('x-gateway-cache-status')).toBe('MISS');
+    expect(JSON.stringify(upstream.requests.at(-1)!.json)).not.toContain('jane.doe@example.com');
+    const calls = upstream.requests.length;
+    const second = await guarded.responses.create(ask).withResponse();
+    expect(second.response.headers.get('x-gateway-cache-status')).toBe('HIT');
+    expect(upstream.requests.length).toBe(calls);
+    expect(second.data.id).not.toBe(first.data.id);
+    expect(second.data.output_text).toBe(first.data.output_text);
+    // A streamed request is served the stored answer as Responses events, under its own id.
+    const stream = guarded.responses.stream(ask);
+    for await (const _event of stream);
+    const replayed = await stream.finalResponse();
+    expect(upstream.requests.length).toBe(calls);
+    expect(replayed.output_text).toBe(first.data.output_text);
+    expect([first.data.id, second.data.id]).not.toContain(replayed.id);
+    expect(
+      (
+        await pollUntil(
+          () => guarded.responses.retrieve(replayed.id),
+          (response) => response.status === 'completed',
+          5_000,
+        )
+      ).id,
+    ).toBe(replayed.id);
+
+    const denying = { ...config, input_guardrails: [{ id: 'no-secrets', deny: true, 'default.contains': { words: ['secret'], operator: 'none' } }] };
+    const denied = await openaiClient({ provider: null, headers: { 'x-gateway-config': JSON.stringify(denying) } })
+      .responses.create({ model: 'gpt-4o-mini', input: 'the secret is 42' })
+      .catch((error) => error);
+    expect(denied.status).toBe(446);
+    expect(upstream.requests.length).toBe(calls);
+  });
+
   it('is logged like any request, with its usage', async () => {
     const traceId = `trace-responses-${Date.now()}`;
     await openai.responses.create({ model: 'gpt-4o-mini', input: 'log me' }, { headers: { 'x-gateway-trace-id': traceId } });

@@ -151,8 +151,6 @@ export interface ResponsesRelayOptions {
   /** Names the provider in the error event of a stream cut short. */
   provider: string;
   onUsage(usage: TokenUsage): void;
-  /** The final response object of the stream's terminal event, for a caller that keeps it. */
-  onFinal?(response: JsonObject): void;
 }
 
 /**
@@ -181,7 +179,6 @@ export function relayResponsesStream(options: ResponsesRelayOptions): Transform 
       ended = true;
       const usage = usageFromResponses(response.usage);
       if (usage) options.onUsage(usage);
-      options.onFinal?.(response);
     }
   };
   return new Transform({
