@@ -1,5 +1,6 @@
 import { isPlainObject } from '../core/plain-object';
-import { eventData, SseEventSplitter } from '../wire/sse';
+import { eventData, eventName, leadingDataType } from '../wire/sse';
+import { BoundedEventReader } from './bounded-event-reader';
 
 type Json = Record<string, unknown>;
 
@@ -24,56 +25,27 @@ const failingEvents = new Set(['error', 'response.failed']);
  * are recognised by their name and passed over. A stream that ends in `error` or `response.failed`,
  * or without a last event, has no answer.
  */
-export class FinalResponseReader {
-  private splitter: SseEventSplitter | undefined = new SseEventSplitter();
+export class FinalResponseReader extends BoundedEventReader {
   private response: Json | undefined;
-  private failed = false;
-  /** Bytes received since the last complete event: bounds an event that never ends, the last one included. */
-  private pending = 0;
-
-  /** `limit`: the most characters of the last event kept (see `CaptureOptions.limit`). */
-  constructor(private readonly limit: number) {}
-
-  push(chunk: Buffer): void {
-    if (!this.splitter) return;
-    this.pending += chunk.length;
-    this.guard(() => {
-      const events = this.splitter!.push(chunk);
-      if (events.length > 0) this.pending = 0;
-      for (const event of events) this.event(event);
-      if (this.pending > this.limit) this.fail();
-    });
-  }
 
   /** The response the stream ended with, or undefined. */
   end(): Json | undefined {
-    if (this.splitter) this.guard(() => this.splitter!.end().forEach((event) => this.event(event)));
-    this.splitter = undefined;
+    this.readRest();
     return this.failed ? undefined : this.response;
   }
 
-  private guard(step: () => void): void {
-    try {
-      step();
-    } catch {
-      this.fail();
-    }
-  }
-
-  private fail(): void {
-    this.failed = true;
-    this.splitter = undefined;
+  protected dropHeld(): void {
     this.response = undefined;
   }
 
-  private event(event: string): void {
+  protected event(event: string): void {
     if (this.failed || this.response) return;
     const name = eventName(event);
     // Deltas, added and done events: most of the stream, never parsed.
     if (name !== undefined && !answeringEvents.has(name) && !failingEvents.has(name)) return;
     const data = eventData(event);
     if (data === undefined) return;
-    const type = name === undefined ? dataType(data) : undefined;
+    const type = name === undefined ? leadingDataType(data) : undefined;
     if (type !== undefined && !answeringEvents.has(type) && !failingEvents.has(type)) return;
     if (data.length > this.limit) return this.fail();
     // The data's own `type` decides (OpenAI's clients read only the data); a stream whose event lines
@@ -86,29 +58,4 @@ export class FinalResponseReader {
     // Nothing after the last event matters: let go of the splitter and what it holds.
     this.splitter = undefined;
   }
-}
-
-/** The `event:` field of an event (one optional space after the colon removed), or undefined. */
-function eventName(event: string): string | undefined {
-  let start: number;
-  if (event.startsWith('event:')) start = 6;
-  else {
-    const line = event.indexOf('\nevent:');
-    if (line < 0) return undefined;
-    start = line + 7;
-  }
-  if (event.charCodeAt(start) === 32) start++;
-  const end = event.indexOf('\n', start);
-  return event.slice(start, end < 0 ? undefined : end);
-}
-
-/**
- * The `type` of an event's data without parsing it, when it comes first as OpenAI writes it
- * (`{"type":"…",`); otherwise undefined, and the data is parsed to know.
- */
-function dataType(data: string): string | undefined {
-  const prefix = '{"type":"';
-  if (!data.startsWith(prefix)) return undefined;
-  const end = data.indexOf('"', prefix.length);
-  return end < 0 ? undefined : data.slice(prefix.length, end);
 }

@@ -1,6 +1,7 @@
 import { finished, Transform, type Readable } from 'node:stream';
 import { isPlainObject } from '../core/plain-object';
-import { eventData, SseEventSplitter } from '../wire/sse';
+import { eventData } from '../wire/sse';
+import { BoundedEventReader } from './bounded-event-reader';
 import { FinalResponseReader } from './responses-capture';
 import type { StreamedOperation } from './sse-replay';
 
@@ -91,37 +92,23 @@ interface ChoiceState {
  * names replaced, `tool_calls` and `content_blocks` merged by index, lists appended, objects merged
  * field by field, and a null never replacing a value.
  */
-class AnswerAssembler {
-  private splitter: SseEventSplitter | undefined = new SseEventSplitter();
+class AnswerAssembler extends BoundedEventReader {
   private readonly top: Json = {};
   private readonly choices = new Map<number, ChoiceState>();
   private sawDone = false;
-  private failed = false;
   /** Characters held so far (see `CaptureOptions.limit`). */
   private held = 0;
-  /** Bytes received since the last complete event: bounds an event that never ends. */
-  private pending = 0;
 
   constructor(
     private readonly operation: StreamedOperation,
-    private readonly limit: number,
-  ) {}
-
-  push(chunk: Buffer): void {
-    if (!this.splitter) return;
-    this.pending += chunk.length;
-    this.guard(() => {
-      const events = this.splitter!.push(chunk);
-      if (events.length > 0) this.pending = 0;
-      for (const event of events) this.event(event);
-      if (this.pending > this.limit) this.fail();
-    });
+    limit: number,
+  ) {
+    super(limit);
   }
 
   /** The answer, or undefined when the stream did not carry a complete one. */
   end(): Json | undefined {
-    if (this.splitter) this.guard(() => this.splitter!.end().forEach((event) => this.event(event)));
-    this.splitter = undefined;
+    this.readRest();
     if (this.failed || !this.sawDone || this.choices.size === 0) return undefined;
     try {
       return this.assemble();
@@ -145,22 +132,11 @@ class AnswerAssembler {
     return Object.assign(answer, extras);
   }
 
-  private guard(step: () => void): void {
-    try {
-      step();
-    } catch {
-      this.fail();
-    }
-  }
-
-  /** Gives up on the answer and lets go of what was held; the bytes are still relayed. */
-  private fail(): void {
-    this.failed = true;
-    this.splitter = undefined;
+  protected dropHeld(): void {
     this.choices.clear();
   }
 
-  private event(event: string): void {
+  protected event(event: string): void {
     if (this.failed || this.sawDone) return;
     const data = eventData(event);
     if (data === undefined) return;

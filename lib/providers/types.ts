@@ -1,7 +1,6 @@
 import type { Transform } from 'node:stream';
 import type { GatewayError } from '../core/errors';
 import type { TokenUsage } from '../core/usage';
-import type { ResponsesChain } from './responses-format/chain';
 
 /** The three unified inference operations. */
 export type Operation = 'chat' | 'completions' | 'embeddings' | 'responses';
@@ -99,6 +98,25 @@ export interface ProviderCall {
   strictApiCompliance: boolean;
   /** For `responses`: the earlier response this one continues, as its provider may know it. */
   responsesChain?: ResponsesChain;
+}
+
+/* How a Responses call continues an earlier response: see responses-format/chain.ts. */
+
+/** Where and with what credential a response was made natively: what the provider's own id is valid for. */
+export interface NativeResponseLink {
+  /** The provider's own id of the response (`resp_…` at OpenAI). */
+  providerResponseId: string;
+  provider: string;
+  baseUrl: string;
+  /** {@link credentialFingerprint} of the credential it was made with: a hash, never the key. */
+  credential: string;
+}
+
+export interface ResponsesChain {
+  /** Set when the earlier response was made natively and stored at its provider. */
+  link?: NativeResponseLink;
+  /** How many leading items of the body's `input` are the earlier conversation (the rest are new). */
+  historyLength: number;
 }
 
 /** The HTTP request an adapter builds for a call, and how to read what comes back. */

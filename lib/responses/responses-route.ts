@@ -98,7 +98,11 @@ async function createResponse(context: RouteContext): Promise<GatewayResponse> {
     events.on('close', () => core.destroy());
     core.on('error', () => events.end());
     core.pipe(events);
-    return { status: answer.status, headers: { ...answer.headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body: events };
+    return {
+      status: answer.status,
+      headers: { ...answer.headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+      body: events,
+    };
   }
 
   const answer = routedResponse(await routing, context.recorder);

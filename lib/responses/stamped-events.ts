@@ -10,7 +10,7 @@
  * `response.failed`.
  */
 import { Transform } from 'node:stream';
-import { SseEventSplitter } from '../wire/sse';
+import { eventData, eventName, SseEventSplitter } from '../wire/sse';
 import type { ResponseObject } from '../providers/responses-format/types';
 
 /** The fields of a response that are the gateway's, not the provider's. */
@@ -29,6 +29,18 @@ const wholeResponseEvents = new Set([
   'response.failed',
 ]);
 const endEvents = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+type ErrorFields = { code?: string | null; type?: string; message?: string; param?: string | null };
+
+/** The error fields of an event's data, found by `pick`; none when it cannot be read. */
+function errorFieldsOf(data: string, pick: (parsed: Record<string, any>) => unknown): ErrorFields {
+  try {
+    const found = pick(JSON.parse(data));
+    return found !== null && typeof found === 'object' ? (found as ErrorFields) : {};
+  } catch {
+    return {};
+  }
+}
 
 export interface StreamEnd {
   /** The final response, stamped; undefined when the stream ended before it said how. */
@@ -61,31 +73,34 @@ export function stampedEventStream(base: ResponseObject, onEnd: (end: StreamEnd)
     return { ...response, ...stamp };
   };
 
-  /** A chat-format error event as OpenAI's `error` and `response.failed`. */
-  const failedFrom = (data: string): string => {
-    let error: { code?: string | null; type?: string; message?: string; param?: string | null } = {};
-    try {
-      error = (JSON.parse(data) as { error?: typeof error }).error ?? {};
-    } catch {}
-    const code = error.code || error.type || 'server_error';
-    const message = error.message || 'The model failed to answer.';
+  /** The `error` event the stream sent, when it sent one: what a `response.failed` made here reports. */
+  let sentError: { code: string; message: string } | undefined;
+
+  /** `response.failed` for a stream that ended without saying how; `error` first unless the stream sent one. */
+  const failedEnd = (error: ErrorFields): string => {
+    const code = sentError?.code ?? (error.code || error.type || 'server_error');
+    const message = sentError?.message ?? (error.message || 'The model failed to answer.');
     const failed: ResponseObject = { ...(latest ?? base), ...stamp, status: 'failed', error: { code, message } };
     end(failed);
-    const errorEvent = { type: 'error', sequence_number: sequence++, code, message, param: error.param ?? null };
-    const failedEvent = { type: 'response.failed', sequence_number: sequence++, response: failed };
-    return `event: error\ndata: ${JSON.stringify(errorEvent)}\n\nevent: response.failed\ndata: ${JSON.stringify(failedEvent)}\n\n`;
+    let out = '';
+    if (!sentError)
+      out += `event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: sequence++, code, message, param: error.param ?? null })}\n\n`;
+    return `${out}event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: sequence++, response: failed })}\n\n`;
   };
 
+  /** A chat-format error event (see above) as OpenAI's `error` and `response.failed`. */
+  const failedFrom = (data: string): string => failedEnd(errorFieldsOf(data, (parsed) => parsed.error));
+
   const relay = (event: string): string => {
-    let name: string | undefined;
-    let data = '';
-    for (const line of event.split('\n')) {
-      if (line.startsWith('event:')) name = line.slice(6).trim();
-      else if (line.startsWith('data:')) data += (data ? '\n' : '') + line.slice(line.charCodeAt(5) === 32 ? 6 : 5);
-    }
+    const name = eventName(event);
+    const data = eventData(event) ?? '';
     if (data === '[DONE]') return '';
     if (name === undefined && data.startsWith('{"error"')) return failedFrom(data);
     sequence++;
+    if (name === 'error' && !ended) {
+      const error = errorFieldsOf(data, (parsed) => parsed);
+      sentError = { code: error.code || error.type || 'server_error', message: error.message || 'The model failed to answer.' };
+    }
     if (name === undefined || !wholeResponseEvents.has(name)) return `${event}\n\n`;
     const parsed = JSON.parse(data) as { type: string; response: ResponseObject };
     parsed.response = latest = stamped(parsed.response);
@@ -107,7 +122,7 @@ export function stampedEventStream(base: ResponseObject, onEnd: (end: StreamEnd)
     flush(callback) {
       let out = '';
       for (const event of splitter.end()) out += relay(event);
-      if (!ended) out += failedFrom(JSON.stringify({ error: { code: 'server_error', message: 'The model stream ended before the response was complete.' } }));
+      if (!ended) out += failedEnd({ code: 'server_error', message: 'The model stream ended before the response was complete.' });
       callback(null, out);
     },
     destroy(error, callback) {

@@ -63,3 +63,26 @@ export const sseDone = 'data: [DONE]\n\n';
 export function sseData(json: string): string {
   return `data: ${json}\n\n`;
 }
+
+/** The `event:` field of an event (one optional space after the colon removed), or undefined. */
+export function eventName(event: string): string | undefined {
+  let start: number;
+  if (event.startsWith('event:')) start = 6;
+  else {
+    const line = event.indexOf('\nevent:');
+    if (line < 0) return undefined;
+    start = line + 7;
+  }
+  if (event.charCodeAt(start) === 32) start++;
+  const end = event.indexOf('\n', start);
+  return event.slice(start, end < 0 ? undefined : end);
+}
+
+/**
+ * The `type` an event's JSON data opens with (`{"type":"…"`, as OpenAI writes Responses events),
+ * read without parsing it; undefined when the data does not open so.
+ */
+export function leadingDataType(data: string): string | undefined {
+  const match = /^\{\s*"type"\s*:\s*"([^"]+)"/.exec(data);
+  return match?.[1];
+}

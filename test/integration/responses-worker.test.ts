@@ -64,7 +64,7 @@ describe('the background responses worker', () => {
     await Promise.all([runBackgroundResponse(store.workspaceId, id), runBackgroundResponse(store.workspaceId, id)]);
     await runBackgroundResponse(store.workspaceId, id);
     expect(providerCalls('deliver me twice')).toBe(1);
-    expect(await openaiClient().responses.retrieve(id)).toMatchObject({ status: 'completed', output_text: 'echo: deliver me twice' });
+    expect(await openaiClient().responses.retrieve(id)).toMatchObject({ status: 'completed', output_text: 'echo: deliver me twice (turn 1)' });
   });
 
   it('finishes a response whose worker died half-way, once its lease has run out', async () => {
@@ -73,7 +73,7 @@ describe('the background responses worker', () => {
     expect(await claimStoredResponse(store.workspaceId, id, -1)).toBeDefined();
     expect((await openaiClient().responses.retrieve(id)).status).toBe('in_progress');
     await runBackgroundResponse(store.workspaceId, id);
-    expect(await openaiClient().responses.retrieve(id)).toMatchObject({ status: 'completed', output_text: 'echo: the first worker died' });
+    expect(await openaiClient().responses.retrieve(id)).toMatchObject({ status: 'completed', output_text: 'echo: the first worker died (turn 1)' });
     expect(providerCalls('the first worker died')).toBe(1);
   });
 

@@ -6,24 +6,9 @@
  * only the new items, so the provider's state (reasoning included) carries over.
  */
 import { sha256Hex } from '../../core/sha256';
-import type { ResolvedTarget } from '../types';
+import type { NativeResponseLink, ResolvedTarget, ResponsesChain } from '../types';
 
-/** Where and with what credential a response was made natively: what the provider's own id is valid for. */
-export interface NativeResponseLink {
-  /** The provider's own id of the response (`resp_…` at OpenAI). */
-  providerResponseId: string;
-  provider: string;
-  baseUrl: string;
-  /** {@link credentialFingerprint} of the credential it was made with: a hash, never the key. */
-  credential: string;
-}
-
-export interface ResponsesChain {
-  /** Set when the earlier response was made natively and stored at its provider. */
-  link?: NativeResponseLink;
-  /** How many leading items of the body's `input` are the earlier conversation (the rest are new). */
-  historyLength: number;
-}
+export type { NativeResponseLink, ResponsesChain };
 
 /**
  * A hash of what a provider's stored response is scoped to: the key and the account scoping sent

@@ -7,8 +7,8 @@
 import { Transform } from 'node:stream';
 import { GatewayError } from '../../core/errors';
 import { isPlainObject } from '../../core/plain-object';
-import type { TokenUsage } from '../../core/usage';
-import { eventData, SseEventSplitter } from '../../wire/sse';
+import { tokenUsage, type TokenUsage } from '../../core/usage';
+import { eventData, eventName, leadingDataType, SseEventSplitter } from '../../wire/sse';
 import type { JsonObject, PreparedCall, ProviderCall } from '../types';
 import { linkFor } from './chain';
 
@@ -123,18 +123,13 @@ function portableHistory(items: readonly unknown[]): unknown[] {
 /** The Responses API's `usage` in the gateway's token-usage shape (chat's names). */
 export function usageFromResponses(usage: unknown): TokenUsage | undefined {
   if (!isPlainObject(usage)) return undefined;
-  const prompt = Number(usage.input_tokens ?? 0);
-  const completion = Number(usage.output_tokens ?? 0);
-  const result: TokenUsage = {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: Number(usage.total_tokens ?? prompt + completion),
-  };
-  const promptDetails = numericFields(usage.input_tokens_details);
-  const completionDetails = numericFields(usage.output_tokens_details);
-  if (promptDetails) result.prompt_tokens_details = promptDetails;
-  if (completionDetails) result.completion_tokens_details = completionDetails;
-  return result;
+  return tokenUsage({
+    prompt: usage.input_tokens,
+    completion: usage.output_tokens,
+    total: usage.total_tokens,
+    promptDetails: numericFields(usage.input_tokens_details),
+    completionDetails: numericFields(usage.output_tokens_details),
+  });
 }
 
 function numericFields(value: unknown): Record<string, number> | undefined {
@@ -209,12 +204,5 @@ function cutShortEvent(provider: string, lastEvent: string): string {
 
 /** The type of a Responses event: its `event:` name, or else the `type` its data opens with. */
 export function eventType(event: string): string | undefined {
-  const line = event.startsWith('event:') ? 0 : event.indexOf('\nevent:') + 1;
-  if (line > 0 || event.startsWith('event:')) {
-    const end = event.indexOf('\n', line);
-    const name = event.slice(line + 6, end === -1 ? undefined : end);
-    return name.charCodeAt(0) === 32 ? name.slice(1) : name;
-  }
-  // Without an event line, the data's first field is its type, as OpenAI writes it.
-  return /(?:^|\n)data: ?\{\s*"type"\s*:\s*"([^"]+)"/.exec(event)?.[1];
+  return eventName(event) ?? leadingDataType(eventData(event) ?? '');
 }

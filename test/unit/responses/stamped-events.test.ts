@@ -95,3 +95,13 @@ describe('the Responses events relayed with the gateway stamp', () => {
     expect((ends[0]!.response as ResponseObject).status).toBe('failed');
   });
 });
+
+describe('a provider stream that ends with an error event and nothing after it', () => {
+  it('ends with response.failed carrying that error, not a second error event', async () => {
+    const cut = [provider[0]!, event('error', { code: 'provider_stream_error', message: 'openai closed its stream', param: null }, 1)];
+    const { events, ends } = await relay(cut);
+    expect(events.map((each) => each.name)).toEqual(['response.created', 'error', 'response.failed']);
+    expect(events[2]!.data).toMatchObject({ sequence_number: 2, response: { id: 'resp_gateway', status: 'failed', error: { code: 'provider_stream_error' } } });
+    expect(ends[0]!.response!.error).toEqual({ code: 'provider_stream_error', message: 'openai closed its stream' });
+  });
+});
