@@ -1,23 +1,17 @@
 import OpenAI, { APIError } from 'openai';
 import { describe, expect, it, vi } from 'vitest';
-import type { ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from '../../../lib/providers/openai-format/types';
+import type { Usage } from '../../../lib/providers/openai-format/types';
 import { baseResponse } from '../../../lib/providers/responses-format/response-object';
 import { responsesEventStream } from '../../../lib/providers/responses-format/events-from-chat';
 import type { ResponseObject } from '../../../lib/providers/responses-format/types';
+import { chatChunk, chatDone, type ResponseEvent } from '../../support/responses-streams';
 
-type Event = { type: string; sequence_number: number; [field: string]: any };
+type Event = ResponseEvent;
 
 const sse = (body: unknown) => `data: ${JSON.stringify(body)}\n\n`;
-const chunk = (delta: ChunkDelta, finishReason: FinishReason | null = null): string =>
-  sse({
-    id: 'chatcmpl-1',
-    object: 'chat.completion.chunk',
-    created: 1,
-    model: 'm',
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
-  } satisfies ChatCompletionChunk);
+const chunk = chatChunk;
 const usageChunk = (usage: Usage) => sse({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage });
-const done = 'data: [DONE]\n\n';
+const done = chatDone;
 const role = chunk({ role: 'assistant', content: '' });
 
 const usage: Usage = {
