@@ -4,6 +4,7 @@ import { GatewayError, toGatewayError } from '../core/errors';
 import { newId } from '../core/ids';
 import { isReadable } from '../core/readable';
 import { RequestRecorder } from '../observability/request-recorder';
+import { reportRequest } from '../observability/request-telemetry';
 import { jsonResponse } from './responses';
 import { readTraceContext, type TraceContext } from '../observability/trace';
 import type { GatewayRequest, GatewayResponse } from './types';
@@ -36,6 +37,7 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
   // Writes that start once the record is complete (budget and token settling) are handed over
   // then; waiting for the record keeps the invocation open until they have been.
   waitUntil(recorder.written);
+  reportRequest(recorder, request.headers, waitUntil);
   let trace: TraceContext | undefined;
   let response: GatewayResponse;
   try {

@@ -1,3 +1,4 @@
+import type { AttemptTiming } from './request-spans';
 import type { AuthContext } from '../auth/authenticate';
 import type { GatewayError } from '../core/errors';
 import type { TraceContext } from './trace';
@@ -47,6 +48,7 @@ export class RequestRecorder {
   private end?: { fields: RecordedEnd; at: number };
   private finished = false;
   private readonly finishers: ((record: RequestLogRecord) => void)[];
+  private readonly attempts: AttemptTiming[] = [];
   private caller?: { organisationId: string; workspaceId: string; keyId?: string };
   private metadata?: Record<string, unknown>;
   private markWritten!: () => void;
@@ -88,6 +90,20 @@ export class RequestRecorder {
   /** The saved prompt (and its version) a prompt run rendered; the log's metadata names it as `_prompt`. */
   prompted(prompt: { id: string; version: number }): void {
     this.prompt = prompt;
+  }
+
+  /** When the request started, in epoch milliseconds (fractional). */
+  get startedAtMs(): number {
+    return performance.timeOrigin + this.startedAt;
+  }
+
+  /** An attempt at a provider ended (with its answer's status, or 0 without one): for its span. */
+  attemptEnded(timing: AttemptTiming): void {
+    this.attempts.push(timing);
+  }
+
+  attemptTimings(): readonly AttemptTiming[] {
+    return this.attempts;
   }
 
   /** The provider an attempt went to; the last attempt's is what the log keeps. */

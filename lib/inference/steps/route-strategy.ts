@@ -1,7 +1,7 @@
 import { breakerIdentity } from '../../routing/circuit-breaker';
 import { runStrategy } from '../../routing/engine';
 import type { ResolvedTarget } from '../../providers/types';
-import type { RequestStep } from '../context';
+import type { RequestStep, TargetAttempt } from '../context';
 import { runSteps, setByStep } from '../steps';
 import { targetSteps } from './target-steps';
 
@@ -24,8 +24,40 @@ export const routeStrategy: RequestStep = {
       waitUntil: context.waitUntil,
       // Every field the target steps set, present from the start: one shape for every attempt.
       attempt: (leaf) => {
-        const attempt = { inference: context, leaf, target: undefined, timeout: undefined, body: undefined, shaping: undefined, answerChecked: undefined };
-        return runSteps(steps, attempt).finally(() => reached.set(leaf.path, attempt.target));
+        const attempt: TargetAttempt = {
+          inference: context,
+          leaf,
+          target: undefined,
+          timeout: undefined,
+          body: undefined,
+          shaping: undefined,
+          answerChecked: undefined,
+        };
+        const startedAt = performance.timeOrigin + performance.now();
+        const ended = (status: number) => {
+          reached.set(leaf.path, attempt.target);
+          // An attempt refused before its target was resolved has no provider to name.
+          if (attempt.target) {
+            const model = attempt.body?.model;
+            context.recorder.attemptEnded({
+              provider: attempt.target.provider.name,
+              model: typeof model === 'string' ? model : undefined,
+              startedAt,
+              endedAt: performance.timeOrigin + performance.now(),
+              status,
+            });
+          }
+        };
+        return runSteps(steps, attempt).then(
+          (outcome) => {
+            ended(outcome.status);
+            return outcome;
+          },
+          (error) => {
+            ended(typeof error?.status === 'number' ? error.status : 0);
+            throw error;
+          },
+        );
       },
     });
     context.recorder.cached(context.cacheStatus);
