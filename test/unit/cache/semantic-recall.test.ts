@@ -41,7 +41,8 @@ describe('semantic index: recall on a test set', () => {
     );
     expect(measured.recall).toBeGreaterThanOrEqual(0.93);
     expect(measured.meanCandidates).toBeLessThanOrEqual(maxCandidatesPerLookup);
-  });
+    // 4,000 lookups in 1,536 dimensions: seconds of pure CPU, many more on a busy machine.
+  }, 60_000);
 
   it('rarely puts an unrelated vector in a shared bucket, and the exact cosine rejects it', () => {
     const queries = Array.from({ length: 500 }, () => randomUnit(dimensions, random));
