@@ -8,6 +8,8 @@
  * - `/broken-init`: an SDK server whose `initialize` handler fails.
  * - `/echo-401`: refuses every request, echoing the `authorization` header it got.
  * - `/hang`: takes the request and never answers.
+ * - `/redirect`: answers 307 to `/full`.
+ * - `/huge`: answers `initialize` with 5 MB of instructions.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -81,6 +83,16 @@ export async function startMcpTestServer(token: string): Promise<McpTestServer> 
     authorizations.set(path, [...(authorizations.get(path) ?? []), request.headers.authorization]);
 
     if (path === '/hang') return;
+    if (path === '/redirect') {
+      response.writeHead(307, { location: '/full' }).end();
+      return;
+    }
+    if (path === '/huge') {
+      const id = Array.isArray(body) ? undefined : (body as { id?: unknown } | undefined)?.id;
+      const result = { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'huge', version: '1' }, instructions: 'x'.repeat(5 * 1_048_576) };
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result }));
+      return;
+    }
     if (path === '/echo-401') {
       response.writeHead(401, { 'content-type': 'text/plain' }).end(`invalid credentials: ${request.headers.authorization ?? 'none'}`);
       return;
