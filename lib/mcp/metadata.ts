@@ -208,6 +208,7 @@ function blockedAddress(error: unknown): boolean {
 
 function describe(error: unknown): string {
   if (error instanceof McpRedirectError || error instanceof McpTooLargeError) return `${error.message}.`;
+  if (error instanceof GatewayError) return error.message;
   const err = error as { code?: unknown; message?: unknown; cause?: { code?: unknown } } | undefined;
   const code = typeof err?.code === 'string' ? err.code : typeof err?.cause?.code === 'string' ? err.cause.code : undefined;
   const message = typeof err?.message === 'string' ? err.message : String(error);
