@@ -104,13 +104,17 @@ class DeadlineError extends Error {
 async function fetchMetadata(server: McpServer): Promise<Omit<McpMetadata, 'cached'>> {
   const record: FetchRecord = { answers: 0, bytes: 0 };
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new DeadlineError()), metadataLimits.timeoutMs);
   const transport = new StreamableHTTPClientTransport(new URL(server.url), {
     fetch: guardedFetch(record, metadataLimits.maxBytes),
     requestInit: { headers: server.headers },
     // The metadata is read over POST answers; a server's own GET stream is not followed again once it ends.
     reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1_000, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 1 },
   });
+  // At the deadline the pending request rejects, and closing the transport stops every fetch in flight.
+  const timer = setTimeout(() => {
+    deadline.abort(new DeadlineError());
+    void transport.close();
+  }, metadataLimits.timeoutMs);
   const client = new Client(clientInfo, { capabilities: {}, jsonSchemaValidator: noSchemaCompiler });
   // Transport errors also reject the request they belong to; the rest (a GET stream the server refuses) is not the answer's concern.
   client.onerror = () => {};
@@ -156,6 +160,8 @@ async function fetchMetadata(server: McpServer): Promise<Omit<McpMetadata, 'cach
           return { items: result.prompts, nextCursor: result.nextCursor };
         })
       : [];
+    // A server that keeps sessions is told this one is over (one that keeps none answers 405, or gave no session id).
+    await transport.terminateSession().catch(() => {});
     const fetchedAt = Math.floor(Date.now() / 1000);
     return {
       object: 'mcp_server.metadata',

@@ -10,7 +10,10 @@
  * - `/hang`: takes the request and never answers.
  * - `/redirect`: answers 307 to `/full`.
  * - `/huge`: answers `initialize` with 5 MB of instructions.
+ * - `/stateful`: the tools-only server with sessions (`mcp-session-id`), its GET stream and DELETE;
+ *   the HTTP methods it receives are recorded too (`HTTP GET`, `HTTP DELETE`).
  */
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +25,8 @@ export interface McpTestServer {
   url(path: string): string;
   /** JSON-RPC methods received per path, in order. */
   methods(path: string): string[];
+  /** Sessions of `/stateful` not yet ended by a DELETE. */
+  openSessions(): number;
   /** `authorization` headers received per path. */
   authorizations(path: string): Array<string | undefined>;
   close(): Promise<void>;
@@ -71,6 +76,30 @@ export async function startMcpTestServer(token: string): Promise<McpTestServer> 
   const methods = new Map<string, string[]>();
   const authorizations = new Map<string, Array<string | undefined>>();
   const sockets = new Set<import('node:net').Socket>();
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+
+  const stateful = async (request: IncomingMessage, response: ServerResponse, body: unknown) => {
+    const sessionId = request.headers['mcp-session-id'];
+    let transport = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (!transport) {
+      if (request.method !== 'POST') {
+        response.writeHead(400).end();
+        return;
+      }
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, created);
+        },
+        onsessionclosed: (id) => {
+          sessions.delete(id);
+        },
+      });
+      await toolsOnlyServer().connect(created);
+      transport = created;
+    }
+    await transport.handleRequest(request, response, body);
+  };
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url ?? '/', 'http://x').pathname;
@@ -83,6 +112,10 @@ export async function startMcpTestServer(token: string): Promise<McpTestServer> 
     authorizations.set(path, [...(authorizations.get(path) ?? []), request.headers.authorization]);
 
     if (path === '/hang') return;
+    if (path === '/stateful') {
+      if (request.method !== 'POST') methods.set(path, [...(methods.get(path) ?? []), `HTTP ${request.method}`]);
+      return stateful(request, response, body);
+    }
     if (path === '/redirect') {
       response.writeHead(307, { location: '/full' }).end();
       return;
@@ -136,7 +169,9 @@ export async function startMcpTestServer(token: string): Promise<McpTestServer> 
     url: (path) => `http://127.0.0.1:${port}${path}`,
     methods: (path) => methods.get(path) ?? [],
     authorizations: (path) => authorizations.get(path) ?? [],
+    openSessions: () => sessions.size,
     close: async () => {
+      for (const transport of sessions.values()) await transport.close();
       for (const socket of sockets) socket.destroy();
       server.close();
       await once(server, 'close');

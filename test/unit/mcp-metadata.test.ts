@@ -87,6 +87,18 @@ describe('MCP metadata through the outbound guard', () => {
   });
 });
 
+describe('MCP metadata from a server with sessions', () => {
+  it('follows the session, and ends it with a DELETE once the lists are read', async () => {
+    process.env.GATEWAY_MODE = 'local';
+    const metadata = await serverMetadata('ws_1', server('/stateful'), { refresh: true });
+    expect(metadata.tools).toHaveLength(3);
+    const calls = mcp.methods('/stateful');
+    expect(calls.filter((call) => !call.startsWith('HTTP '))).toEqual(['initialize', 'notifications/initialized', 'tools/list']);
+    expect(calls.at(-1)).toBe('HTTP DELETE');
+    expect(mcp.openSessions()).toBe(0);
+  });
+});
+
 describe('scrub', () => {
   it('removes each stored value, and each long word of one', () => {
     const headers = { authorization: 'Bearer tok_1234567890', 'x-key': 'abc' };
