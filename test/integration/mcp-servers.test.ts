@@ -74,8 +74,12 @@ describe('MCP servers', () => {
     expect(moved.status).toBe(400);
     expect(moved.body.error).toMatchObject({ code: 'credentials_required', param: 'headers.authorization' });
 
+    // A PUT without headers keeps them all: the server still gets the token.
+    const kept = await call('PUT', `/mcp-servers/${id}`, { name: 'Docs 3', url: mcp.url('/full') });
+    expect(kept.body).toMatchObject({ name: 'Docs 3', headers: renamed.body.headers });
     const metadata = await call('GET', `/mcp-servers/${id}/metadata`);
     expect(metadata.status, JSON.stringify(metadata.body)).toBe(200);
+    expect(mcp.authorizations('/full').length).toBeGreaterThan(0);
     expect(mcp.authorizations('/full').every((value) => value === `Bearer ${token}`)).toBe(true);
 
     expect((await call('DELETE', `/mcp-servers/${id}`)).body).toEqual({ id, object: 'mcp_server', deleted: true });

@@ -10,6 +10,7 @@
  * - `/hang`: takes the request and never answers.
  * - `/redirect`: answers 307 to `/full`.
  * - `/huge`: answers `initialize` with 5 MB of instructions.
+ * - `/endless`: tools/list always has a next page.
  * - `/stateful`: the tools-only server with sessions (`mcp-session-id`), its GET stream and DELETE;
  *   the HTTP methods it receives are recorded too (`HTTP GET`, `HTTP DELETE`).
  */
@@ -61,6 +62,12 @@ function fullServer(): McpServer {
 function toolsOnlyServer(): McpServer {
   const mcp = new McpServer({ name: 'test-tools-only', version: '0.0.1' }, { capabilities: { tools: {} } });
   mcp.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: firstPage }));
+  return mcp;
+}
+
+function endlessServer(): McpServer {
+  const mcp = new McpServer({ name: 'test-endless', version: '0.0.1' }, { capabilities: { tools: {} } });
+  mcp.server.setRequestHandler(ListToolsRequestSchema, (request) => ({ tools: firstPage, nextCursor: `${Number(request.params?.cursor ?? 0) + 1}` }));
   return mcp;
 }
 
@@ -134,7 +141,7 @@ export async function startMcpTestServer(token: string): Promise<McpTestServer> 
       response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'unauthorized' }));
       return;
     }
-    const make = { '/full': fullServer, '/tools-only': toolsOnlyServer, '/broken-init': brokenInitServer }[path];
+    const make = { '/full': fullServer, '/tools-only': toolsOnlyServer, '/broken-init': brokenInitServer, '/endless': endlessServer }[path];
     if (!make) {
       response.writeHead(404).end();
       return;

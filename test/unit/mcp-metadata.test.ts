@@ -77,6 +77,14 @@ describe('MCP metadata through the outbound guard', () => {
     expect(error.message).toMatch(/past 4 MB/);
   });
 
+  it('reads at most 20 pages of a list: a 502 at the list step naming it', async () => {
+    process.env.GATEWAY_MODE = 'local';
+    const error = await failure(serverMetadata('ws_1', server('/endless'), { refresh: true }));
+    expect(error).toMatchObject({ status: 502, code: 'mcp_list_failed' });
+    expect(error.message).toMatch(/failed at the list \(tools\/list\) step: the server has more than 20 pages of tools/);
+    expect(mcp.methods('/endless').filter((method) => method === 'tools/list')).toHaveLength(20);
+  });
+
   it('keeps an answer per server, URL and headers: a changed header is asked again', async () => {
     process.env.GATEWAY_MODE = 'local';
     const first = await serverMetadata('ws_1', server('/tools-only'), { refresh: false });
