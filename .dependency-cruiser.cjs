@@ -13,7 +13,7 @@ const ranks = [
   ['outbound'],
   ['store', 'pricing'],
   ['secrets', 'auth', 'providers'],
-  ['guardrails'],
+  ['guardrails', 'mcp'],
   ['config', 'observability', 'ratelimit'],
   ['routing', 'catalog', 'cache', 'budgets'],
   ['inference'],

@@ -211,3 +211,9 @@ export const responseKey = {
   item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#RESP#${id}`, sk: 'RESP' }),
   object: (workspaceId: string, id: string) => `responses/${workspaceId}/${id}.json`,
 };
+
+/** Control table: a registered MCP server, by workspace and id; listed per workspace on gsi1. */
+export const mcpServerKey = {
+  item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#MCPSERVER#${id}`, sk: 'MCPSERVER' }),
+  workspaceList: (workspaceId: string) => `WS#${workspaceId}#MCPSERVER`,
+};
