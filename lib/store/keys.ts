@@ -1,3 +1,5 @@
+import { sha256Hex } from '../core/sha256';
+
 /**
  * The partition and sort key patterns of the stack's tables. Entities move here as they move behind
  * the store layer; a key pattern is written once, next to the others of its table.
@@ -210,4 +212,15 @@ export const fineTuningJobKey = {
 export const responseKey = {
   item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#RESP#${id}`, sk: 'RESP' }),
   object: (workspaceId: string, id: string) => `responses/${workspaceId}/${id}.json`,
+};
+
+/**
+ * Control table: a JWT identity provider, keyed by the SHA-256 of its issuer and audience (one
+ * provider per pair, so a token finds its provider with one query on its `iss`); listed per
+ * organisation on gsi1 by its time-sortable id.
+ */
+export const jwtProviderKey = {
+  issuer: (issuer: string) => `JWTISS#${sha256Hex(issuer)}`,
+  item: (issuer: string, audience: string) => ({ pk: jwtProviderKey.issuer(issuer), sk: `AUD#${sha256Hex(audience)}` }),
+  organisationList: (organisationId: string) => `ORG#${organisationId}#JWTPROVIDER`,
 };
