@@ -29,14 +29,19 @@ const unknownKeyTtlMs = 2_000;
  * whatever a caller sends. Unknown keys have a pool of their own, 1,000 entries (~140 KB) per
  * bundle, so junk keys never push out valid ones; valid keys are only as many as were created.
  */
+/** Three base64url parts, the first starting as `{"` does in base64url: no gateway key looks like this. */
+const jwsShape = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
+
 const cache = new LoadingCache<AuthContext>({ maxEntries: 10_000, maxMissingEntries: 1_000, missingTtlMs: unknownKeyTtlMs });
 
 /** Checks `x-gateway-api-key` and returns the caller's identity; 401 when missing, unknown or revoked. */
 export async function authenticate(headers: Record<string, string>): Promise<AuthContext> {
   const secret = headers['x-gateway-api-key'];
   const bearer = secret ? undefined : /^bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
-  // A JWT in x-gateway-api-key, or in Authorization when there is no x-gateway-api-key (docs/jwt.md).
-  if (secret && looksLikeJwt(secret)) return viaToken(secret, 'x-gateway-api-key');
+  // A JWT in x-gateway-api-key (anything shaped as a compact JWS with a JSON header, so a broken
+  // one is a jwt_malformed rather than an unknown key), or a well-formed one in Authorization when
+  // there is no x-gateway-api-key (docs/jwt.md).
+  if (secret && jwsShape.test(secret)) return viaToken(secret, 'x-gateway-api-key');
   if (bearer && looksLikeJwt(bearer)) return viaToken(bearer, 'authorization');
   if (!secret) {
     throw unauthorized('Missing x-gateway-api-key header. Every request needs a gateway API key; an admin creates one with POST /v1/api-keys.');
