@@ -42,7 +42,7 @@ export interface JwksServer {
 
 export async function startJwksServer(keys: TestKey[]): Promise<JwksServer> {
   const state: JwksServer = { url: '', keys, fetches: 0, close: async () => {} };
-  const server: Server = createServer((request, response) => {
+  const server: Server = createServer((_request, response) => {
     state.fetches++;
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ keys: state.keys.map((key) => key.publicJwk) }));
