@@ -1,4 +1,5 @@
 import { GatewayError } from '../core/errors';
+import { sha256Hex } from '../core/sha256';
 import { findJwtProvidersByIssuer, type JwtProviderItem } from '../store/jwt-providers';
 import { LoadingCache } from '../store/loading-cache';
 import type { Role } from './api-keys';
