@@ -62,8 +62,9 @@ const quoted = (value: string) => JSON.stringify(value.length > 200 ? `${value.s
 
 /** The providers registered for an issuer (none for an unknown one). */
 export async function providersForIssuer(issuer: string): Promise<JwtProviderItem[]> {
+  // Keyed by the issuer's digest: entries keep one small size whatever a token's `iss` holds.
   return (
-    (await providersByIssuer.get(issuer, providerTtlMs, async () => {
+    (await providersByIssuer.get(sha256Hex(issuer), providerTtlMs, async () => {
       const found = await findJwtProvidersByIssuer(issuer);
       return found.length > 0 ? found : undefined;
     })) ?? []
