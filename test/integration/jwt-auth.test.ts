@@ -281,6 +281,16 @@ describe('authentication by JWT', () => {
     const last = upstream.requests.filter((request) => request.path.startsWith(host.prefix)).at(-1)!;
     expect(last.headers.authorization).toBe('Bearer sk-from-config');
 
+    // With a gateway key, a JWT in Authorization is the provider's credential (an Entra ID token, say), even one of a registered issuer.
+    const providerToken = token({ scope: 'completions' });
+    const withKey = await call(undefined, 'POST', '/chat/completions', body, {
+      'x-gateway-provider': 'openai',
+      'x-gateway-custom-host': host.custom_host,
+      authorization: `Bearer ${providerToken}`,
+    });
+    expect(withKey.status, await withKey.clone().text()).toBe(200);
+    expect(upstream.requests.filter((request) => request.path.startsWith(host.prefix)).at(-1)!.headers.authorization).toBe(`Bearer ${providerToken}`);
+
     const [record] = await waitForLogs(traceId, { gatewayKey: token({ roles: ['member'] }) });
     expect(record).toMatchObject({ jwt_sub: 'alice', jwt_claims: { email: 'alice@example.test' }, workspace_id: teamWs, api_key_id: teamProvider.id });
   });
