@@ -20,6 +20,9 @@ export interface AuthContext {
   };
 }
 
+/** Three base64url parts, the first starting as `{"` does in base64url: no gateway key looks like this. */
+const jwsShape = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
+
 // Short TTLs: a revoked key stops working within a few seconds on every warm container.
 const validKeyTtlMs = 5_000;
 const unknownKeyTtlMs = 2_000;
@@ -29,12 +32,12 @@ const unknownKeyTtlMs = 2_000;
  * whatever a caller sends. Unknown keys have a pool of their own, 1,000 entries (~140 KB) per
  * bundle, so junk keys never push out valid ones; valid keys are only as many as were created.
  */
-/** Three base64url parts, the first starting as `{"` does in base64url: no gateway key looks like this. */
-const jwsShape = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
-
 const cache = new LoadingCache<AuthContext>({ maxEntries: 10_000, maxMissingEntries: 1_000, missingTtlMs: unknownKeyTtlMs });
 
-/** Checks `x-gateway-api-key` and returns the caller's identity; 401 when missing, unknown or revoked. */
+/**
+ * Checks `x-gateway-api-key` (or a JWT, see below) and returns the caller's identity; 401 when
+ * missing, unknown or revoked, or a `jwt_*` 401 for a token that does not pass.
+ */
 export async function authenticate(headers: Record<string, string>): Promise<AuthContext> {
   const secret = headers['x-gateway-api-key'];
   const bearer = secret ? undefined : /^bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
