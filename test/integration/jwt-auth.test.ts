@@ -255,6 +255,14 @@ describe('authentication by JWT', () => {
     await expectCode(token({ scope: 'list', exp: undefined }), 'jwt_malformed');
     await expectCode(unsignedToken({ alg: 'none' }, claims({ scope: 'list' })), 'jwt_algorithm_refused');
     await expectCode(unsignedToken({ alg: 'HS256', kid: rsa.kid }, claims({ scope: 'list' }), 'c2ln'), 'jwt_algorithm_refused');
+    // A key set that cannot be fetched is the gateway's failure to check the token, not the token's fault.
+    const downIssuer = `https://down-${run}.example.test`;
+    await expectStatus(
+      call(undefined, 'POST', '/auth/jwt-providers', { issuer: downIssuer, jwks_uri: 'http://127.0.0.1:1/jwks.json', audience: 'gateway' }),
+      200,
+    );
+    const down = await expectStatus(call(token({ iss: downIssuer, scope: 'list' }), 'GET', '/configs'), 502);
+    expect(down.code).toBe('jwks_unavailable');
     // In Authorization too, when there is no x-gateway-api-key.
     expect((await expectStatus(bearer(token({ scope: 'list', aud: 'someone-else' }), 'GET', '/configs'), 401)).code).toBe('jwt_wrong_audience');
   });

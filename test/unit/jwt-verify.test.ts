@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeySetCache, refetchIntervalMs } from '../../lib/auth/jwks';
+import { fetchKeySetDocument, KeySetCache, refetchIntervalMs } from '../../lib/auth/jwks';
 import {
   audiencesOf,
   checkAlgorithm,
@@ -13,7 +13,7 @@ import {
   selectKey,
 } from '../../lib/auth/jwt-verify';
 import { requiredScope } from '../../lib/http/token-scope';
-import { newKey, signToken, unsignedToken } from '../support/jwt-issuer';
+import { newKey, signToken, startJwksServer, unsignedToken } from '../support/jwt-issuer';
 
 const rsa = newKey('RS256', 'rsa-1');
 const ec = newKey('ES256', 'ec-1');
@@ -154,6 +154,28 @@ describe('the key set cache', () => {
     now += 11 * 60_000;
     expect(await cache.keyFor('p', 'http://id.test/jwks', first)).toBeDefined();
     await expect(cache.keyFor('q', 'http://id.test/jwks', first)).rejects.toThrow('down');
+  });
+});
+
+describe('fetching a key set', () => {
+  it('goes through the outbound guard: loopback is refused on AWS unless allow-listed', async () => {
+    const server = await startJwksServer([rsa]);
+    const saved = { mode: process.env.GATEWAY_MODE, allow: process.env.GATEWAY_OUTBOUND_ALLOWLIST };
+    try {
+      process.env.GATEWAY_MODE = 'aws';
+      delete process.env.GATEWAY_OUTBOUND_ALLOWLIST;
+      await expect(fetchKeySetDocument(new URL(server.url))).rejects.toThrow(/not allowed/);
+      expect(server.fetches).toBe(0);
+      process.env.GATEWAY_OUTBOUND_ALLOWLIST = '127.0.0.1';
+      expect(readKeySet(await fetchKeySetDocument(new URL(server.url))).map((key) => key.kid)).toEqual([rsa.kid]);
+      expect(server.fetches).toBe(1);
+    } finally {
+      if (saved.mode === undefined) delete process.env.GATEWAY_MODE;
+      else process.env.GATEWAY_MODE = saved.mode;
+      if (saved.allow === undefined) delete process.env.GATEWAY_OUTBOUND_ALLOWLIST;
+      else process.env.GATEWAY_OUTBOUND_ALLOWLIST = saved.allow;
+      await server.close();
+    }
   });
 });
 
