@@ -25,10 +25,12 @@ const text = (rule: string, max: number) => string(messageAt(rule)).check(minLen
 const claimRule = 'must be a claim name of 1 to 200 characters (a dotted name such as "realm_access.roles" reads a nested claim).';
 const claimName = text(claimRule, 200).check(refine((value) => value.trim() === value, messageAt(claimRule)));
 
-const isHttpUrl = (value: string) => {
+/** An https URL without credentials; plain http only locally (a key set read in the clear could be swapped on the way). */
+const isKeySetUrl = (value: string) => {
   try {
     const url = new URL(value);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '';
+    const secure = url.protocol === 'https:' || (url.protocol === 'http:' && process.env.GATEWAY_MODE === 'local');
+    return secure && url.username === '' && url.password === '';
   } catch {
     return false;
   }
@@ -37,7 +39,10 @@ const isHttpUrl = (value: string) => {
 const shape = {
   issuer: text('must be the issuer (the "iss" of its tokens), a string of 1 to 1,000 characters.', 1_000),
   jwks_uri: text('must be the https URL of the provider\'s JSON Web Key Set (its "jwks_uri").', 2_000).check(
-    refine(isHttpUrl, messageAt('must be an https (or http) URL without credentials, e.g. "https://login.example.com/.well-known/jwks.json".')),
+    refine(
+      isKeySetUrl,
+      messageAt('must be an https URL without credentials, e.g. "https://login.example.com/.well-known/jwks.json" (plain http only in local mode).'),
+    ),
   ),
   audience: text('must be the audience its tokens carry in "aud", a string of 1 to 1,000 characters.', 1_000),
   workspace_id: nullable(

@@ -192,3 +192,38 @@ describe('the scope a request needs', () => {
     expect(requiredScope({ method: 'DELETE', resource: '/v1/configs/{configId}' })).toBeUndefined();
   });
 });
+
+describe('registering a provider outside local mode', () => {
+  it('takes only an https key set URL', async () => {
+    const { jwtProvidersRoute } = await import('../../lib/control/jwt-providers-route');
+    const { RequestRecorder } = await import('../../lib/observability/request-recorder');
+    const saved = process.env.GATEWAY_MODE;
+    process.env.GATEWAY_MODE = 'aws';
+    try {
+      const body = { issuer: 'https://id.example', jwks_uri: 'http://id.example/jwks.json', audience: 'gateway' };
+      const answer = await jwtProvidersRoute({
+        request: {
+          method: 'POST',
+          path: '/v1/auth/jwt-providers',
+          resource: '/v1/auth/jwt-providers',
+          rawQuery: '',
+          query: {},
+          headers: { 'content-type': 'application/json' },
+          pathParameters: {},
+          body: Buffer.from(JSON.stringify(body)),
+          requestId: 'req',
+          receivedAt: 0,
+        },
+        auth: { keyId: 'key_1', role: 'owner', organisationId: 'org_1', workspaceId: 'ws_1' },
+        trace: {} as never,
+        recorder: new RequestRecorder('log_1', () => {}),
+        waitUntil: () => {},
+      }).catch((error: unknown) => error);
+      expect(answer).toMatchObject({ status: 400, param: 'jwks_uri', code: 'invalid_jwt_provider_body' });
+      expect((answer as Error).message).toContain('https');
+    } finally {
+      if (saved === undefined) delete process.env.GATEWAY_MODE;
+      else process.env.GATEWAY_MODE = saved;
+    }
+  });
+});
