@@ -2,14 +2,26 @@ import { GatewayError, unauthorized } from '../core/errors';
 import { LoadingCache } from '../store/loading-cache';
 import { isWorkspaceActive } from './workspaces';
 import { findApiKeyByHash, hashApiKey, maxApiKeyLength, type ApiKeyRecord, type Role } from './api-keys';
+import { authenticateToken, type TokenIdentity } from './jwt-auth';
+import { looksLikeJwt } from './jwt-verify';
 
-/** Who is calling: the gateway key's identity. */
+/**
+ * Who is calling: the gateway key's identity, or a JWT's (then `keyId` is its identity provider's
+ * id and `token` says what the token grants).
+ */
 export interface AuthContext {
   keyId: string;
   role: Role;
   organisationId: string;
   workspaceId: string;
+  token?: TokenIdentity & {
+    /** Where the token came from: `authorization` means the header was the gateway's, not a provider key. */
+    via: 'x-gateway-api-key' | 'authorization';
+  };
 }
+
+/** Three base64url parts, the first starting as `{"` does in base64url: no gateway key looks like this. */
+const jwsShape = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
 
 // Short TTLs: a revoked key stops working within a few seconds on every warm container.
 const validKeyTtlMs = 5_000;
@@ -22,9 +34,18 @@ const unknownKeyTtlMs = 2_000;
  */
 const cache = new LoadingCache<AuthContext>({ maxEntries: 10_000, maxMissingEntries: 1_000, missingTtlMs: unknownKeyTtlMs });
 
-/** Checks `x-gateway-api-key` and returns the caller's identity; 401 when missing, unknown or revoked. */
+/**
+ * Checks `x-gateway-api-key` (or a JWT, see below) and returns the caller's identity; 401 when
+ * missing, unknown or revoked, or a `jwt_*` 401 for a token that does not pass.
+ */
 export async function authenticate(headers: Record<string, string>): Promise<AuthContext> {
   const secret = headers['x-gateway-api-key'];
+  const bearer = secret ? undefined : /^bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
+  // A JWT in x-gateway-api-key (anything shaped as a compact JWS with a JSON header, so a broken
+  // one is a jwt_malformed rather than an unknown key), or a well-formed one in Authorization when
+  // there is no x-gateway-api-key (docs/jwt.md).
+  if (secret && jwsShape.test(secret)) return viaToken(secret, 'x-gateway-api-key');
+  if (bearer && looksLikeJwt(bearer)) return viaToken(bearer, 'authorization');
   if (!secret) {
     throw unauthorized('Missing x-gateway-api-key header. Every request needs a gateway API key; an admin creates one with POST /v1/api-keys.');
   }
@@ -37,6 +58,11 @@ export async function authenticate(headers: Record<string, string>): Promise<Aut
   const auth = await cache.get(hash, validKeyTtlMs, () => lookup(hash));
   if (!auth) throw unauthorized('Invalid x-gateway-api-key: the key is unknown or has been revoked (or its workspace archived).');
   return auth;
+}
+
+async function viaToken(token: string, via: 'x-gateway-api-key' | 'authorization'): Promise<AuthContext> {
+  const { token: identity, ...caller } = await authenticateToken(token);
+  return { ...caller, token: { ...identity, via } };
 }
 
 /** What the key cache holds (tests). */

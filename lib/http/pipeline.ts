@@ -6,6 +6,7 @@ import { isReadable } from '../core/readable';
 import { RequestRecorder } from '../observability/request-recorder';
 import { reportRequest } from '../observability/request-telemetry';
 import { jsonResponse } from './responses';
+import { authorizeToken } from './token-scope';
 import { readTraceContext, type TraceContext } from '../observability/trace';
 import type { GatewayRequest, GatewayResponse } from './types';
 
@@ -53,7 +54,10 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
     recorder.traced(trace);
     const auth = await authenticate(request.headers);
     recorder.authenticated(auth);
-    response = await route({ request, auth, trace, recorder, waitUntil });
+    authorizeToken(auth, request);
+    // A gateway token sent in Authorization is the gateway's credential, never a provider key.
+    const routed = auth.token?.via === 'authorization' ? { ...request, headers: withoutAuthorization(request.headers) } : request;
+    response = await route({ request: routed, auth, trace, recorder, waitUntil });
   } catch (error) {
     const gatewayError = toGatewayError(error);
     if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') console.error('Unhandled error', error);
@@ -74,4 +78,9 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
     recorder.finish(end);
   }
   return response;
+}
+
+function withoutAuthorization(headers: Record<string, string>): Record<string, string> {
+  const { authorization: _authorization, ...rest } = headers;
+  return rest;
 }

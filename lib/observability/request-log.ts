@@ -46,6 +46,9 @@ export interface RequestLogRecord {
   error?: { message: string; code: string | null };
   request_id: string;
   created_at: string;
+  /** A request authenticated by a JWT: the token's `sub`, and the claims its identity provider's `log_claims` names. */
+  jwt_sub?: string;
+  jwt_claims?: Record<string, unknown>;
 }
 
 /** Filter pattern of the CloudWatch Logs subscription that feeds the log-ingest function. */

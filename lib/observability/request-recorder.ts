@@ -258,6 +258,8 @@ export class RequestRecorder {
       latency_ms: Math.round((endedAt - this.startedAt) * 1000) / 1000,
       request_id: end.requestId,
       created_at: new Date().toISOString(),
+      jwt_sub: this.auth?.token?.subject,
+      jwt_claims: this.auth?.token?.logClaims,
     };
   }
 }

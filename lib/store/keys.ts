@@ -1,3 +1,5 @@
+import { sha256Hex } from '../core/sha256';
+
 /**
  * The partition and sort key patterns of the stack's tables. Entities move here as they move behind
  * the store layer; a key pattern is written once, next to the others of its table.
@@ -216,4 +218,15 @@ export const responseKey = {
 export const mcpServerKey = {
   item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#MCPSERVER#${id}`, sk: 'MCPSERVER' }),
   workspaceList: (workspaceId: string) => `WS#${workspaceId}#MCPSERVER`,
+};
+
+/**
+ * Control table: a JWT identity provider, keyed by the SHA-256 of its issuer and audience (one
+ * provider per pair, so a token finds its provider with one query on its `iss`); listed per
+ * organisation on gsi1 by its time-sortable id.
+ */
+export const jwtProviderKey = {
+  issuer: (issuer: string) => `JWTISS#${sha256Hex(issuer)}`,
+  item: (issuer: string, audience: string) => ({ pk: jwtProviderKey.issuer(issuer), sk: `AUD#${sha256Hex(audience)}` }),
+  organisationList: (organisationId: string) => `ORG#${organisationId}#JWTPROVIDER`,
 };
