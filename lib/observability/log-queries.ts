@@ -301,6 +301,7 @@ async function countedItems(workspaceId: string, query: GroupsQuery): Promise<Co
       days.push(new Date(day).toISOString().slice(0, 10));
     const pages = await Promise.all(days.map((day) => queryRollups({ partition: rollupKey.cells(workspaceId, day) }, fromHour, toHour)));
     for (const item of pages.flat()) {
+      if (item.requests === undefined) continue;
       if (!found.every((filter) => item[`d_${filter.dimension}`] === filter.value)) continue;
       if (dimension.startsWith('meta.') && item[`d_${dimension}`] === undefined) continue;
       counted.push({ value: dimension === 'all' ? '' : (item[`d_${dimension}`] ?? ''), hour: String(item.sk).slice(0, 13), item });
@@ -314,6 +315,8 @@ async function countedItems(workspaceId: string, query: GroupsQuery): Promise<Co
   const items = await queryRollups({ partition: rollupKey.view(workspaceId, viewFilter, dimension), index: swapped ? 'gsi2' : undefined }, fromHour, toHour);
   const counted: Counted[] = [];
   for (const item of items) {
+    // An item whose first record's time range was set but whose counts have not landed yet counts nothing.
+    if (item.requests === undefined) continue;
     const sort = String(swapped ? item.gsi2sk : item.sk);
     const value = rollupKey.valueOf(sort);
     if (sameDimension && value !== filter.value) continue;

@@ -1,4 +1,4 @@
-import { QueryCommand, TransactWriteItemsCommand, type AttributeValue, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, TransactWriteItemsCommand, UpdateItemCommand, type AttributeValue, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { sleep } from '../core/time';
 import { dynamoClient } from './clients';
@@ -38,6 +38,10 @@ const maxAttempts = 8;
  * many records were new.
  */
 export async function putRecordsWithRollups(records: readonly { item: Record<string, AttributeValue>; rollups: readonly RollupAdd[] }[]): Promise<number> {
+  // Times first, once for the whole batch (see widenSeen).
+  const bounds = new Map<string, RollupAdd>();
+  for (const { rollups } of records) for (const add of rollups) bounds.set(itemKey(add), mergeSeen(bounds.get(itemKey(add)), add));
+  await widenSeen([...bounds.values()]);
   let stored = 0;
   let group: typeof records = [];
   let keys = new Set<string>();
@@ -85,7 +89,7 @@ async function putGroup(group: readonly { item: Record<string, AttributeValue>; 
   return 0;
 }
 
-/** Two records' adds into one item: counters summed (decimals exactly), the earliest and latest start. */
+/** Two records' adds into one item: counters summed (decimals exactly). */
 function mergeAdds(into: RollupAdd | undefined, add: RollupAdd): RollupAdd {
   if (!into) return add;
   const sum: Record<string, number | string> = { ...into.add };
@@ -93,12 +97,14 @@ function mergeAdds(into: RollupAdd | undefined, add: RollupAdd): RollupAdd {
     const had = sum[name];
     sum[name] = had === undefined ? value : typeof had === 'number' && typeof value === 'number' ? had + value : addDecimals(String(had), String(value));
   }
-  return {
-    ...into,
-    add: sum,
-    seenAt: add.seenAt < into.seenAt ? add.seenAt : into.seenAt,
-    lastSeenAt: (add.lastSeenAt ?? add.seenAt) > (into.lastSeenAt ?? into.seenAt) ? (add.lastSeenAt ?? add.seenAt) : (into.lastSeenAt ?? into.seenAt),
-  };
+  return { ...into, add: sum };
+}
+
+/** The earliest and latest start of two adds into one item (their counters are not needed). */
+function mergeSeen(into: RollupAdd | undefined, add: RollupAdd): RollupAdd {
+  if (!into) return add;
+  const last = (one: RollupAdd) => one.lastSeenAt ?? one.seenAt;
+  return { ...into, seenAt: add.seenAt < into.seenAt ? add.seenAt : into.seenAt, lastSeenAt: last(add) > last(into) ? last(add) : last(into) };
 }
 
 /** The exact sum of two non-negative decimals (`0.000012000` + `1.5`). */
@@ -112,15 +118,70 @@ function addDecimals(a: string, b: string): string {
   return scale === 0 ? total : `${total.slice(0, -scale)}.${total.slice(-scale)}`;
 }
 
+/** How many first/last-seen updates run at once. */
+const seenConcurrency = 32;
+
+/**
+ * What this process knows of items' stored times: `first_seen` is at most `first` and `last_seen`
+ * at least `last` (stored times only ever move outward), so an update that would not move them
+ * is not sent. Most records arrive in order, which makes most `first_seen` updates unnecessary.
+ */
+const knownSeen = new Map<string, { first: string; last: string }>();
+const knownSeenLimit = 20_000;
+
+/**
+ * Moves each item's `first_seen` back and `last_seen` forward to the records' starts, with updates
+ * conditional on the time being earlier (later) than the stored one: a minimum and a maximum are
+ * idempotent, so these need no transaction, and they run before it, so a record counted is always
+ * within its items' range whatever order records arrive in. A failed condition is the usual case
+ * (the item has seen an earlier or later record already) and changes nothing.
+ */
+async function widenSeen(adds: readonly RollupAdd[]): Promise<void> {
+  const updates = adds.flatMap((add) => {
+    const known = knownSeen.get(itemKey(add));
+    const last = add.lastSeenAt ?? add.seenAt;
+    return [
+      ...(known && known.first <= add.seenAt ? [] : [{ add, name: 'first_seen', at: add.seenAt, condition: 'attribute_not_exists(#t) OR #t > :t' }]),
+      ...(known && known.last >= last ? [] : [{ add, name: 'last_seen', at: last, condition: 'attribute_not_exists(#t) OR #t < :t' }]),
+    ];
+  });
+  let next = 0;
+  const worker = async () => {
+    for (let update = updates[next++]; update; update = updates[next++]) {
+      try {
+        await dynamoClient().send(
+          new UpdateItemCommand({
+            TableName: tables.logs,
+            Key: { pk: { S: update.add.key.pk }, sk: { S: update.add.key.sk } },
+            UpdateExpression: 'SET #t = :t, expiresAt = if_not_exists(expiresAt, :expires)',
+            ConditionExpression: update.condition,
+            ExpressionAttributeNames: { '#t': update.name },
+            ExpressionAttributeValues: { ':t': { S: update.at }, ':expires': { N: String(update.add.hourStart + rollupRetentionDays * 86_400) } },
+          }),
+        );
+      } catch (error) {
+        if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      }
+      // Either way the stored time is now at least this far out.
+      const key = itemKey(update.add);
+      const known = knownSeen.get(key) ?? { first: update.at, last: update.at };
+      if (update.name === 'first_seen' && update.at < known.first) known.first = update.at;
+      if (update.name === 'last_seen' && update.at > known.last) known.last = update.at;
+      knownSeen.delete(key);
+      knownSeen.set(key, known);
+      if (knownSeen.size > knownSeenLimit) knownSeen.delete(knownSeen.keys().next().value!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(seenConcurrency, updates.length) }, worker));
+}
+
 function rollupUpdate(add: RollupAdd): NonNullable<TransactWriteItem['Update']> {
   const names: Record<string, string> = {};
   const values: Record<string, AttributeValue> = {
-    ':seen': { S: add.seenAt },
-    ':last': { S: add.lastSeenAt ?? add.seenAt },
     ':expires': { N: String(add.hourStart + rollupRetentionDays * 86_400) },
   };
   const adds: string[] = [];
-  const sets = ['first_seen = if_not_exists(first_seen, :seen)', 'last_seen = :last', 'expiresAt = if_not_exists(expiresAt, :expires)'];
+  const sets = ['expiresAt = if_not_exists(expiresAt, :expires)'];
   let n = 0;
   for (const [name, value] of Object.entries(add.add)) {
     names[`#a${n}`] = name;
