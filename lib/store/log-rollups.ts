@@ -104,7 +104,9 @@ function mergeAdds(into: RollupAdd | undefined, add: RollupAdd): RollupAdd {
 function mergeSeen(into: RollupAdd | undefined, add: RollupAdd): RollupAdd {
   if (!into) return add;
   const last = (one: RollupAdd) => one.lastSeenAt ?? one.seenAt;
-  return { ...into, seenAt: add.seenAt < into.seenAt ? add.seenAt : into.seenAt, lastSeenAt: last(add) > last(into) ? last(add) : last(into) };
+  const [first] = [add.seenAt, into.seenAt].sort();
+  const [, latest] = [last(add), last(into)].sort();
+  return { ...into, seenAt: first!, lastSeenAt: latest! };
 }
 
 /** The exact sum of two non-negative decimals (`0.000012000` + `1.5`). */
