@@ -278,9 +278,13 @@ function columnValue(totals: Totals, column: GroupColumn): number | string | nul
 
 const nullableRound = (value: number | null) => (value === null ? null : round(value, 3));
 
-/** The position of a dimension in the rollups' pair order: core dimensions, then metadata keys. */
+/**
+ * The position of a dimension in the rollups' pair order: core dimensions, then metadata keys. A
+ * view filtered by a dimension of a higher rank than the one grouped by is the swapped side (gsi2)
+ * of a pair item; `all` (the total) ranks first, "filter f, group by all" being the gsi2 side of f's own item.
+ */
 const dimensionRank = (dimension: string) =>
-  dimension === 'all' ? Number.POSITIVE_INFINITY : dimension.startsWith('meta.') ? rollupDimensions.length : rollupDimensions.indexOf(dimension as never);
+  dimension === 'all' ? -1 : dimension.startsWith('meta.') ? rollupDimensions.length : rollupDimensions.indexOf(dimension as never);
 
 interface Counted {
   value: string | null;

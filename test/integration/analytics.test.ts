@@ -313,6 +313,13 @@ describe('groups', () => {
       const mine = await ok(as(key, '/analytics/groups/workspace?columns=total_tokens'));
       expect(mine.data.map((row: any) => [row.workspace, row.requests])).toEqual([[workspace, records.length]]);
     }
+    const filtered = await ok(as(adminKey, '/analytics/groups/workspace?model=gpt-4o&columns=total_tokens'));
+    const gpt4o = records.filter((record) => record.model === 'gpt-4o');
+    expect(filtered.data).toEqual([
+      { workspace, requests: gpt4o.length, total_tokens: gpt4o.reduce((total, record) => total + (record.usage?.total_tokens ?? 0), 0) },
+    ]);
+    const twoFilters = await ok(as(adminKey, '/analytics/groups/workspace?model=gpt-4o&metadata._user=ana'));
+    expect(twoFilters.data).toEqual([{ workspace, requests: gpt4o.filter((record) => record.metadata?._user === 'ana').length }]);
     const theirs = await ok(as(otherKey, '/analytics/groups/model'));
     expect(theirs.data).toEqual([{ model: 'gpt-4o-mini', requests: 1 }]);
   });
