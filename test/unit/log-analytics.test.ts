@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../lib/core/errors';
+import type { GatewayError } from '../../lib/core/errors';
 import { bucketValue, latencyBucket, sketchQuantile } from '../../lib/observability/log-dimensions';
 import { groupsQuery, logListQuery, usedRange } from '../../lib/observability/log-queries';
 
