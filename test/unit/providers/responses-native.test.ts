@@ -155,10 +155,7 @@ describe('usage and streams of a native Responses call', () => {
     for (let at = 0; at < input.length; at += splitEvery) pieces.push(input.subarray(at, at + splitEvery));
     const usages: TokenUsage[] = [];
     const out: Buffer[] = [];
-    for await (const chunk of Readable.from(pieces).pipe(
-      relayResponsesStream({ provider: 'openai', onUsage: (u) => usages.push(u) }),
-    ))
-      out.push(chunk);
+    for await (const chunk of Readable.from(pieces).pipe(relayResponsesStream({ provider: 'openai', onUsage: (u) => usages.push(u) }))) out.push(chunk);
     return { bytes: Buffer.concat(out), usages };
   }
 
