@@ -85,6 +85,11 @@ export class RequestRecorder {
     if (Object.keys(metadata).length > 0) this.metadata = metadata;
   }
 
+  /** The request is an inference request (analytics counts it) even if it is refused before it is routed. */
+  countedAsInference(): void {
+    this.inference = true;
+  }
+
   requested(fields: { stream: boolean; model: unknown }): void {
     this.stream = fields.stream;
     this.model = fields.model as string;

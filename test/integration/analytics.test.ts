@@ -114,7 +114,7 @@ beforeAll(async () => {
     )
   ).key;
 
-  // 36 varied requests: two models, two users and none, a team, failures, two keys, scripted delays.
+  // 36 varied requests (and one refused): two models, two users and none, a team, failures, two keys, scripted delays.
   const sent: Promise<number>[] = [];
   for (let n = 0; n < 36; n++) {
     sent.push(
@@ -130,8 +130,11 @@ beforeAll(async () => {
     if (sent.length % 6 === 0) await Promise.all(sent.slice(-6));
   }
   await Promise.all(sent);
+  // A body that is not JSON: refused before it is routed, and still an inference request.
+  const refused = await gatewayFetch('/chat/completions', { method: 'POST', headers: { ...json, 'x-gateway-api-key': adminKey }, body: '{' });
+  expect(refused.status).toBe(400);
   await send(otherKey, { model: 'gpt-4o-mini', user: 'ana' });
-  records = await waitForCount(adminKey, 36);
+  records = await waitForCount(adminKey, 37);
 }, 60_000);
 
 afterAll(async () => {
