@@ -276,7 +276,8 @@ function columnValue(totals: Totals, column: GroupColumn): number | string | nul
   }
 }
 
-const nullableRound = (value: number | null) => (value === null ? null : round(value, 3));
+// Six decimals: a rounding of the answer must not add to the sketch's 1% on sub-millisecond latencies.
+const nullableRound = (value: number | null) => (value === null ? null : round(value, 6));
 
 /**
  * The position of a dimension in the rollups' pair order: core dimensions, then metadata keys. A

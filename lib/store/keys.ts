@@ -221,7 +221,7 @@ const keyPart = (value: string) => encodeURIComponent(value);
  * the record's filterable fields and the record is read by its key (docs/logs.md).
  */
 export const logIndexKey = {
-  partition: (workspaceId: string, dimension: string, value: string) => `WS#${workspaceId}#IX#${dimension}=${keyPart(value)}`,
+  partition: (workspaceId: string, dimension: string, value: string) => `WS#${workspaceId}#IX#${keyPart(dimension)}=${keyPart(value)}`,
 };
 
 /**
@@ -232,7 +232,7 @@ export const logIndexKey = {
  */
 export const rollupKey = {
   view: (workspaceId: string, filter: { dimension: string; value: string } | undefined, groupBy: string) =>
-    `RU#${workspaceId}#${filter ? `${filter.dimension}=${keyPart(filter.value)}` : '*'}#${groupBy}`,
+    `RU#${workspaceId}#${filter ? `${keyPart(filter.dimension)}=${keyPart(filter.value)}` : '*'}#${keyPart(groupBy)}`,
   sort: (hour: string, value: string) => `${hour}#${keyPart(value)}`,
   /** The group value of a view item's sort key. */
   valueOf: (sort: string) => decodeURIComponent(sort.slice(sort.indexOf('#') + 1)),

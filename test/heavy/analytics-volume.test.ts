@@ -17,7 +17,7 @@ import { groupRows, groupsQuery } from '../../lib/observability/log-queries';
 import { hourOf, logFilters, rollupAdds } from '../../lib/observability/log-rollups';
 import { writeInBatches } from '../../lib/store/batch-write';
 import { dynamoClient, resetClients } from '../../lib/store/clients';
-import { rollupKey } from '../../lib/store/keys';
+import { logIndexKey, rollupKey } from '../../lib/store/keys';
 import { queryRollups } from '../../lib/store/log-rollups';
 import { listLogsFiltered } from '../../lib/store/request-logs';
 
@@ -119,7 +119,7 @@ it.skipIf(!heavy)(
       );
       writes.push({ PutRequest: { Item: { pk: { S: `WS#${small}` }, sk: { S: `LOG#${id}` }, record: { S: JSON.stringify(record) }, ...fields } } });
       for (const { dimension, value } of filters.index)
-        writes.push({ PutRequest: { Item: { pk: { S: `WS#${small}#IX#${dimension}=${encodeURIComponent(value)}` }, sk: { S: `LOG#${id}` }, ...fields } } });
+        writes.push({ PutRequest: { Item: { pk: { S: logIndexKey.partition(small, dimension, value) }, sk: { S: `LOG#${id}` }, ...fields } } });
       for (const add of rollupAdds(record)!) {
         const key = `${add.key.pk}\n${add.key.sk}`;
         const into = merged.get(key) ?? { key: add.key, index: add.index, fields: add.fields, add: {} };
