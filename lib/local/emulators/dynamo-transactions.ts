@@ -72,13 +72,26 @@ async function transact(endpoint: string, headers: IncomingMessage['headers'], t
     }).then(async (answer) => ({ status: answer.status, body: (await answer.json()) as Record<string, unknown> }));
   // Puts that need their key free are checked first, all of them: a transaction that stores several
   // records cancels before writing any when one of them is stored already.
-  const reasons = await Promise.all(
-    calls.map(async (call) => {
-      if (call.operation !== 'PutItem' || call.input.ConditionExpression !== 'attribute_not_exists(pk)') return { Code: 'None' };
+  const fresh = calls.filter((call) => call.operation === 'PutItem' && call.input.ConditionExpression === 'attribute_not_exists(pk)');
+  const taken = new Set<string>();
+  const keyOf = (table: unknown, item: Record<string, { S?: string }>) => JSON.stringify([table, item.pk?.S, item.sk?.S]);
+  for (let offset = 0; offset < fresh.length; offset += 100) {
+    const byTable = new Map<string, unknown[]>();
+    for (const call of fresh.slice(offset, offset + 100)) {
       const item = call.input.Item as Record<string, unknown>;
-      const found = await send({ operation: 'GetItem', input: { TableName: call.input.TableName, Key: { pk: item.pk, sk: item.sk }, ConsistentRead: true } });
-      return found.status === 200 && found.body.Item ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' } : { Code: 'None' };
-    }),
+      byTable.set(String(call.input.TableName), [...(byTable.get(String(call.input.TableName)) ?? []), { pk: item.pk, sk: item.sk }]);
+    }
+    const requestItems = Object.fromEntries([...byTable].map(([table, keys]) => [table, { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pk, sk' }]));
+    const found = await send({ operation: 'BatchGetItem', input: { RequestItems: requestItems } });
+    if (found.status !== 200) return found;
+    for (const [table, items] of Object.entries((found.body.Responses ?? {}) as Record<string, Record<string, { S?: string }>[]>)) {
+      for (const item of items) taken.add(keyOf(table, item));
+    }
+  }
+  const reasons = calls.map((call) =>
+    fresh.includes(call) && taken.has(keyOf(call.input.TableName, call.input.Item as Record<string, { S?: string }>))
+      ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' }
+      : { Code: 'None' },
   );
   if (reasons.some((reason) => reason.Code !== 'None')) return cancelled(reasons);
   for (const call of calls.filter((other) => other.input.ConditionExpression)) {
