@@ -1,5 +1,5 @@
 import { logsRoute } from '../lib/control/logs-route';
 import { bufferedHandler } from '../lib/http/lambda/handlers';
 
-/** GET /v1/logs and GET /v1/logs/{traceId} */
+/** GET /v1/logs, GET /v1/logs/{traceId}, and the groups routes GET /v1/logs/groups/{groupBy} and GET /v1/analytics/groups/{groupBy} */
 export const handler = bufferedHandler(logsRoute);

@@ -2,24 +2,29 @@ import { object, string } from 'zod/mini';
 import { notFound } from '../core/errors';
 import { controlRoutes, defineRoute } from '../http/define-route';
 import { listEnvelope, pageQuery } from '../http/pagination';
+import { listWorkspaces } from '../auth/workspaces';
+import { groupRows, groupsQuery, usedRange } from '../observability/log-queries';
+import { logListQuery } from '../observability/log-queries';
 import type { RequestLogRecord } from '../observability/request-log';
-import { findLogsByTrace, listLogs } from '../store/request-logs';
+import { findLogsByTrace, listLogsFiltered } from '../store/request-logs';
+import type { RouteContext } from '../http/pipeline';
 
 /** A trace is mostly read whole: a page holds as many records as a page may. */
 const tracePageLimit = 100;
 
 /**
- * `/v1/logs` (recent logs of the caller's workspace) and `/v1/logs/{traceId}` (the records of one
- * trace), both paged newest first. Path parameters arrive decoded (API Gateway decodes them), so
- * the trace id is used as it comes: decoding it again would misread a `%` in the id.
+ * `/v1/logs` (logs of the caller's workspace, filtered) and `/v1/logs/{traceId}` (the records of
+ * one trace), both paged newest first; the groups routes answer from the analytics rollups. Path
+ * parameters arrive decoded (API Gateway decodes them), so the trace id is used as it comes:
+ * decoding it again would misread a `%` in the id. Query parameters are read whole (the filters
+ * include `metadata.<key>`), so the list and groups routes parse them themselves.
  */
 export const logsRoute = controlRoutes(
   defineRoute({
     method: 'GET',
     path: '/v1/logs',
     role: 'member',
-    query: pageQuery(),
-    handler: async ({ query }, { auth }) => listEnvelope(await listLogs<RequestLogRecord>(auth.workspaceId, query)),
+    handler: async (_input, { auth, request }) => listEnvelope(await listLogsFiltered<RequestLogRecord>(auth.workspaceId, logListQuery(request.query))),
   }),
   defineRoute({
     method: 'GET',
@@ -36,4 +41,28 @@ export const logsRoute = controlRoutes(
       return { object: list, trace_id: traceId, ...cursor };
     },
   }),
+  defineRoute({ method: 'GET', path: '/v1/logs/groups/{groupBy}', role: 'member', params: object({ groupBy: string() }), handler: groups }),
+  defineRoute({ method: 'GET', path: '/v1/analytics/groups/{groupBy}', role: 'member', params: object({ groupBy: string() }), handler: groups }),
 );
+
+/**
+ * A groups answer. `workspace` groups every workspace of the organisation for an owner and the
+ * caller's own for anyone else; every other grouping covers the caller's (an owner's home) workspace.
+ */
+async function groups({ params: { groupBy } }: { params: { groupBy: string } }, { auth, request }: RouteContext) {
+  const query = groupsQuery(groupBy, request.query);
+  const workspaces =
+    query.dimension === 'all' && auth.role === 'owner'
+      ? (await listWorkspaces(auth.organisationId, ['active', 'archived'])).map((workspace) => workspace.id)
+      : [auth.workspaceId];
+  const data = await groupRows(workspaces, query);
+  return {
+    object: 'list',
+    group_by: groupBy,
+    columns: ['requests', ...query.columns],
+    ...usedRange(query),
+    ...(query.interval ? { interval: query.interval } : {}),
+    data,
+    total: data.length,
+  };
+}

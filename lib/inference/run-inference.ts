@@ -1,5 +1,6 @@
 import { drain, type DeferredWork } from '../core/deferred-work';
 import { newId } from '../core/ids';
+import { parseConfigRef } from '../config/saved-configs';
 import { RequestRecorder } from '../observability/request-recorder';
 import type { InferenceContext, InferenceEnvironment, InferenceResult, RequestStep } from './context';
 import type { InferenceRequest } from './inference-request';
@@ -19,7 +20,8 @@ export const requestSteps: readonly RequestStep[] = [resolveConfig, requestRateL
 
 export function inferenceContext(request: InferenceRequest, environment: InferenceEnvironment = {}): InferenceContext {
   const recorder = environment.recorder ?? new RequestRecorder(newId('log'), environment.logSink);
-  recorder.requestedBy(request.caller, request.metadata);
+  const config = request.options.config;
+  recorder.requestedBy(request.caller, request.metadata, config.kind === 'saved' ? parseConfigRef(config.ref)?.id : undefined);
   if (request.kind === 'unified') recorder.requested({ stream: request.stream, model: request.body.model });
   const deferred: DeferredWork = [];
   const handOver = environment.waitUntil;

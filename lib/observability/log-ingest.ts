@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { requestLogType, type RequestLogRecord } from './request-log';
 import { writeLogRecords, type StoredLogLine } from '../store/request-logs';
+import { logFilters, rollupAdds } from './log-rollups';
 
 /** The event a CloudWatch Logs subscription delivers to a Lambda function. */
 export interface CloudWatchLogsEvent {
@@ -12,7 +13,10 @@ interface CloudWatchLogsData {
   logEvents: Array<{ id: string; timestamp: number; message: string }>;
 }
 
-/** Decodes a subscription batch (base64 of gzip of JSON) and stores its request-log records. */
+/**
+ * Decodes a subscription batch (base64 of gzip of JSON) and stores its request-log records, each
+ * with its filter index items and, for inference requests, added into the analytics rollups once.
+ */
 export async function ingestLogEvent(event: CloudWatchLogsEvent): Promise<{ stored: number; skipped: number }> {
   const data = JSON.parse(gunzipSync(Buffer.from(event.awslogs.data, 'base64')).toString('utf8')) as CloudWatchLogsData;
   if (data.messageType !== 'DATA_MESSAGE') return { stored: 0, skipped: 0 };
@@ -41,5 +45,6 @@ function parseLine(message: string): StoredLogLine | undefined {
     line = JSON.stringify(parsed);
   }
   if (parsed?.type !== requestLogType || typeof parsed.id !== 'string' || typeof parsed.trace_id !== 'string') return undefined;
-  return { record: parsed as RequestLogRecord, line };
+  const record = parsed as RequestLogRecord;
+  return { record, line, filters: logFilters(record), rollups: rollupAdds(record) };
 }

@@ -15,6 +15,10 @@ export interface RequestLogRecord {
   organisation_id?: string;
   workspace_id?: string;
   api_key_id?: string;
+  /** The saved config (`cfg_…`, without its version) the request named in `x-gateway-config`. */
+  config_id?: string;
+  /** Set on records of inference requests (chat, completions, embeddings, prompt runs, pass-through, batch lines): what analytics counts. */
+  inference?: true;
   provider?: string;
   model?: string;
   method: string;
@@ -45,6 +49,9 @@ export interface RequestLogRecord {
   usage_limit_policy_id?: string;
   error?: { message: string; code: string | null };
   request_id: string;
+  /** When the request arrived: `latency_ms` runs from here to the answer's last byte. */
+  started_at?: string;
+  /** When the answer's last byte left (the record is written then). */
   created_at: string;
   /** A request authenticated by a JWT: the token's `sub`, and the claims its identity provider's `log_claims` names. */
   jwt_sub?: string;

@@ -28,6 +28,9 @@ const maxErrorMessageLength = 2000;
  */
 export class RequestRecorder {
   private readonly startedAt = performance.now();
+  private readonly startedAtTime = Date.now();
+  private configId?: string;
+  private inference = false;
   private trace?: TraceContext;
   private auth?: AuthContext;
   private provider?: string;
@@ -77,9 +80,16 @@ export class RequestRecorder {
    * Whose request it is and its metadata, from the inference request itself: what the record says
    * of the caller, whoever built the request (a route, a prompt run, a worker).
    */
-  requestedBy(caller: { organisationId: string; workspaceId: string; keyId?: string }, metadata: Record<string, unknown>): void {
+  requestedBy(caller: { organisationId: string; workspaceId: string; keyId?: string }, metadata: Record<string, unknown>, configId?: string): void {
     this.caller = caller;
+    this.inference = true;
+    this.configId = configId;
     if (Object.keys(metadata).length > 0) this.metadata = metadata;
+  }
+
+  /** The request is an inference request (analytics counts it) even if it is refused before it is routed. */
+  countedAsInference(): void {
+    this.inference = true;
   }
 
   requested(fields: { stream: boolean; model: unknown }): void {
@@ -238,6 +248,8 @@ export class RequestRecorder {
       organisation_id: caller?.organisationId,
       workspace_id: caller?.workspaceId,
       api_key_id: caller?.keyId,
+      config_id: this.configId,
+      inference: this.inference || undefined,
       provider: this.provider,
       model: this.model,
       stream: this.stream,
@@ -257,6 +269,7 @@ export class RequestRecorder {
       status: end.status,
       latency_ms: Math.round((endedAt - this.startedAt) * 1000) / 1000,
       request_id: end.requestId,
+      started_at: new Date(this.startedAtTime).toISOString(),
       created_at: new Date().toISOString(),
       jwt_sub: this.auth?.token?.subject,
       jwt_claims: this.auth?.token?.logClaims,

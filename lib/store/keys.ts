@@ -230,3 +230,31 @@ export const jwtProviderKey = {
   item: (issuer: string, audience: string) => ({ pk: jwtProviderKey.issuer(issuer), sk: `AUD#${sha256Hex(audience)}` }),
   organisationList: (organisationId: string) => `ORG#${organisationId}#JWTPROVIDER`,
 };
+
+/** A value inside a key: percent-encoded, so a `#` or `=` in a model name or metadata value cannot move a key's boundaries. */
+const keyPart = (value: string) => encodeURIComponent(value);
+
+/**
+ * Logs table: the filter index of request logs. A record is listed once per dimension it has (and
+ * per metadata key), newest first by its id, under `WS#<ws>#IX#<dimension>=<value>`; the item holds
+ * the record's filterable fields and the record is read by its key (docs/logs.md).
+ */
+export const logIndexKey = {
+  partition: (workspaceId: string, dimension: string, value: string) => `WS#${workspaceId}#IX#${keyPart(dimension)}=${keyPart(value)}`,
+};
+
+/**
+ * Logs table: analytics rollups, one item per hour and view (docs/decisions.md, "Analytics
+ * rollups"). A view is a group dimension under an optional filter (`<dimension>=<value>`, or `*`);
+ * the sort key is the hour and the group value. Pair items are also indexed on gsi2 with the two
+ * dimensions swapped. Cells (every dimension at once) sit under one partition per day.
+ */
+export const rollupKey = {
+  view: (workspaceId: string, filter: { dimension: string; value: string } | undefined, groupBy: string) =>
+    `RU#${workspaceId}#${filter ? `${keyPart(filter.dimension)}=${keyPart(filter.value)}` : '*'}#${keyPart(groupBy)}`,
+  sort: (hour: string, value: string) => `${hour}#${keyPart(value)}`,
+  /** The group value of a view item's sort key. */
+  valueOf: (sort: string) => decodeURIComponent(sort.slice(sort.indexOf('#') + 1)),
+  cells: (workspaceId: string, day: string) => `RU#${workspaceId}#CELL#${day}`,
+  cell: (hour: string, hash: string) => `${hour}#${hash}`,
+};

@@ -1,8 +1,18 @@
-import { GetItemCommand, type AttributeValue, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetItemCommand,
+  GetItemCommand,
+  QueryCommand,
+  type AttributeValue,
+  type BatchGetItemCommandOutput,
+  type KeysAndAttributes,
+  type WriteRequest,
+} from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { writeInBatches } from './batch-write';
 import { dynamoClient } from './clients';
-import { requestLogKey } from './keys';
+import { sleep } from '../core/time';
+import { logIndexKey, requestLogKey } from './keys';
+import { putRecordsWithRollups, type RollupAdd } from './log-rollups';
 import { queryNewestFirst, type Page } from './newest-first';
 import { tables } from './tables';
 
@@ -20,6 +30,13 @@ export interface LogRecordKeys {
 export interface StoredLogLine<R extends LogRecordKeys = LogRecordKeys> {
   record: R;
   line: string;
+  /**
+   * What filters compare (`f_<name>`: strings and numbers, `f_md` a map of metadata values), stored
+   * on the record and on each of its index items, which list it under `dimension=value`.
+   */
+  filters?: { fields: Record<string, string | number | Record<string, string>>; index: { dimension: string; value: string }[] };
+  /** The rollup items the record adds into, once: with them the record is stored in a transaction. */
+  rollups?: RollupAdd[];
 }
 
 /**
@@ -35,24 +52,117 @@ export interface StoredLogLine<R extends LogRecordKeys = LogRecordKeys> {
 export async function writeLogRecords(entries: StoredLogLine[]): Promise<number> {
   const byKey = new Map<string, StoredLogLine>();
   for (const entry of entries) if (entry.record.workspace_id) byKey.set(entry.record.id, entry);
-  const requests: WriteRequest[] = [];
-  for (const { record, line } of byKey.values()) {
+  const puts: WriteRequest[] = [];
+  const indexPuts: WriteRequest[] = [];
+  const counted: { item: Record<string, AttributeValue>; rollups: RollupAdd[] }[] = [];
+  for (const { record, line, filters, rollups } of byKey.values()) {
     const expiresAt = Math.floor(Date.parse(record.created_at) / 1000) + retentionDays * 86_400;
     const key = requestLogKey.item(record.workspace_id!, record.id);
+    const fields = filters ? marshall(filters.fields, { removeUndefinedValues: true }) : {};
     const item: Record<string, AttributeValue> = {
       pk: { S: key.pk },
       sk: { S: key.sk },
       expiresAt: { N: String(expiresAt) },
       record: { S: line },
+      ...fields,
     };
     if (record.trace_id !== record.id) {
       item.gsi1pk = { S: requestLogKey.trace(record.workspace_id!, record.trace_id) };
       item.gsi1sk = { S: record.id };
     }
-    requests.push({ PutRequest: { Item: item } });
+    for (const { dimension, value } of filters?.index ?? []) {
+      const pk = logIndexKey.partition(record.workspace_id!, dimension, value);
+      indexPuts.push({ PutRequest: { Item: { pk: { S: pk }, sk: { S: key.sk }, expiresAt: { N: String(expiresAt) }, ...fields } } });
+    }
+    if (rollups) counted.push({ item, rollups });
+    else puts.push({ PutRequest: { Item: item } });
   }
-  await writeInBatches(tables.logs, requests, 'log records');
-  return requests.length;
+  // Index items first: a record is listed by its filters once it is stored, and writing them again is harmless.
+  await writeInBatches(tables.logs, [...indexPuts, ...puts], 'log records');
+  return puts.length + (await putRecordsWithRollups(counted));
+}
+
+/** One equality a filtered listing checks after the read: an attribute path (`f_md`, key) and its value. */
+export interface LogCondition {
+  path: string[];
+  value: string | number;
+}
+
+export interface FilteredLogQuery {
+  /** The index partition to read (the most selective filter), or the workspace's own listing. */
+  index?: { dimension: string; value: string };
+  conditions: LogCondition[];
+  /** Bounds of the records' ids (ids sort by the request's start). */
+  fromId: string;
+  toId: string;
+  limit: number;
+  after?: string;
+}
+
+/**
+ * One page of a workspace's records, newest first, read from one partition (the workspace's own,
+ * or one index partition) between two ids, the other filters checked by DynamoDB after the read.
+ * Reads on until the page is full or the range ends; index items are then resolved to their records.
+ */
+export async function listLogsFiltered<R extends LogRecordKeys>(workspaceId: string, query: FilteredLogQuery): Promise<Page<R>> {
+  const partition = query.index ? logIndexKey.partition(workspaceId, query.index.dimension, query.index.value) : requestLogKey.workspace(workspaceId);
+  const prefix = requestLogKey.sortPrefix;
+  const ceiling = `${query.toId}\uffff`;
+  const upper = query.after && query.after < ceiling ? query.after : ceiling;
+  const names: Record<string, string> = { '#sk': 'sk' };
+  const values: Record<string, AttributeValue> = { ':pk': { S: partition }, ':from': { S: prefix + query.fromId }, ':to': { S: prefix + upper } };
+  const filters = query.conditions.map((condition, n) => {
+    const path = condition.path.map((part, m) => {
+      names[`#c${n}_${m}`] = part;
+      return `#c${n}_${m}`;
+    });
+    values[`:c${n}`] = typeof condition.value === 'number' ? { N: String(condition.value) } : { S: condition.value };
+    return `${path.join('.')} = :c${n}`;
+  });
+  const found: Record<string, AttributeValue>[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await dynamoClient().send(
+      new QueryCommand({
+        TableName: tables.logs,
+        KeyConditionExpression: 'pk = :pk AND #sk BETWEEN :from AND :to',
+        FilterExpression: filters.length > 0 ? filters.join(' AND ') : undefined,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ProjectionExpression: query.index ? 'pk, sk' : undefined,
+        ScanIndexForward: false,
+        Limit: Math.max(50, (query.limit + 1) * 2),
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) if (item.sk!.S !== prefix + query.after) found.push(item);
+    start = page.LastEvaluatedKey;
+  } while (start && found.length <= query.limit);
+  const page = found.slice(0, query.limit);
+  const records = query.index
+    ? await getRecords(
+        workspaceId,
+        page.map((item) => item.sk!.S!),
+      )
+    : page.map((item) => unmarshall(item));
+  return { data: records.map((item) => storedRecord<R>(item)), has_more: found.length > query.limit };
+}
+
+/** The records under these sort keys of the workspace's partition, in the order given (a BatchGetItem per 100). */
+async function getRecords(workspaceId: string, sortKeys: string[]): Promise<Record<string, any>[]> {
+  const bySort = new Map<string, Record<string, any>>();
+  const pk = requestLogKey.workspace(workspaceId);
+  for (let offset = 0; offset < sortKeys.length; offset += 100) {
+    let pending: KeysAndAttributes | undefined = { Keys: sortKeys.slice(offset, offset + 100).map((sk) => ({ pk: { S: pk }, sk: { S: sk } })) };
+    for (let attempt = 0; pending?.Keys?.length; attempt++) {
+      if (attempt > 0) await sleep(Math.min(1000, 50 * 2 ** attempt));
+      const result: BatchGetItemCommandOutput = await dynamoClient().send(new BatchGetItemCommand({ RequestItems: { [tables.logs]: pending } }));
+      for (const item of result.Responses?.[tables.logs] ?? []) bySort.set(item.sk!.S!, unmarshall(item));
+      pending = result.UnprocessedKeys?.[tables.logs];
+    }
+  }
+  // A record whose index item was written and whose own write had not yet landed is left out.
+  return sortKeys.flatMap((sk) => bySort.get(sk) ?? []);
 }
 
 /** A stored record: the JSON line (current layout) or a map (items written before it). */

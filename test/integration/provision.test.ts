@@ -47,10 +47,10 @@ async function queueAttributes(queueUrl: string): Promise<Record<string, string>
 
 describe('the resources of serverless.yml', () => {
   it('creates the three tables with their keys, GSIs and billing mode', async () => {
-    for (const [logicalId, suffix, hasIndex] of [
-      ['ControlTable', 'control', true],
-      ['StateTable', 'state', false],
-      ['LogsTable', 'logs', true],
+    for (const [logicalId, suffix, indexes] of [
+      ['ControlTable', 'control', ['gsi1']],
+      ['StateTable', 'state', []],
+      ['LogsTable', 'logs', ['gsi1', 'gsi2']],
     ] as const) {
       const name = provisioned.ref(logicalId);
       expect(name).toBe(`llm-gateway-test-${suffix}`);
@@ -62,17 +62,19 @@ describe('the resources of serverless.yml', () => {
         { AttributeName: 'pk', KeyType: 'HASH' },
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ]);
-      if (hasIndex) {
-        expect(Table?.GlobalSecondaryIndexes).toHaveLength(1);
-        expect(Table?.GlobalSecondaryIndexes?.[0]).toMatchObject({
-          IndexName: 'gsi1',
-          IndexStatus: 'ACTIVE',
-          KeySchema: [
-            { AttributeName: 'gsi1pk', KeyType: 'HASH' },
-            { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
-          ],
-          Projection: { ProjectionType: 'ALL' },
-        });
+      if (indexes.length > 0) {
+        expect(Table?.GlobalSecondaryIndexes).toHaveLength(indexes.length);
+        for (const index of indexes) {
+          expect(Table?.GlobalSecondaryIndexes?.find((declared) => declared.IndexName === index)).toMatchObject({
+            IndexName: index,
+            IndexStatus: 'ACTIVE',
+            KeySchema: [
+              { AttributeName: `${index}pk`, KeyType: 'HASH' },
+              { AttributeName: `${index}sk`, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          });
+        }
       } else {
         expect(Table?.GlobalSecondaryIndexes).toBeUndefined();
       }

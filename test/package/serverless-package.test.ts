@@ -284,8 +284,18 @@ describe('serverless package --stage ci', () => {
       'dynamodb',
       Object.fromEntries(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'].map((a) => [a, tables('ControlTable')])),
     );
-    expectAllowed('logs', 'dynamodb', { 'dynamodb:Query': tables('LogsTable'), 'dynamodb:GetItem': tables('LogsTable') });
-    expectAllowed('logIngest', 'dynamodb', { 'dynamodb:BatchWriteItem': ['LogsTable'], 'dynamodb:PutItem': ['LogsTable'] });
+    // Filtered log pages read records by key; owners' workspace groups list the organisation's workspaces.
+    expectAllowed('logs', 'dynamodb', {
+      'dynamodb:Query': [...tables('LogsTable'), 'ControlTable/index/*'],
+      'dynamodb:GetItem': tables('LogsTable'),
+      'dynamodb:BatchGetItem': ['LogsTable'],
+    });
+    // A record and its rollups are one transaction of a put and updates.
+    expectAllowed('logIngest', 'dynamodb', {
+      'dynamodb:BatchWriteItem': ['LogsTable'],
+      'dynamodb:PutItem': ['LogsTable'],
+      'dynamodb:UpdateItem': ['LogsTable'],
+    });
     // The provider catalog seals credentials (a new data key per write) and never decrypts them;
     // saved configs are read back (masked) by their route, so it decrypts too.
     expectAllowed(

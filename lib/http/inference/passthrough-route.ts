@@ -11,6 +11,7 @@ import { inferenceContext, runInference } from '../../inference/run-inference';
  * unified routes (a non-2xx answer counts as a failure).
  */
 export async function passthroughRoute(context: RouteContext): Promise<GatewayResponse> {
+  context.recorder.countedAsInference();
   const request = fromHttp('passthrough', context);
   const result = await runInference(inferenceContext(request, context));
   return routedResponse(result, context.recorder);

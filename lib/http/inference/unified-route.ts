@@ -13,6 +13,8 @@ import { commitStreamWhileRouting, streamCommitDelayMs } from './stream-commit';
  */
 export function unifiedRoute(operation: Operation): RouteHandler {
   return async function unifiedInference(context: RouteContext): Promise<GatewayResponse> {
+    // A request refused before it is routed (a body that is not valid) is still an inference request analytics counts.
+    context.recorder.countedAsInference();
     const request = fromHttp(operation, context);
     const inference = inferenceContext(request, context);
     const routing = runInference(inference);

@@ -2,7 +2,7 @@
  * Local stand-ins for DynamoDB, SQS and S3, on loopback:
  *
  * - DynamoDB: dynalite, LevelDB data under `<dataDir>/dynamodb` (survives a restart). Tables become
- *   ACTIVE at once. A LevelDB directory can be open in one process only: a second gateway must use
+ *   ACTIVE at once. TransactWriteItems is answered by a stand-in (dynamo-transactions.ts). A LevelDB directory can be open in one process only: a second gateway must use
  *   the first one's emulators through `GATEWAY_*_ENDPOINT` (see emulators-main.ts).
  * - SQS: fauxqs, in memory (queues are re-created by provisioning on every start; messages are lost
  *   on restart, DynamoDB is the source of truth).
@@ -17,6 +17,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { closeServer, endpointOf, listen } from './listen';
+import { addTransactions } from './dynamo-transactions';
 import { startS3Emulator } from './s3-emulator';
 
 export interface EmulatorEndpoints {
@@ -109,7 +110,9 @@ async function startDynamo(dir: string, host: string, port: number): Promise<Sta
   const dynalite = fromDynalite('./index.js') as (options: Record<string, unknown>) => Server;
   // No CREATING/DELETING/UPDATING delays: provisioning on every start should take milliseconds.
   const server = dynalite({ path: dir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  const endpoint = await listen(server, port, host);
+  let endpoint = '';
+  addTransactions(server, () => endpoint);
+  endpoint = await listen(server, port, host);
   return { endpoint, stop: () => closeServer(server) };
 }
 

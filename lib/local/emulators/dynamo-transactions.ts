@@ -1,0 +1,123 @@
+/**
+ * TransactWriteItems for dynalite, which has no transactions: the local log ingest stores a record
+ * and adds it into its rollups in one (lib/store/log-rollups.ts).
+ *
+ * Transactions run one at a time. Each runs its items as the single-item calls they stand for,
+ * against dynalite itself. Puts conditional on a free key (`attribute_not_exists(pk)`, the only
+ * condition the gateway's transactions use) are checked first, all of them, so one that finds its
+ * key taken cancels the transaction before anything is written, with DynamoDB's
+ * TransactionCanceledException and a reason per item. Then the other conditioned items run in
+ * order and the rest together. A condition of another kind failing after an earlier item was
+ * written would leave that item written, which DynamoDB never does: the stand-in is not for such
+ * transactions.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+
+const target = 'DynamoDB_20120810.';
+const operations = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem' } as const;
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+
+/** Answers TransactWriteItems on `server` (dynalite's), handing every other call to dynalite. */
+export function addTransactions(server: Server, endpoint: () => string): void {
+  const [dynalite] = server.listeners('request') as Handler[];
+  server.removeAllListeners('request');
+  let queue: Promise<unknown> = Promise.resolve();
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (request.headers['x-amz-target'] !== `${target}TransactWriteItems`) return dynalite!(request, response);
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const run = () => transact(endpoint(), request.headers, Buffer.concat(chunks).toString('utf8'));
+      const answer = queue.then(run, run);
+      queue = answer.catch(() => {});
+      answer.then(
+        ({ status, body }) => {
+          response.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' });
+          response.end(JSON.stringify(body));
+        },
+        (error: Error) => {
+          response.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' });
+          response.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: error.message }));
+        },
+      );
+    });
+  });
+}
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function transact(endpoint: string, headers: IncomingMessage['headers'], text: string): Promise<Answer> {
+  const { TransactItems: items } = JSON.parse(text) as { TransactItems?: Record<string, Record<string, unknown>>[] };
+  if (!Array.isArray(items) || items.length === 0 || items.length > 100) return validation('TransactItems must hold 1 to 100 items.');
+  const calls: { operation: string; input: Record<string, unknown> }[] = [];
+  for (const item of items) {
+    const kind = Object.keys(item)[0] as keyof typeof operations;
+    if (!(kind in operations)) return validation(`The local DynamoDB stand-in does not run ${kind} in a transaction.`);
+    calls.push({ operation: operations[kind], input: item[kind]! });
+  }
+  const send = (call: (typeof calls)[number]) =>
+    fetch(endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': target + call.operation,
+        authorization: String(headers.authorization ?? ''),
+        'x-amz-date': String(headers['x-amz-date'] ?? ''),
+      },
+      body: JSON.stringify(call.input),
+    }).then(async (answer) => ({ status: answer.status, body: (await answer.json()) as Record<string, unknown> }));
+  // Puts that need their key free are checked first, all of them: a transaction that stores several
+  // records cancels before writing any when one of them is stored already.
+  const fresh = calls.filter((call) => call.operation === 'PutItem' && call.input.ConditionExpression === 'attribute_not_exists(pk)');
+  const taken = new Set<string>();
+  const keyOf = (table: unknown, item: Record<string, { S?: string }>) => JSON.stringify([table, item.pk?.S, item.sk?.S]);
+  for (let offset = 0; offset < fresh.length; offset += 100) {
+    const byTable = new Map<string, unknown[]>();
+    for (const call of fresh.slice(offset, offset + 100)) {
+      const item = call.input.Item as Record<string, unknown>;
+      byTable.set(String(call.input.TableName), [...(byTable.get(String(call.input.TableName)) ?? []), { pk: item.pk, sk: item.sk }]);
+    }
+    const requestItems = Object.fromEntries([...byTable].map(([table, keys]) => [table, { Keys: keys, ConsistentRead: true, ProjectionExpression: 'pk, sk' }]));
+    const found = await send({ operation: 'BatchGetItem', input: { RequestItems: requestItems } });
+    if (found.status !== 200) return found;
+    for (const [table, items] of Object.entries((found.body.Responses ?? {}) as Record<string, Record<string, { S?: string }>[]>)) {
+      for (const item of items) taken.add(keyOf(table, item));
+    }
+  }
+  const reasons = calls.map((call) =>
+    fresh.includes(call) && taken.has(keyOf(call.input.TableName, call.input.Item as Record<string, { S?: string }>))
+      ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' }
+      : { Code: 'None' },
+  );
+  if (reasons.some((reason) => reason.Code !== 'None')) return cancelled(reasons);
+  for (const call of calls.filter((other) => other.input.ConditionExpression)) {
+    const answer = await send(call);
+    if (answer.status === 200) continue;
+    if (String(answer.body.__type).endsWith('ConditionalCheckFailedException'))
+      return cancelled(
+        calls.map((other) => (other === call ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' } : { Code: 'None' })),
+      );
+    return answer;
+  }
+  const answers = await Promise.all(calls.filter((call) => !call.input.ConditionExpression).map(send));
+  return answers.find((answer) => answer.status !== 200) ?? { status: 200, body: {} };
+}
+
+function cancelled(reasons: { Code: string; Message?: string }[]): Answer {
+  return {
+    status: 400,
+    body: {
+      __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
+      message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((reason) => reason.Code).join(', ')}]`,
+      CancellationReasons: reasons,
+    },
+  };
+}
+
+function validation(message: string): Answer {
+  return { status: 400, body: { __type: 'com.amazon.coral.validate#ValidationException', message } };
+}
