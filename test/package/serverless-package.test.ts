@@ -286,8 +286,8 @@ describe('serverless package --stage ci', () => {
     );
     // Filtered log pages read records by key; owners' workspace groups list the organisation's workspaces.
     expectAllowed('logs', 'dynamodb', {
-      'dynamodb:Query': [...tables('LogsTable'), 'ControlTable/index/*'],
-      'dynamodb:GetItem': tables('LogsTable'),
+      'dynamodb:Query': tables('LogsTable', 'ControlTable'),
+      'dynamodb:GetItem': tables('LogsTable', 'ControlTable'),
       'dynamodb:BatchGetItem': ['LogsTable'],
     });
     // A record and its rollups are one transaction of a put and updates.
@@ -332,6 +332,15 @@ describe('serverless package --stage ci', () => {
       ),
     );
     for (const name of ['apiKeys', 'logs', 'logIngest', 'prompts']) expectAllowed(name, 'kms', {});
+  });
+
+  it('lets every function behind a route authenticate: API keys by key, token issuers by query, on the control table', () => {
+    for (const name of httpFunctions) {
+      const [, role] = roleOf(name);
+      const actual = allowedActions(policyStatements(role), 'dynamodb');
+      expect([...(actual.get('dynamodb:GetItem') ?? [])], `${name} reads API keys`).toContain('ControlTable');
+      expect([...(actual.get('dynamodb:Query') ?? [])], `${name} finds a token's identity provider`).toContain('ControlTable');
+    }
   });
 
   it('has no IAM Allow statement on Resource "*" or with a service:* action', () => {
