@@ -78,12 +78,13 @@ describe.skipIf(process.platform !== 'linux')('the local log worker', () => {
     expect(killed).toBeDefined();
     await newLogWorker(killed!);
 
-    const logs = await waitForLogs(traceId, { count: total, timeoutMs: 15_000 });
+    const logs = await waitForLogs(traceId, { count: total, timeoutMs: 45_000 });
     expect(logs).toHaveLength(total);
     expect(new Set(logs.map((log) => log.id)).size).toBe(total);
 
     const after = `worker-after-kill-${Date.now()}`;
     await tracedRequest(after);
     expect(await waitForLogs(after)).toHaveLength(1);
-  });
+    // 400 records, each stored with its rollups in a transaction the local stand-in runs one at a time.
+  }, 90_000);
 });

@@ -32,12 +32,15 @@ export function openaiClient(options: { provider?: string | null; apiKey?: strin
  * returns every stored record of the trace, newest first, following the pages.
  */
 export async function waitForLogs(traceId: string, options: { count?: number; gatewayKey?: string; timeoutMs?: number } = {}): Promise<any[]> {
-  const deadline = Date.now() + (options.timeoutMs ?? 5_000);
+  // Ingestion adds each record into its rollups in a transaction, which the local stand-in runs one
+  // at a time: on a busy machine a record may take seconds to be readable.
+  const waitMs = options.timeoutMs ?? 15_000;
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const records = await readTrace(traceId, options.gatewayKey);
     if (records.length >= (options.count ?? 1)) return records;
     if (Date.now() > deadline)
-      throw new Error(`${records.length} logs for trace ${traceId} after ${options.timeoutMs ?? 5_000} ms, ${options.count ?? 1} expected`);
+      throw new Error(`${records.length} logs for trace ${traceId} after ${waitMs} ms, ${options.count ?? 1} expected`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
