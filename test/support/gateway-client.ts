@@ -39,8 +39,7 @@ export async function waitForLogs(traceId: string, options: { count?: number; ga
   for (;;) {
     const records = await readTrace(traceId, options.gatewayKey);
     if (records.length >= (options.count ?? 1)) return records;
-    if (Date.now() > deadline)
-      throw new Error(`${records.length} logs for trace ${traceId} after ${waitMs} ms, ${options.count ?? 1} expected`);
+    if (Date.now() > deadline) throw new Error(`${records.length} logs for trace ${traceId} after ${waitMs} ms, ${options.count ?? 1} expected`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
