@@ -6,9 +6,9 @@
  * against dynalite itself. Puts conditional on a free key (`attribute_not_exists(pk)`, the only
  * condition the gateway's transactions use) are checked first, all of them, so one that finds its
  * key taken cancels the transaction before anything is written, with DynamoDB's
- * TransactionCanceledException and a reason per item. Then the other conditioned items run in
- * order and the rest together. A condition of another kind failing after an earlier item was
- * written would leave that item written, which DynamoDB never does: the stand-in is not for such
+ * TransactionCanceledException and a reason per item. Then the unconditioned items run together,
+ * and the conditioned ones last, in order. A condition of another kind failing after other items
+ * were written would leave them written, which DynamoDB never does: the stand-in is not for such
  * transactions.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -94,6 +94,12 @@ async function transact(endpoint: string, headers: IncomingMessage['headers'], t
       : { Code: 'None' },
   );
   if (reasons.some((reason) => reason.Code !== 'None')) return cancelled(reasons);
+  // The unconditioned items (rollup additions) go first and the conditioned ones (the records) last:
+  // DynamoDB shows a committed transaction's items together, so a reader that finds a record must
+  // find what was added with it.
+  const answers = await Promise.all(calls.filter((call) => !call.input.ConditionExpression).map(send));
+  const failed = answers.find((answer) => answer.status !== 200);
+  if (failed) return failed;
   for (const call of calls.filter((other) => other.input.ConditionExpression)) {
     const answer = await send(call);
     if (answer.status === 200) continue;
@@ -103,8 +109,7 @@ async function transact(endpoint: string, headers: IncomingMessage['headers'], t
       );
     return answer;
   }
-  const answers = await Promise.all(calls.filter((call) => !call.input.ConditionExpression).map(send));
-  return answers.find((answer) => answer.status !== 200) ?? { status: 200, body: {} };
+  return { status: 200, body: {} };
 }
 
 function cancelled(reasons: { Code: string; Message?: string }[]): Answer {
