@@ -133,6 +133,13 @@ describe('token budgets under concurrent requests', () => {
     let next = await chat(tag('burst'), path.custom_host);
     for (let i = 0; i < 10 && next.status === 200; i++) next = await chat(tag('burst'), path.custom_host);
     expect(next.status).toBe(412);
+    // The last admitted request's reservation is released just after its answer: until then the
+    // refusal says requests are under way; once it is, that the budget has been used up.
+    for (const deadline = Date.now() + 5_000; next.body.error.message.includes('under way') && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      next = await chat(tag('burst'), path.custom_host);
+      expect(next.status).toBe(412);
+    }
     expect(next.body.error.message).toContain('has been used up');
     const final = await pollUntil(
       () => readBudget(budgets.burst.id),
