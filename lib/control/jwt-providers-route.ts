@@ -1,4 +1,4 @@
-import { array, maxLength, minLength, nullable, number, object, optional, refine, string } from 'zod/mini';
+import { array, maxLength, minLength, nullable, number, object, optional, partial, refine, string } from 'zod/mini';
 import type { AuthContext } from '../auth/authenticate';
 import {
   createJwtProvider,
@@ -84,21 +84,7 @@ const createBody = knownFields(
 );
 
 /** A PUT changes the fields it sends; the others keep their stored values. */
-const updateBody = knownFields(
-  {
-    issuer: optional(shape.issuer),
-    jwks_uri: optional(shape.jwks_uri),
-    audience: optional(shape.audience),
-    workspace_id: optional(shape.workspace_id),
-    workspace_claim: optional(shape.workspace_claim),
-    scopes_claim: optional(shape.scopes_claim),
-    roles_claim: optional(shape.roles_claim),
-    clock_tolerance_s: optional(shape.clock_tolerance_s),
-    log_claims: optional(shape.log_claims),
-    ...answered,
-  },
-  unknownField,
-);
+const updateBody = partial(createBody);
 
 type Body = Partial<{ [K in keyof JwtProviderFields]: JwtProviderFields[K] | null }>;
 
