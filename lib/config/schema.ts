@@ -63,6 +63,7 @@ import { GatewayError } from '../core/errors';
 import { JsonTooDeepError, parseClientJson } from '../wire/client-json';
 import { isPlainObject } from '../core/plain-object';
 import { maxRequestTimeoutMs } from '../core/time';
+import { asWritten, canonicalConfigFields } from './portkey-fields';
 import { formatPath, ruleIssues, show, strategyModes, suggest, unknownKeyMessage, valueAt, type Path } from './schema-rules';
 import type { ConfigIssue, GatewayConfig } from './types';
 
@@ -306,13 +307,15 @@ function fromZod(issue: ZodIssue, input: unknown, base: Path, out: ConfigIssue[]
 }
 
 /** Validates a config object; on failure returns every violation. Never throws. */
-export function parseConfig(input: unknown): ConfigParseResult {
+export function parseConfig(written: unknown): ConfigParseResult {
   try {
+    const { config: input, written: renamed } = canonicalConfigFields(written);
     const result = configSchema.safeParse(input);
-    const issues: ConfigIssue[] = [];
-    if (!result.success) for (const issue of result.error.issues as unknown as ZodIssue[]) fromZod(issue, input, [], issues);
-    issues.push(...ruleIssues(input));
-    if (issues.length === 0 && result.success) return { ok: true, config: result.data };
+    const found: ConfigIssue[] = [];
+    if (!result.success) for (const issue of result.error.issues as unknown as ZodIssue[]) fromZod(issue, input, [], found);
+    found.push(...ruleIssues(input));
+    if (found.length === 0 && result.success) return { ok: true, config: result.data };
+    const issues = found.map((issue) => asWritten(issue, renamed));
     const seen = new Set<string>();
     const unique = issues.filter((issue) => {
       const key = `${issue.param}\n${issue.message}`;

@@ -6,6 +6,7 @@ import { isReadable } from '../core/readable';
 import { RequestRecorder } from '../observability/request-recorder';
 import { reportRequest } from '../observability/request-telemetry';
 import { jsonResponse } from './responses';
+import { echoPortkeyHeaders, withPortkeyAliases } from './portkey-headers';
 import { authorizeToken } from './token-scope';
 import { readTraceContext, type TraceContext } from '../observability/trace';
 import type { GatewayRequest, GatewayResponse } from './types';
@@ -33,7 +34,9 @@ export const maxRequestBodyBytes = 4 * 1024 * 1024;
  * gateway authentication, the route itself, the error body, and the request log written once the
  * response body is complete.
  */
-export async function runRoute(request: GatewayRequest, route: RouteHandler, waitUntil: (work: Promise<unknown>) => void): Promise<GatewayResponse> {
+export async function runRoute(sent: GatewayRequest, route: RouteHandler, waitUntil: (work: Promise<unknown>) => void): Promise<GatewayResponse> {
+  const { headers, portkey } = withPortkeyAliases(sent.headers);
+  const request = portkey ? { ...sent, headers } : sent;
   const recorder = new RequestRecorder(newId('log'));
   // Writes that start once the record is complete (budget and token settling) are handed over
   // then; waiting for the record keeps the invocation open until they have been.
@@ -66,6 +69,7 @@ export async function runRoute(request: GatewayRequest, route: RouteHandler, wai
   }
   const traceId = trace?.traceId ?? request.headers['x-gateway-trace-id']?.slice(0, 256) ?? recorder.id;
   response.headers['x-gateway-trace-id'] = traceId;
+  if (portkey) echoPortkeyHeaders(response.headers);
 
   const end = { method: request.method, path: request.path, status: response.status, requestId: request.requestId, traceId };
   if (isReadable(response.body)) {

@@ -21,6 +21,8 @@ export interface InferenceOptions {
   /** Client headers to send on to the provider as they are. */
   forwardHeaderNames: readonly string[];
   cache: CacheOptions;
+  /** The request's `strict_api_compliance`, for targets whose config does not set it. */
+  strictApiCompliance?: boolean;
 }
 
 /** How the request wants the cache used, where a config turns it on. */

@@ -33,7 +33,11 @@ const families = {
     shownSecrets: [],
     destination: ['cloudB_project_id', 'cloudB_region'],
     settings: [],
-    headers: { 'x-gateway-cloudb-project-id': 'cloudB_project_id', 'x-gateway-cloudb-region': 'cloudB_region' },
+    headers: {
+      'x-gateway-cloudb-project-id': 'cloudB_project_id',
+      'x-gateway-cloudb-region': 'cloudB_region',
+      'x-gateway-cloudb-service-account-json': 'cloudB_service_account_json',
+    },
   },
   /** Azure AI Foundry and Azure ML: every field picks hosts, endpoints and deployments together. */
   cloudC: {

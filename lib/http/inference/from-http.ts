@@ -11,7 +11,7 @@ import {
   type UnifiedRequest,
 } from '../../inference/inference-request';
 import { passthroughPath } from '../../inference/passthrough-path';
-import { readCacheHeaders, readConfigHeader, readForwardHeaderNames, readProviderCredentials, readRequestTimeoutHeader } from './option-headers';
+import { readCacheHeaders, readConfigHeader, readForwardHeaderNames, readProviderCredentials, readRequestTimeoutHeader, readStrictComplianceHeader } from './option-headers';
 
 const passthroughMethods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
@@ -65,7 +65,14 @@ function httpFields({ request, trace }: RouteContext, { unified }: { unified: bo
   const forwardHeaderNames = unified ? readForwardHeaderNames(headers) : [];
   const cache = unified ? readCacheHeaders(headers) : { forceRefresh: false };
   return {
-    options: { config, credentials: readProviderCredentials(headers), timeoutMs, forwardHeaderNames, cache },
+    options: {
+      config,
+      credentials: readProviderCredentials(headers),
+      timeoutMs,
+      forwardHeaderNames,
+      cache,
+      strictApiCompliance: readStrictComplianceHeader(headers),
+    },
     metadata: trace.metadata ?? {},
     path: request.path,
     headers,

@@ -69,9 +69,25 @@ export function readProviderCredentials(headers: Record<string, string>): Provid
   if (virtualKey) credentials.virtualKey = virtualKey;
   for (const name in cloudHeaderFields) {
     const value = headers[name]?.trim();
-    if (value) (credentials.cloud ??= {})[cloudHeaderFields[name]] = value as never;
+    if (value) (credentials.cloud ??= {})[cloudHeaderFields[name]] = (name === serviceAccountHeader ? readServiceAccount(value) : value) as never;
   }
   return credentials;
+}
+
+const serviceAccountHeader = 'x-gateway-cloudb-service-account-json';
+
+/** The service account key a header carries as JSON text; the config field is the object itself. */
+function readServiceAccount(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = parseClientJson(value);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw badRequest(`${serviceAccountHeader} must be the service account key as a JSON object.`, serviceAccountHeader, 'invalid_header');
+  }
+  return parsed as Record<string, unknown>;
 }
 
 /** `x-gateway-forward-headers`: a JSON array of header names, or a comma-separated list. */
@@ -135,4 +151,14 @@ export function readCacheHeaders(headers: Record<string, string>): CacheOptions 
     options.forceRefresh = refresh === 'true';
   }
   return options;
+}
+
+/** `x-gateway-strict-api-compliance` (`true`/`false`): the request's strictness where a config leaves it unset. */
+export function readStrictComplianceHeader(headers: Record<string, string>): boolean | undefined {
+  const value = headers['x-gateway-strict-api-compliance']?.trim().toLowerCase();
+  if (value === undefined || value === '') return undefined;
+  if (value !== 'true' && value !== 'false') {
+    throw badRequest('x-gateway-strict-api-compliance must be true or false.', 'x-gateway-strict-api-compliance', 'invalid_header');
+  }
+  return value === 'true';
 }
