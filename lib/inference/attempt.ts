@@ -29,7 +29,10 @@ export function attemptShaping(attempt: TargetAttempt, request: UnifiedRequest):
   if (attempt.shaping) return attempt.shaping;
   const { settings } = attempt.leaf;
   const names = settings.forward_headers ? [...settings.forward_headers, ...request.options.forwardHeaderNames] : request.options.forwardHeaderNames;
-  return (attempt.shaping = { forwardHeaders: forwardedHeaders(request.headers, names), strictApiCompliance: settings.strict_api_compliance ?? request.options.strictApiCompliance ?? true });
+  return (attempt.shaping = {
+    forwardHeaders: forwardedHeaders(request.headers, names),
+    strictApiCompliance: settings.strict_api_compliance ?? request.options.strictApiCompliance ?? true,
+  });
 }
 
 /** The body after the target's own input mutators rewrote it: what the cache and the call see from now on. */

@@ -11,7 +11,14 @@ import {
   type UnifiedRequest,
 } from '../../inference/inference-request';
 import { passthroughPath } from '../../inference/passthrough-path';
-import { readCacheHeaders, readConfigHeader, readForwardHeaderNames, readProviderCredentials, readRequestTimeoutHeader, readStrictComplianceHeader } from './option-headers';
+import {
+  readCacheHeaders,
+  readConfigHeader,
+  readForwardHeaderNames,
+  readProviderCredentials,
+  readRequestTimeoutHeader,
+  readStrictComplianceHeader,
+} from './option-headers';
 
 const passthroughMethods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
