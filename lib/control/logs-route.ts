@@ -6,7 +6,9 @@ import { listWorkspaces } from '../auth/workspaces';
 import { groupRows, groupsQuery, usedRange } from '../observability/log-queries';
 import { logListQuery } from '../observability/log-queries';
 import type { RequestLogRecord } from '../observability/request-log';
+import { listTraceFeedback } from '../store/feedback';
 import { findLogsByTrace, listLogsFiltered } from '../store/request-logs';
+import { feedbackRoutes } from './feedback-route';
 import type { RouteContext } from '../http/pipeline';
 
 /** A trace is mostly read whole: a page holds as many records as a page may. */
@@ -33,16 +35,20 @@ export const logsRoute = controlRoutes(
     params: object({ traceId: string() }),
     query: pageQuery(tracePageLimit),
     async handler({ params: { traceId }, query }, { auth }) {
-      const page = await findLogsByTrace<RequestLogRecord>(auth.workspaceId, traceId, query);
+      const [page, feedback] = await Promise.all([
+        findLogsByTrace<RequestLogRecord>(auth.workspaceId, traceId, query),
+        query.after ? undefined : listTraceFeedback(auth.workspaceId, traceId),
+      ]);
       // Past the last page a trace has nothing more, which is not the same as an unknown trace.
       if (page.data.length === 0 && !query.after)
         throw notFound(`No logs for trace id ${traceId} in this workspace (logs appear a moment after the request completes).`, 'log_not_found');
       const { object: list, ...cursor } = listEnvelope(page);
-      return { object: list, trace_id: traceId, ...cursor };
+      return { object: list, trace_id: traceId, ...cursor, ...(feedback ? { feedback } : {}) };
     },
   }),
   defineRoute({ method: 'GET', path: '/v1/logs/groups/{groupBy}', role: 'member', params: object({ groupBy: string() }), handler: groups }),
   defineRoute({ method: 'GET', path: '/v1/analytics/groups/{groupBy}', role: 'member', params: object({ groupBy: string() }), handler: groups }),
+  ...feedbackRoutes,
 );
 
 /**

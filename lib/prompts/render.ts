@@ -18,9 +18,12 @@ export interface RenderInput {
 /** Fields a caller may not pass at the root: the template owns them. */
 const templateOwned = new Set(['messages', 'prompt']);
 
-/** Reads `{variables, …hyperparameters}`, the body of both render and run. */
+/**
+ * Reads `{variables, …hyperparameters}`, the body of both render and run. The prompt's id, which
+ * Portkey's SDK repeats in the body (`promptID`), is the path's and never a hyperparameter.
+ */
 export function readRenderInput(body: Record<string, unknown>): RenderInput {
-  const { variables = {}, ...hyperparameters } = body;
+  const { variables = {}, promptID: _promptID, prompt_id: _promptId, ...hyperparameters } = body;
   if (Object.hasOwn(hyperparameters, 'hyperparameters')) {
     throw badRequest(
       'Hyperparameters go at the root of the body, next to "variables" (for example {"variables": {"topic": "tides"}, "temperature": 0.2, "max_tokens": 200}), not under a "hyperparameters" key.',

@@ -38,6 +38,12 @@ export const requestLogKey = {
   trace: (workspaceId: string, traceId: string) => `WS#${workspaceId}#TRACE#${traceId}`,
 };
 
+/** Logs table: a feedback on a trace, by workspace and id; a trace's feedback is listed on gsi1. */
+export const feedbackKey = {
+  item: (workspaceId: string, id: string) => ({ pk: `WS#${workspaceId}#FEEDBACK#${id}`, sk: 'FEEDBACK' }),
+  trace: (workspaceId: string, traceId: string) => `WS#${workspaceId}#FEEDBACK_TRACE#${traceId}`,
+};
+
 /** Control table: a provider integration of the catalog, by workspace and slug; listed per workspace on gsi1. */
 export const providerIntegrationKey = {
   item: (workspaceId: string, slug: string) => ({ pk: `WS#${workspaceId}#PROVIDER#${slug}`, sk: 'PROVIDER' }),
