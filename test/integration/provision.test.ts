@@ -213,7 +213,7 @@ describe('idempotence', () => {
 
   it('updates the attributes of a queue whose definition changed', async () => {
     const queue = (visibility: number) => ({
-      ChangingQueue: { Type: 'AWS::SQS::Queue', Properties: { QueueName: 'changing-queue', VisibilityTimeout: visibility } },
+      ChangingQueue: { Type: 'AWS::SQS::Queue', Properties: { QueueName: 'changing-queue', VisibilityTimeout: visibility, SqsManagedSseEnabled: true } },
     });
     const first = await provisionResources(queue(30), { region });
     const second = await provisionResources(queue(45), { region });

@@ -307,7 +307,11 @@ async function enableTimeToLive(tableName: string, attributeName: string): Promi
 // ---------------------------------------------------------------------------------------------
 // SQS
 
-/** CloudFormation properties of AWS::SQS::Queue that are queue attributes of the same name. */
+/**
+ * CloudFormation properties of AWS::SQS::Queue that are queue attributes of the same name.
+ * SqsManagedSseEnabled is not among them: encryption at rest is the cloud's, and the local emulator
+ * refuses to set it on an existing queue, so a queue whose other attributes changed could not be updated.
+ */
 const QUEUE_ATTRIBUTES = [
   'ContentBasedDeduplication',
   'DeduplicationScope',
@@ -321,7 +325,6 @@ const QUEUE_ATTRIBUTES = [
   'ReceiveMessageWaitTimeSeconds',
   'RedriveAllowPolicy',
   'RedrivePolicy',
-  'SqsManagedSseEnabled',
   'VisibilityTimeout',
 ] as const;
 
