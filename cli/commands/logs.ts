@@ -1,0 +1,102 @@
+import type { Command } from 'commander';
+import type { GatewayClient, Query } from '../client';
+import { UsageError } from '../errors';
+import { printList } from '../io';
+import { renderTable, field } from '../table';
+import { filterOptions, filterQuery, metadataOption, metadataQuery, sinceToStart } from './filters';
+import { addCursorList, contextOf, positiveInteger, segment } from './shared';
+
+const columns = [
+  field('started_at'),
+  field('id'),
+  field('trace_id', 'trace'),
+  field('provider'),
+  field('model'),
+  field('status'),
+  field('latency_ms', 'ms'),
+  field('usage.total_tokens', 'tokens'),
+  field('cost'),
+  field('path'),
+];
+
+interface LogRecord {
+  id: string;
+  started_at?: string;
+  [field: string]: unknown;
+}
+
+/**
+ * One pass of `tail`: the newest records of the window, the ones not printed yet, oldest first.
+ * Records are stored a moment after their answers and not always in the order requests started,
+ * so each pass looks back over the whole window rather than only after the newest id seen.
+ */
+export async function newRecords(client: GatewayClient, query: Query, seen: Map<string, number>, lookbackSeconds: number): Promise<LogRecord[]> {
+  const now = Math.floor(Date.now() / 1000);
+  const answer = await client.request<{ data: LogRecord[] }>('GET', '/logs', { query: { ...query, start_time: now - lookbackSeconds, limit: 100 } });
+  const fresh = answer.data.filter((record) => !seen.has(record.id)).reverse();
+  for (const record of fresh) seen.set(record.id, now);
+  // Forget what fell out of the window, so a tail left running for days stays small.
+  for (const [id, at] of seen) if (at < now - 2 * lookbackSeconds) seen.delete(id);
+  return fresh;
+}
+
+export function logsCommand(program: Command): void {
+  const logs = program.command('logs').description("the workspace's request logs");
+
+  addCursorList(logs, {
+    path: '/logs',
+    description: 'list log records, newest first by start (default: the last 24 hours)',
+    columns,
+    options: (command) => metadataOption(filterOptions(command).option('--trace-id <id>', 'of this trace'), 'whose metadata has key=value (repeat for more)'),
+    query: (options) => ({ ...filterQuery(options), trace_id: options.traceId, ...metadataQuery(options.metadata) }),
+  });
+
+  logs
+    .command('get')
+    .description('the records of one trace, newest first')
+    .argument('<trace-id>')
+    .option('--limit <n>', 'records per page (1–100)', positiveInteger('--limit'))
+    .option('--after <id>', 'the page after this log id')
+    .action(async (traceId: string, options, self: Command) => {
+      const { client, output } = await contextOf(self);
+      printList(output, await client.request('GET', `/logs/${segment(traceId)}`, { query: { limit: options.limit, after: options.after } }), columns);
+    });
+
+  metadataOption(
+    filterOptions(
+      logs
+        .command('tail')
+        .description('print new log records as they are stored, until interrupted (Ctrl-C)')
+        .option('--trace-id <id>', 'of this trace')
+        .option('--interval <seconds>', 'seconds between polls', positiveInteger('--interval'), 2)
+        .option('--lines <n>', 'records of the recent past to print first', (value) => (value === '0' ? 0 : positiveInteger('--lines')(value)), 10),
+    ),
+    'whose metadata has key=value (repeat for more)',
+  ).action(async (options, self: Command) => {
+    const { client, output } = await contextOf(self);
+    if (options.startTime !== undefined || options.endTime !== undefined)
+      throw new UsageError('tail follows the present: give --since <age> for how far back it looks, not --start-time or --end-time.');
+    const query: Query = { ...filterQuery(options), trace_id: options.traceId, ...metadataQuery(options.metadata) };
+    delete query.start_time;
+    // The window each poll reads: a record stored late still shows up, and the first pass shows the recent past.
+    const lookback = Math.max(60, options.since === undefined ? 300 : Math.floor(Date.now() / 1000) - sinceToStart(options.since));
+    const seen = new Map<string, number>();
+    const show = (records: LogRecord[], header: boolean) => {
+      if (records.length === 0) return;
+      if (output.json) for (const record of records) output.out(JSON.stringify(record));
+      else {
+        const table = renderTable(records, columns).split('\n');
+        output.out((header ? table : table.slice(1)).join('\n'));
+      }
+    };
+    const first = await newRecords(client, query, seen, lookback);
+    show(first.slice(Math.max(0, first.length - options.lines)), true);
+    let headerShown = first.length > 0 && options.lines > 0;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, options.interval * 1000));
+      const records = await newRecords(client, query, seen, lookback);
+      show(records, !headerShown);
+      headerShown ||= records.length > 0;
+    }
+  });
+}
