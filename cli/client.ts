@@ -5,6 +5,7 @@ export type Query = Record<string, string | number | boolean | undefined>;
 export interface RequestOptions {
   query?: Query;
   body?: unknown;
+  headers?: Record<string, string>;
 }
 
 /** The gateway's local address, as `npm start` prints it. */
@@ -43,7 +44,7 @@ export class GatewayClient {
     if (!this.key) throw new UsageError('No gateway API key: pass --key, or set GATEWAY_API_KEY (an admin or owner key for most commands).');
     const url = new URL(`${this.base}${path}`);
     for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
-    const headers: Record<string, string> = { 'x-gateway-api-key': this.key, accept: 'application/json' };
+    const headers: Record<string, string> = { ...options.headers, 'x-gateway-api-key': this.key, accept: 'application/json' };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     let response: Response;
     try {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type { GatewayClient, Query } from '../client';
 import { UsageError } from '../errors';
@@ -30,10 +31,20 @@ interface LogRecord {
  * Records are stored a moment after their answers and not always in the order requests started,
  * so each pass looks back over the whole window rather than only after the newest id seen.
  */
-export async function newRecords(client: GatewayClient, query: Query, seen: Map<string, number>, lookbackSeconds: number): Promise<LogRecord[]> {
+export async function newRecords(
+  client: GatewayClient,
+  query: Query,
+  seen: Map<string, number>,
+  lookbackSeconds: number,
+  ownTrace: string,
+): Promise<LogRecord[]> {
   const now = Math.floor(Date.now() / 1000);
-  const answer = await client.request<{ data: LogRecord[] }>('GET', '/logs', { query: { ...query, start_time: now - lookbackSeconds, limit: 100 } });
-  const fresh = answer.data.filter((record) => !seen.has(record.id)).reverse();
+  const answer = await client.request<{ data: LogRecord[] }>('GET', '/logs', {
+    query: { ...query, start_time: now - lookbackSeconds, limit: 100 },
+    headers: { 'x-gateway-trace-id': ownTrace },
+  });
+  // Each poll is itself a logged request: its own trace marks the records not to show.
+  const fresh = answer.data.filter((record) => !seen.has(record.id) && record.trace_id !== ownTrace).reverse();
   for (const record of fresh) seen.set(record.id, now);
   // Forget what fell out of the window, so a tail left running for days stays small.
   for (const [id, at] of seen) if (at < now - 2 * lookbackSeconds) seen.delete(id);
@@ -68,6 +79,7 @@ export function logsCommand(program: Command): void {
         .command('tail')
         .description('print new log records as they are stored, until interrupted (Ctrl-C)')
         .option('--trace-id <id>', 'of this trace')
+        .option('--inference', 'only inference requests (chat, embeddings, …), not the control plane’s reads and writes')
         .option('--interval <seconds>', 'seconds between polls', positiveInteger('--interval'), 2)
         .option('--lines <n>', 'records of the recent past to print first', (value) => (value === '0' ? 0 : positiveInteger('--lines')(value)), 10),
     ),
@@ -81,22 +93,24 @@ export function logsCommand(program: Command): void {
     // The window each poll reads: a record stored late still shows up, and the first pass shows the recent past.
     const lookback = Math.max(60, options.since === undefined ? 300 : Math.floor(Date.now() / 1000) - sinceToStart(options.since));
     const seen = new Map<string, number>();
-    const show = (records: LogRecord[], header: boolean) => {
+    const ownTrace = `gateway-admin-tail-${randomUUID()}`;
+    const widths: number[] = [];
+    const shown = (records: LogRecord[]) => (options.inference ? records.filter((record) => record.inference === true) : records);
+    let headerShown = false;
+    const show = (records: LogRecord[]) => {
       if (records.length === 0) return;
       if (output.json) for (const record of records) output.out(JSON.stringify(record));
       else {
-        const table = renderTable(records, columns).split('\n');
-        output.out((header ? table : table.slice(1)).join('\n'));
+        const table = renderTable(records, columns, widths).split('\n');
+        output.out((headerShown ? table.slice(1) : table).join('\n'));
+        headerShown = true;
       }
     };
-    const first = await newRecords(client, query, seen, lookback);
-    show(first.slice(Math.max(0, first.length - options.lines)), true);
-    let headerShown = first.length > 0 && options.lines > 0;
+    const recent = shown(await newRecords(client, query, seen, lookback, ownTrace));
+    show(options.lines === 0 ? [] : recent.slice(-options.lines));
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, options.interval * 1000));
-      const records = await newRecords(client, query, seen, lookback);
-      show(records, !headerShown);
-      headerShown ||= records.length > 0;
+      show(shown(await newRecords(client, query, seen, lookback, ownTrace)));
     }
   });
 }
