@@ -50,8 +50,8 @@ export async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : exitCodes.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Help and version asked for are done; everything else commander stops on is a usage mistake.
-      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? exitCodes.ok : exitCodes.usage;
+      // Help asked for (commander's exit code 0) is done; everything else it stops on is a usage mistake.
+      return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
     }
     if (error instanceof UsageError) {
       process.stderr.write(`error: ${error.message}\n`);

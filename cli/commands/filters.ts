@@ -4,11 +4,14 @@ import { UsageError } from '../errors';
 import { collect, pairs } from './shared';
 
 /** The filters `GET /v1/logs` and the analytics groups share. */
-export function filterOptions(command: Command): Command {
+export function filterOptions(command: Command, range: 'range' | 'since only' = 'range'): Command {
+  command.option('--since <age>', 'started within this long before now: 30s, 15m, 2h, 7d' + (range === 'range' ? ' (instead of --start-time)' : ''));
+  if (range === 'range') {
+    command
+      .option('--start-time <time>', 'started at or after (ISO 8601 or epoch seconds; default 24 hours ago)')
+      .option('--end-time <time>', 'started before (ISO 8601 or epoch seconds)');
+  }
   return command
-    .option('--since <age>', 'started within this long before now: 30s, 15m, 2h, 7d (instead of --start-time)')
-    .option('--start-time <time>', 'started at or after (ISO 8601 or epoch seconds; default 24 hours ago)')
-    .option('--end-time <time>', 'started before (ISO 8601 or epoch seconds)')
     .option('--provider <name>', 'of this provider')
     .option('--model <model>', 'of this model')
     .option('--status <code>', 'with this status (429) or class (4xx)')

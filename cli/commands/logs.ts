@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type { GatewayClient, Query } from '../client';
-import { UsageError } from '../errors';
 import { printList } from '../io';
 import { renderTable, field } from '../table';
 import { filterOptions, filterQuery, metadataOption, metadataQuery, sinceToStart } from './filters';
@@ -82,15 +81,14 @@ export function logsCommand(program: Command): void {
         .option('--inference', 'only inference requests (chat, embeddings, …), not the control plane’s reads and writes')
         .option('--interval <seconds>', 'seconds between polls', positiveInteger('--interval'), 2)
         .option('--lines <n>', 'records of the recent past to print first', (value) => (value === '0' ? 0 : positiveInteger('--lines')(value)), 10),
+      'since only',
     ),
     'whose metadata has key=value (repeat for more)',
   ).action(async (options, self: Command) => {
     const { client, output } = await contextOf(self);
-    if (options.startTime !== undefined || options.endTime !== undefined)
-      throw new UsageError('tail follows the present: give --since <age> for how far back it looks, not --start-time or --end-time.');
     const query: Query = { ...filterQuery(options), trace_id: options.traceId, ...metadataQuery(options.metadata) };
     delete query.start_time;
-    // The window each poll reads: a record stored late still shows up, and the first pass shows the recent past.
+    // The window each poll reads (default 5 minutes): a record stored late still shows up, and the first pass shows the recent past.
     const lookback = Math.max(60, options.since === undefined ? 300 : Math.floor(Date.now() / 1000) - sinceToStart(options.since));
     const seen = new Map<string, number>();
     const ownTrace = `gateway-admin-tail-${randomUUID()}`;

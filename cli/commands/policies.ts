@@ -17,13 +17,18 @@ import {
   withBody,
 } from './shared';
 
+type Mode = 'create' | 'update';
+
+/** Options only one of create and update takes: the route refuses the field in the other. */
+const only = (mode: Mode, wanted: Mode, command: Command, add: (command: Command) => Command): Command => (mode === wanted ? add(command) : command);
+
 interface PolicyKind {
   name: string;
   path: string;
   description: string;
   columns: Column[];
-  /** Options both create and update take, and the body fields they make. */
-  options: (command: Command) => Command;
+  /** The options of create or update, and the body fields they make. */
+  options: (command: Command, mode: Mode) => Command;
   fields: (options: Record<string, any>) => Record<string, unknown>;
   required: string[];
   /** Options only a list takes, beyond status, type and paging. */
@@ -45,15 +50,13 @@ const rateLimits: PolicyKind = {
   path: '/policies/rate-limits',
   description: 'requests or tokens per minute, hour or day',
   columns: [field('id'), field('name'), field('type'), field('unit'), field('value'), field('status'), field('conditions'), field('group_by')],
-  options: (command) =>
-    conditionOptions(
-      command
-        .option('--name <name>', 'its name')
-        .option('--type <type>', 'requests or tokens (create only)')
-        .option('--unit <unit>', 'rpm, rph or rpd (create only)')
-        .option('--value <n>', 'how many per unit', positiveInteger('--value'))
-        .option('--status <status>', 'active or archived (update only)'),
-    ),
+  options: (command, mode) => {
+    command.option('--name <name>', 'its name');
+    only(mode, 'create', command, (create) => create.option('--type <type>', 'requests or tokens').option('--unit <unit>', 'rpm, rph or rpd'));
+    command.option('--value <n>', 'how many per unit', positiveInteger('--value'));
+    only(mode, 'update', command, (update) => update.option('--status <status>', 'active or archived'));
+    return conditionOptions(command);
+  },
   fields: (options) => ({
     name: options.name,
     type: options.type,
@@ -80,17 +83,20 @@ const usageLimits: PolicyKind = {
     field('status'),
     field('next_usage_reset_at', 'next_reset'),
   ],
-  options: (command) =>
-    conditionOptions(
-      command
-        .option('--name <name>', 'its name')
-        .option('--type <type>', 'cost or tokens (create only)')
-        .option('--credit-limit <n>', 'USD for cost, whole tokens for tokens', number('--credit-limit'))
-        .option('--alert-threshold <n>', 'log an alert once usage crosses this', number('--alert-threshold'))
-        .option('--periodic-reset <period>', 'weekly or monthly (create only)')
-        .option('--periodic-reset-days <n>', 'reset every n days (create only)', positiveInteger('--periodic-reset-days'))
-        .option('--status <status>', 'active or archived (update only)'),
-    ),
+  options: (command, mode) => {
+    command.option('--name <name>', 'its name');
+    only(mode, 'create', command, (create) => create.option('--type <type>', 'cost or tokens'));
+    command
+      .option('--credit-limit <n>', 'USD for cost, whole tokens for tokens', number('--credit-limit'))
+      .option('--alert-threshold <n>', 'log an alert once usage crosses this', number('--alert-threshold'));
+    only(mode, 'create', command, (create) =>
+      create
+        .option('--periodic-reset <period>', 'weekly or monthly (or neither: it never resets)')
+        .option('--periodic-reset-days <n>', 'reset every n days', positiveInteger('--periodic-reset-days')),
+    );
+    only(mode, 'update', command, (update) => update.option('--status <status>', 'active or archived'));
+    return conditionOptions(command);
+  },
   fields: (options) => ({
     name: options.name,
     type: options.type,
@@ -128,7 +134,7 @@ function policyCommand(policies: Command, kind: PolicyKind): void {
 
   addGet(command, { path: item, argument: 'policy-id', description: `show a ${kind.name} policy and its current usage` });
 
-  withBody(kind.options(command.command('create').description(`create a ${kind.name} policy (admin)`))).action(async (options, self: Command) => {
+  withBody(kind.options(command.command('create').description(`create a ${kind.name} policy (admin)`), 'create')).action(async (options, self: Command) => {
     const context = await contextOf(self);
     const body = await bodyOf(options, kind.fields(options));
     requireFields(
@@ -140,7 +146,7 @@ function policyCommand(policies: Command, kind: PolicyKind): void {
   });
 
   withBody(
-    kind.options(command.command('update').description(`change a ${kind.name} policy (admin); only the fields given change`).argument('<policy-id>')),
+    kind.options(command.command('update').description(`change a ${kind.name} policy (admin); only the fields given change`).argument('<policy-id>'), 'update'),
   ).action(async (id: string, options, self: Command) => {
     const context = await contextOf(self);
     const body = await bodyOf(options, kind.fields(options));

@@ -83,6 +83,12 @@ describe('the admin CLI against the local gateway', { timeout: 90_000 }, () => {
     for (const command of ['keys', 'workspaces', 'providers', 'configs', 'guardrails', 'prompts', 'policies', 'logs', 'analytics', 'bootstrap']) {
       expect(top.stdout).toContain(command);
     }
+    expect((await cli(['help', 'keys'])).code).toBe(0);
+    expect((await cli(['policies', 'usage-limits', 'create', '--help'])).stdout).toContain('--credit-limit');
+    // A group without its subcommand is a usage mistake, its help on stderr.
+    const bare = await cli(['keys']);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('create');
     const bootstrap = await cli(['bootstrap', '--help']);
     expect(bootstrap.code).toBe(0);
     expect(bootstrap.stdout).toContain('GATEWAY_ADMIN_KEY');
