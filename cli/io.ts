@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { UsageError } from './errors';
 import { type Column, renderRecord, renderTable } from './table';
 
-/** Where a command writes: kept apart from process so a command's output can be captured whole. */
+/** Where a command writes: answers to stdout, notes for people to stderr, so what `--json` prints pipes clean. */
 export interface Output {
   json: boolean;
   out: (text: string) => void;

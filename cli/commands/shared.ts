@@ -80,7 +80,7 @@ export function withBody(command: Command): Command {
     .option('--body <stdin>', 'the full JSON body from standard input: --body -');
 }
 
-/** A body from --body-file/--body with the flags' fields laid over it; undefined when neither gives anything. */
+/** A body from --body-file/--body with the flags' fields laid over it (an empty object when neither gives anything). */
 export async function bodyOf(options: BodyOptions, fields: Record<string, unknown>): Promise<Record<string, unknown>> {
   const base = (await readBody(options)) ?? {};
   for (const [name, value] of Object.entries(fields)) if (value !== undefined) base[name] = value;
