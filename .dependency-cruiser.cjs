@@ -90,6 +90,13 @@ module.exports = {
       from: { path: '^lib/' },
       to: { path: '^functions/' },
     },
+    {
+      name: 'cli-over-http-only',
+      comment: 'The admin CLI (cli/) is a client of the control API: it imports nothing of the gateway, so it works against any deployed version.',
+      severity: 'error',
+      from: { path: '^cli/' },
+      to: { path: '^(lib|functions|scripts)/' },
+    },
     ...layerOrder,
     ...forbiddenDirections,
     {

@@ -5,6 +5,7 @@
 //   lib/local/main.ts         → .build/local/main.mjs
 //   scripts/bootstrap.ts      → .build/local/bootstrap.mjs
 //   lib/local/triggers/log-worker.ts   → .build/local/log-worker.mjs
+//   cli/main.ts               → .build/cli/gateway-admin.mjs (always; its npm packages bundled in)
 //
 // Used by scripts/build.mjs (CLI) and by the test global setup: `await build({ local: true })`.
 import { existsSync } from 'node:fs';
@@ -148,6 +149,31 @@ async function bundleLocal(entry, outName, root) {
   return { name: `local/${outName}`, source: entry, bundleBytes: code.length, zipBytes: 0 };
 }
 
+/**
+ * The admin CLI, one self-contained file: it talks HTTP only, so it runs from any directory
+ * without the gateway's dependencies installed next to it.
+ * @param {{ root?: string }} [options]
+ */
+export async function buildCli({ root = ROOT } = {}) {
+  const outName = 'gateway-admin.mjs';
+  const outfile = path.join(root, BUILD_DIR, 'cli', outName);
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: ['cli/main.ts'],
+    outfile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    banner: { js: `#!/usr/bin/env node\n${CJS_SHIM}` },
+    write: false,
+    logLevel: 'warning',
+  });
+  const code = outputFile(result, outName);
+  await writeAtomic(outfile, code);
+  return { name: `cli/${outName}`, source: 'cli/main.ts', bundleBytes: code.length, zipBytes: 0 };
+}
+
 function formatBytes(bytes) {
   if (bytes >= 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(2)} MB`;
   if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KB`;
@@ -200,6 +226,8 @@ export async function build({ local = false, strict = false, root = ROOT, quiet 
     }
   }
 
+  if (existsSync(path.join(root, 'cli', 'main.ts'))) rows.push(await buildCli({ root }));
+
   printTable(rows, log);
-  return { functions: rows.filter((row) => !row.name.startsWith('local/')), missing: missing.map((fn) => fn.name) };
+  return { functions: rows.filter((row) => !row.name.startsWith('local/') && !row.name.startsWith('cli/')), missing: missing.map((fn) => fn.name) };
 }
