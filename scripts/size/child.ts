@@ -18,6 +18,8 @@ export interface ChildSpec {
   memoryMb: number;
   request: RequestSpec;
   requests: number;
+  /** Import the bundle, report the cold init and exit (the extra cold samples). */
+  coldOnly?: boolean;
 }
 
 export type ChildReport =
@@ -128,6 +130,7 @@ async function main(): Promise<void> {
   const coldStart = performance.now();
   const { handler } = (await import(pathToFileURL(spec.bundle).href)) as { handler: Handler };
   await send({ phase: 'cold', wallMs: performance.now() - coldStart, cpuMs: cpuMsSince(coldCpu), rssMb: rssMb() });
+  if (spec.coldOnly) process.exit(0);
 
   let logStart = stdoutBytes();
   const firstCpu = process.cpuUsage();

@@ -10,6 +10,8 @@
  *   npm run size -- --only chatCompletions,logIngest   those functions only (never written)
  *   npm run size -- --requests 2000                     that many warm requests per function
  *
+ * Cold init is the median of 3 fresh processes with --quick, 5 without.
+ *
  * The exit code is non-zero only when the measurement itself fails, never because of a number.
  */
 import '../../lib/local/sdk-node-notice';
@@ -96,6 +98,7 @@ async function main(): Promise<void> {
         endpoints: environment.endpoints,
         indexes: environment.indexes,
         workDir,
+        coldRuns: flags.quick ? 2 : 4,
       });
       if (!/^2\d\d$/.test(String(result.first.status))) log(`  ! first answer: ${result.firstAnswer.slice(0, 300)}`);
       results.push(result);
