@@ -45,7 +45,8 @@ const us = (valueMs: number) => `${Math.round(valueMs * 1000)}`;
 const dollars = (value: number) => (value === 0 ? '–' : value < 0.005 ? '< $0.01' : `$${value.toFixed(2)}`);
 
 function table(header: string[], rows: string[][]): string {
-  const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => (row[i] ?? '').length)));
+  // At least three wide, as Markdown formatters write a table's rule.
+  const widths = header.map((cell, i) => Math.max(3, cell.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |`;
   return [line(header), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...rows.map(line)].join('\n');
 }
@@ -102,11 +103,11 @@ export function perSizeTable(results: readonly MeasuredFunction[]): string {
     rows.push([
       m.measurement.label,
       ...perSize.map(
-        (row) => `${ms(row.durationMs)} ms ${dollars(row.costPerMillion)} | ${ms(row.durationWithWaitMs)} ms ${dollars(row.costWithWaitPerMillion)}`,
+        (row) => `${ms(row.durationMs)} ms ${dollars(row.costPerMillion)} / ${ms(row.durationWithWaitMs)} ms ${dollars(row.costWithWaitPerMillion)}`,
       ),
     ]);
   }
-  return table(['function (without | with provider wait)', ...CANDIDATE_SIZES.map(String)], rows);
+  return table(['function (without / with provider wait)', ...CANDIDATE_SIZES.map(String)], rows);
 }
 
 /** The usage of one request of a measurement at its function's chosen size. */
