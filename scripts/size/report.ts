@@ -259,7 +259,7 @@ export function costMarkdown(rows: readonly CostRow[], generated: { quick: boole
 export function sizeComment(entry: Sized): string {
   const verdict = entry.choice.withinTargets ? 'smallest size within targets' : 'no size within targets; the first with a full vCPU';
   return (
-    `npm run size: cold init ${entry.coldInitCpuMs.toFixed(0)} ms CPU, ${Math.round(entry.warmCpuMs * 1000)} µs/request ` +
+    `npm run size: cold init ${entry.coldInitCpuMs.toFixed(0)} ms CPU, ${Math.round(entry.warmCpuMs * 1000)} µs/invocation ` +
     `(p99 ${Math.round(entry.latencyCpuMs * 1000)} µs), peak RSS ${entry.peakRssMb.toFixed(0)} MB; ${verdict}`
   );
 }
