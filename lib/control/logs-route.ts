@@ -8,7 +8,7 @@ import { logListQuery } from '../observability/log-queries';
 import type { RequestLogRecord } from '../observability/request-log';
 import { listTraceFeedback } from '../store/feedback';
 import { findLogsByTrace, listLogsFiltered } from '../store/request-logs';
-import { feedbackRoutes } from './feedback-route';
+import { feedbackRoutes } from './logs-feedback-routes';
 import type { RouteContext } from '../http/pipeline';
 
 /** A trace is mostly read whole: a page holds as many records as a page may. */

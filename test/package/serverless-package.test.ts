@@ -284,11 +284,14 @@ describe('serverless package --stage ci', () => {
       'dynamodb',
       Object.fromEntries(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'].map((a) => [a, tables('ControlTable')])),
     );
-    // Filtered log pages read records by key; owners' workspace groups list the organisation's workspaces.
+    // Filtered log pages read records by key; owners' workspace groups list the organisation's
+    // workspaces; feedback on a trace is written beside its records.
     expectAllowed('logs', 'dynamodb', {
       'dynamodb:Query': tables('LogsTable', 'ControlTable'),
       'dynamodb:GetItem': tables('LogsTable', 'ControlTable'),
       'dynamodb:BatchGetItem': ['LogsTable'],
+      'dynamodb:PutItem': ['LogsTable'],
+      'dynamodb:UpdateItem': ['LogsTable'],
     });
     // A record and its rollups are one transaction of a put and updates.
     expectAllowed('logIngest', 'dynamodb', {

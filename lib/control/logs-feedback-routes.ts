@@ -1,7 +1,8 @@
 /*
- * `POST /v1/feedback` and `PUT /v1/feedback/{feedbackId}`: a score on a trace, as Portkey's clients
- * send it (`trace_id`, `value`, `weight`, `metadata`), answered in their shape. The trace's feedback
- * comes back with its records on `GET /v1/logs/{traceId}`.
+ * Feedback on a trace, served by the logs function: `POST /v1/feedback` and
+ * `PUT /v1/feedback/{feedbackId}`, a score as Portkey's clients send it (`trace_id`, `value`,
+ * `weight`, `metadata`), answered in their shape. The trace's feedback comes back with its records
+ * on `GET /v1/logs/{traceId}`.
  */
 import { maxLength, minLength, number, object, optional, record, refine, string, unknown } from 'zod/mini';
 import { badRequest, notFound } from '../core/errors';
