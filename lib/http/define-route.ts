@@ -64,6 +64,7 @@ export interface ControlRoute {
   readonly params?: Schema;
   readonly query?: Schema;
   readonly body?: Schema;
+  readonly emptyBodyAllowed?: boolean;
   run(context: RouteContext): Promise<GatewayResponse>;
 }
 
@@ -81,6 +82,7 @@ export function defineRoute<P extends Schema | undefined = undefined, Q extends 
     params,
     query,
     body,
+    emptyBodyAllowed,
     async run(context) {
       // Roles first: a member learns nothing about an admin route's input rules.
       if (role === 'owner') requireOwner(context.auth, `use ${method} ${path}`);

@@ -14,7 +14,7 @@ export function controlOperation(route: ControlRoute): Operation {
     ...(route.role === 'public' ? { security: [] } : { description: `Needs a gateway key of role \`${route.role}\` or above.` }),
     'x-gateway-role': route.role,
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: inputSchema(route.body) } } } } : {}),
+    ...(route.body ? { requestBody: { required: !route.emptyBodyAllowed, content: { 'application/json': { schema: inputSchema(route.body) } } } } : {}),
     responses: { '200': otherAnswers[`${route.method} ${route.path}`] ?? jsonAnswer('The answer.'), ...errorResponses(route.role) },
   };
 }

@@ -68,6 +68,14 @@ describe('the OpenAPI document', () => {
     expect(open).toEqual(['get /v1/openapi.json']);
   });
 
+  it('holds nothing of the environment and nothing shaped as a credential', () => {
+    const text = openApiText();
+    // The generator reads no setting; a long value of this process's environment in the text would be one leaking in.
+    const leaked = Object.entries(process.env).filter(([, value]) => value !== undefined && value.length >= 16 && text.includes(value));
+    expect(leaked.map(([name]) => name)).toEqual([]);
+    expect(text).not.toMatch(/gwk_[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|-----BEGIN/);
+  });
+
   it('is committed as docs/openapi.json as `npm run openapi` writes it', () => {
     const committed = readFileSync(path.join(repoRoot, 'docs', 'openapi.json'), 'utf8');
     // A failure here means the routes changed without `npm run openapi`.
