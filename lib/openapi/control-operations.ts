@@ -1,4 +1,5 @@
 import type { ControlRoute } from '../http/define-route';
+import { handlerBodies } from './handler-bodies';
 import { inputSchema, type JsonSchema } from './json-schema';
 import { errorResponses, jsonAnswer, type Operation, type Parameter } from './shared';
 
@@ -14,7 +15,7 @@ export function controlOperation(route: ControlRoute): Operation {
     ...(route.role === 'public' ? { security: [] } : { description: `Needs a gateway key of role \`${route.role}\` or above.` }),
     'x-gateway-role': route.role,
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(route.body ? { requestBody: { required: !route.emptyBodyAllowed, content: { 'application/json': { schema: inputSchema(route.body) } } } } : {}),
+    ...requestBodyOf(route),
     responses: { '200': otherAnswers[`${route.method} ${route.path}`] ?? jsonAnswer('The answer.'), ...errorResponses(route.role) },
   };
 }
@@ -27,6 +28,13 @@ const otherAnswers: Record<string, unknown> = {
   },
   'GET /v1/openapi.json': jsonAnswer('This document.'),
 };
+
+function requestBodyOf(route: ControlRoute) {
+  const byHand = handlerBodies[`${route.method} ${route.path}`];
+  if (byHand) return { requestBody: byHand };
+  if (!route.body) return {};
+  return { requestBody: { required: !route.emptyBodyAllowed, content: { 'application/json': { schema: inputSchema(route.body) } } } };
+}
 
 /** Path and query schemas are objects of strings: each field is one parameter. */
 function parametersOf(schema: ControlRoute['params'], where: 'path' | 'query'): Parameter[] {
