@@ -44,7 +44,7 @@ function parametersOf(schema: ControlRoute['params'], where: 'path' | 'query'): 
   return Object.entries(object.properties ?? {}).map(([name, field]) => ({
     name,
     in: where,
-    // OpenAPI requires every path parameter; a query field with a default is optional to send.
+    // OpenAPI requires every path parameter to be marked so; a query field is as its schema says.
     required: where === 'path' || required.has(name),
     schema: field,
   }));

@@ -27,7 +27,8 @@ export function openApiDocument(version: string) {
     const [method, path] = route.split(' ') as [string, string];
     add(method, path, operation);
   }
-  const sortedPaths = Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b)));
+  // By code unit, not locale: the committed copy must come out the same on every machine.
+  const sortedPaths = Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const tags = [...new Set(Object.keys(sortedPaths).map(tagOf))].sort().map((name) => ({ name }));
   return {
     openapi: '3.1.0',

@@ -11,7 +11,7 @@ export interface Parameter {
   schema: JsonSchema;
 }
 
-/** The one error shape every route answers with (lib/core/errors.ts). */
+/** The one error shape every route answers with (ErrorBody in lib/core/errors.ts). */
 export const errorSchema: JsonSchema = {
   type: 'object',
   required: ['error'],
@@ -24,6 +24,12 @@ export const errorSchema: JsonSchema = {
         type: { type: 'string', examples: ['invalid_request_error', 'authentication_error', 'api_error'] },
         param: { type: ['string', 'null'], description: 'The field or header at fault, e.g. `deployments[0].alias`.' },
         code: { type: ['string', 'null'], examples: ['invalid_request', 'route_not_found'] },
+        provider: { type: 'string', description: 'The provider whose answer this error passes on.' },
+        issues: {
+          type: 'array',
+          description: 'Every problem, when there are several (a config, say).',
+          items: { type: 'object', required: ['param', 'message'], properties: { param: { type: 'string' }, message: { type: 'string' } } },
+        },
       },
     },
   },
