@@ -21,6 +21,8 @@ const ranks = [
   ['prompts', 'files'],
   ['control', 'provider-jobs'],
   ['batches', 'fine-tuning', 'responses'],
+  // Reads every route definition, whichever layer holds it.
+  ['openapi'],
   ['local'],
 ];
 

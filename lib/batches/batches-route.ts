@@ -42,7 +42,7 @@ const createBody = object({
   ) as ZodMiniType<Record<string, string> | null | undefined>,
 });
 
-const managedBatches = controlRoutes(
+export const managedBatches = controlRoutes(
   defineRoute({
     method: 'POST',
     path: '/v1/batches',

@@ -61,7 +61,7 @@ const contentRoute: ControlRoute = {
 };
 
 /** The gateway's own Files and Uploads APIs, OpenAI's routes and shapes, one workspace's files at a time. */
-const gatewayFiles = controlRoutes(
+export const gatewayFiles = controlRoutes(
   defineRoute({
     method: 'POST',
     path: '/v1/files',

@@ -43,7 +43,7 @@ const createBody = object({
   ) as ZodMiniType<Record<string, string> | null | undefined>,
 });
 
-const gatewayJobs = controlRoutes(
+export const gatewayJobs = controlRoutes(
   defineRoute({
     method: 'POST',
     path: '/v1/fine_tuning/jobs',

@@ -18,9 +18,12 @@ import { badRequest, GatewayError, notFound } from '../core/errors';
 import { readJsonObject } from './json-body';
 import type { RouteContext, RouteHandler } from './pipeline';
 import { jsonResponse } from './responses';
-import type { GatewayResponse } from './types';
+import type { GatewayRequest, GatewayResponse } from './types';
 
 export type ControlMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Who may call a route: any key of at least this role, or (`public`) anyone, with no key read at all. */
+export type Access = Role | 'public';
 
 type Schema = ZodMiniType;
 type Parsed<S, Absent> = S extends Schema ? core.output<S> : Absent;
@@ -35,8 +38,11 @@ export interface RouteSpec<P extends Schema | undefined, Q extends Schema | unde
   method: ControlMethod;
   /** The API Gateway resource as serverless.yml declares it, e.g. `/v1/configs/{configId}`. */
   path: string;
-  /** The least role a key needs: `member` is any key of the workspace; owners pass wherever admins do. */
-  role: Role;
+  /**
+   * The least role a key needs: `member` is any key of the workspace; owners pass wherever admins do.
+   * A `public` route gets no caller: its answer must be the same for everyone and hold no secret.
+   */
+  role: Access;
   /** Path parameters: strings, decoded once by API Gateway. */
   params?: P;
   /** Query parameters: strings; names the schema does not list are ignored. */
@@ -54,10 +60,11 @@ export interface RouteSpec<P extends Schema | undefined, Q extends Schema | unde
 export interface ControlRoute {
   readonly method: ControlMethod;
   readonly path: string;
-  readonly role: Role;
+  readonly role: Access;
   readonly params?: Schema;
   readonly query?: Schema;
   readonly body?: Schema;
+  readonly emptyBodyAllowed?: boolean;
   run(context: RouteContext): Promise<GatewayResponse>;
 }
 
@@ -75,6 +82,7 @@ export function defineRoute<P extends Schema | undefined = undefined, Q extends 
     params,
     query,
     body,
+    emptyBodyAllowed,
     async run(context) {
       // Roles first: a member learns nothing about an admin route's input rules.
       if (role === 'owner') requireOwner(context.auth, `use ${method} ${path}`);
@@ -113,7 +121,8 @@ export function controlRoutes(...routes: ControlRoute[]): ControlRoutes {
     }
     return route.run(context);
   };
-  return Object.assign(handle, { routes });
+  const isPublic = ({ method, resource }: GatewayRequest) => byPath.get(resource)?.get(method)?.role === 'public';
+  return Object.assign(handle, { routes, isPublic });
 }
 
 /**

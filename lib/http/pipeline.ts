@@ -24,6 +24,8 @@ export interface RouteContext {
 export type RouteHandler = ((context: RouteContext) => Promise<GatewayResponse>) & {
   /** The 413 for a body above the limit, for a route that can say where a larger body goes instead. */
   readonly tooLarge?: (bytes: number, request: GatewayRequest) => GatewayError;
+  /** Whether the request is for a route anyone may call: it is answered without reading a key. */
+  readonly isPublic?: (request: GatewayRequest) => boolean;
 };
 
 /** Decoded request bodies above this size are refused (API Gateway's and Lambda's limits sit above it). */
@@ -31,7 +33,7 @@ export const maxRequestBodyBytes = 4 * 1024 * 1024;
 
 /**
  * Runs one HTTP request through the steps every route shares: size limit, tracing headers,
- * gateway authentication, the route itself, the error body, and the request log written once the
+ * gateway authentication (unless the route is public), the route itself, the error body, and the request log written once the
  * response body is complete.
  */
 export async function runRoute(sent: GatewayRequest, route: RouteHandler, waitUntil: (work: Promise<unknown>) => void): Promise<GatewayResponse> {
@@ -55,12 +57,9 @@ export async function runRoute(sent: GatewayRequest, route: RouteHandler, waitUn
     }
     trace = readTraceContext(request.headers, recorder.id);
     recorder.traced(trace);
-    const auth = await authenticate(request.headers);
-    recorder.authenticated(auth);
-    authorizeToken(auth, request);
-    // A gateway token sent in Authorization is the gateway's credential, never a provider key.
-    const routed = auth.token?.via === 'authorization' ? { ...request, headers: withoutAuthorization(request.headers) } : request;
-    response = await route({ request: routed, auth, trace, recorder, waitUntil });
+    response = route.isPublic?.(request)
+      ? await route({ request, auth: noCaller, trace, recorder, waitUntil })
+      : await runAuthenticated(request, route, { trace, recorder, waitUntil });
   } catch (error) {
     const gatewayError = toGatewayError(error);
     if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') console.error('Unhandled error', error);
@@ -83,6 +82,25 @@ export async function runRoute(sent: GatewayRequest, route: RouteHandler, waitUn
   }
   return response;
 }
+
+async function runAuthenticated(request: GatewayRequest, route: RouteHandler, context: Omit<RouteContext, 'request' | 'auth'>): Promise<GatewayResponse> {
+  const auth = await authenticate(request.headers);
+  context.recorder.authenticated(auth);
+  authorizeToken(auth, request);
+  // A gateway token sent in Authorization is the gateway's credential, never a provider key.
+  const routed = auth.token?.via === 'authorization' ? { ...request, headers: withoutAuthorization(request.headers) } : request;
+  return route({ ...context, request: routed, auth });
+}
+
+/**
+ * The caller of a public route: nobody. Reading it is a route that should not have been public,
+ * so it fails loudly (a 500) rather than answer with some workspace's data.
+ */
+const noCaller = new Proxy({} as AuthContext, {
+  get(_target, property) {
+    throw new Error(`A public route read the caller (auth.${String(property)}).`);
+  },
+});
 
 function withoutAuthorization(headers: Record<string, string>): Record<string, string> {
   const { authorization: _authorization, ...rest } = headers;

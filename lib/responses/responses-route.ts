@@ -202,7 +202,7 @@ const inputItemsQuery = object({
   include: optional(string()),
 });
 
-const storedResponses = controlRoutes(
+export const storedResponses = controlRoutes(
   defineRoute({
     method: 'POST',
     path: '/v1/responses/{responseId}/cancel',

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadServerlessConfig } from '../../lib/local/template/serverless-config';
+import { definedRoutes } from '../../lib/openapi/defined-routes';
 import {
   PACKAGE_TIMEOUT_MS,
   PROJECT_ROOT,
@@ -338,7 +339,15 @@ describe('serverless package --stage ci', () => {
   });
 
   it('lets every function behind a route authenticate: API keys by key, token issuers by query, on the control table', () => {
-    for (const name of httpFunctions) {
+    // A function that serves public routes only reads no key, so it gets no table at all.
+    const publicRoutes = new Set(definedRoutes.filter((route) => route.role === 'public').map((route) => `${route.method} ${route.path}`));
+    const routes = templateRoutes(template);
+    const publicOnly = httpFunctions.filter((name) =>
+      routes.every((route) => route.functionName !== name || publicRoutes.has(`${route.method} ${route.path}`)),
+    );
+    expect(publicOnly).toEqual(['openapi']);
+    for (const name of publicOnly) expect(allowedActions(policyStatements(roleOf(name)[1]), 'dynamodb').size, name).toBe(0);
+    for (const name of httpFunctions.filter((name) => !publicOnly.includes(name))) {
       const [, role] = roleOf(name);
       const actual = allowedActions(policyStatements(role), 'dynamodb');
       expect([...(actual.get('dynamodb:GetItem') ?? [])], `${name} reads API keys`).toContain('ControlTable');
