@@ -1,7 +1,7 @@
 // Build: one esbuild ESM bundle per function in serverless.yml, zipped to the function's
 // `package.artifact`; with `local`, also the local runtime entry points (npm packages external).
 //
-//   functions/<kebab-name>.ts → .build/functions/<name>/index.mjs (+ meta.json) → <package.artifact>
+//   functions/<kebab-name>.ts → .build/functions/<name>/index.mjs, its chunk-*.mjs (+ meta.json) → <package.artifact>
 //   lib/local/main.ts         → .build/local/main.mjs
 //   scripts/bootstrap.ts      → .build/local/bootstrap.mjs
 //   lib/local/triggers/log-worker.ts   → .build/local/log-worker.mjs
@@ -9,7 +9,7 @@
 //
 // Used by scripts/build.mjs (CLI) and by the test global setup: `await build({ local: true })`.
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -91,8 +91,14 @@ async function bundleFunction(fn, root) {
   const artifact = path.join(root, fn.artifact);
   const result = await esbuild.build({
     absWorkingDir: root,
-    entryPoints: [fn.source],
-    outfile: path.join(outdir, 'index.mjs'),
+    entryPoints: { index: fn.source },
+    outdir,
+    // What a request path rarely needs (a provider's adapter, the Responses translation, the KMS
+    // client, a guardrail check's verifier) is imported where it is used, and lands in a chunk of
+    // its own beside index.mjs: the cold start loads only what every request needs.
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
+    outExtension: { '.js': '.mjs' },
     bundle: true,
     format: 'esm',
     platform: 'node',
@@ -110,12 +116,55 @@ async function bundleFunction(fn, root) {
     write: false,
     logLevel: 'warning',
   });
-  const code = outputFile(result, 'index.mjs');
-  await writeAtomic(path.join(outdir, 'index.mjs'), code);
+  const files = result.outputFiles.map((output) => ({
+    name: path.basename(output.path),
+    data: Buffer.from(output.contents.buffer, output.contents.byteOffset, output.contents.byteLength),
+  }));
+  if (!files.some((file) => file.name === 'index.mjs')) throw new Error('esbuild produced no index.mjs');
+  // Chunks first, so a reader that finds the new index.mjs finds every chunk it imports.
+  files.sort((a, b) => Number(a.name === 'index.mjs') - Number(b.name === 'index.mjs'));
+  for (const file of files) await writeAtomic(path.join(outdir, file.name), file.data);
   await writeAtomic(path.join(outdir, 'meta.json'), JSON.stringify(result.metafile));
-  const zip = await zipBuffer([{ name: 'index.mjs', data: code }]);
+  await removeStaleChunks(outdir, new Set(files.map((file) => file.name)));
+  // Lambda runs index.mjs from the zip's root; the chunks it imports sit beside it.
+  const zip = await zipBuffer(files);
   await writeAtomic(artifact, zip);
-  return { name: fn.name, source: fn.source, bundleBytes: code.length, zipBytes: zip.length };
+  const entry = files.find((file) => file.name === 'index.mjs');
+  return {
+    name: fn.name,
+    source: fn.source,
+    bundleBytes: entry.data.length + eagerChunkBytes(result.metafile, outdir, root),
+    totalBytes: files.reduce((sum, file) => sum + file.data.length, 0),
+    zipBytes: zip.length,
+  };
+}
+
+/**
+ * The bytes of the chunks index.mjs imports statically (directly or through another chunk): what a
+ * cold start loads along with it. Chunks reached only through `import()` load when first needed.
+ */
+function eagerChunkBytes(metafile, outdir, root) {
+  const outputs = metafile.outputs;
+  const entry = path.relative(root, path.join(outdir, 'index.mjs')).split(path.sep).join('/');
+  const seen = new Set([entry]);
+  const pending = [entry];
+  let bytes = 0;
+  while (pending.length > 0) {
+    for (const imported of outputs[pending.pop()]?.imports ?? []) {
+      if (imported.kind !== 'import-statement' || imported.external || seen.has(imported.path)) continue;
+      seen.add(imported.path);
+      pending.push(imported.path);
+      bytes += outputs[imported.path]?.bytes ?? 0;
+    }
+  }
+  return bytes;
+}
+
+/** Chunks of an earlier build that this one no longer has (their names are hashes of their contents). */
+async function removeStaleChunks(outdir, keep) {
+  for (const name of await readdir(outdir)) {
+    if (/^chunk-[A-Z0-9]+\.mjs$/.test(name) && !keep.has(name)) await rm(path.join(outdir, name), { force: true });
+  }
 }
 
 async function placeholderFunction(fn, root) {
@@ -181,8 +230,14 @@ function formatBytes(bytes) {
 }
 
 function printTable(rows, log) {
-  const lines = [['bundle', 'source', 'size', 'zip']].concat(
-    rows.map((row) => [row.name, row.source, row.placeholder ? 'MISSING' : formatBytes(row.bundleBytes), row.zipBytes ? formatBytes(row.zipBytes) : '-']),
+  const lines = [['bundle', 'source', 'size', 'with chunks', 'zip']].concat(
+    rows.map((row) => [
+      row.name,
+      row.source,
+      row.placeholder ? 'MISSING' : formatBytes(row.bundleBytes),
+      row.totalBytes ? formatBytes(row.totalBytes) : '-',
+      row.zipBytes ? formatBytes(row.zipBytes) : '-',
+    ]),
   );
   const widths = lines[0].map((_, column) => Math.max(...lines.map((line) => line[column].length)));
   for (const line of lines)

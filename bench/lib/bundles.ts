@@ -3,9 +3,13 @@
  * its cold import time: a fresh `node` process imports it and reports how long the import took
  * (the median of several processes). Lambda's runtime provides `awslambda` to streaming handlers,
  * so a stub is defined before the import.
+ *
+ * The size is what a cold start loads: index.mjs and the chunks it imports statically. The chunks
+ * only `import()` reaches (a provider's adapter, the KMS client) load when first used, and count
+ * in `totalBytes` alone.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from './services';
@@ -16,7 +20,10 @@ export const INFERENCE_FUNCTIONS = ['chatCompletions', 'completions', 'embedding
 export interface BundleResult {
   name: string;
   inference: boolean;
+  /** index.mjs and the chunks it imports statically. */
   bytes: number;
+  /** Every file of the bundle, the chunks loaded on demand included. */
+  totalBytes: number;
   zipBytes?: number;
   /** Median time of `await import(bundle)` in a fresh process, ms. */
   importMs: number;
@@ -39,6 +46,30 @@ const probe = [
   'await import(process.argv[1]);',
   "process.stdout.write('IMPORT_MS ' + (performance.now() - started) + '\\n');",
 ].join('\n');
+
+interface Metafile {
+  outputs: Record<string, { bytes: number; imports: { path: string; kind: string; external?: boolean }[] }>;
+}
+
+/** The bytes of index.mjs with the chunks it imports statically, and of every output file, from the build's metafile. */
+function bundleBytes(directory: string): { eager: number; total: number } | undefined {
+  const metaFile = path.join(directory, 'meta.json');
+  if (!existsSync(metaFile)) return undefined;
+  const { outputs } = JSON.parse(readFileSync(metaFile, 'utf8')) as Metafile;
+  const entry = Object.keys(outputs).find((file) => path.basename(file) === 'index.mjs');
+  if (!entry) return undefined;
+  const loaded = new Set([entry]);
+  const pending = [entry];
+  while (pending.length > 0) {
+    for (const { path: imported, kind, external } of outputs[pending.pop()!]?.imports ?? []) {
+      if (kind !== 'import-statement' || external || loaded.has(imported)) continue;
+      loaded.add(imported);
+      pending.push(imported);
+    }
+  }
+  const sum = (files: Iterable<string>) => [...files].reduce((total, file) => total + (outputs[file]?.bytes ?? 0), 0);
+  return { eager: sum(loaded), total: sum(Object.keys(outputs).filter((file) => file.endsWith('.mjs'))) };
+}
 
 export function measureBundles(runs: number): BundleResult[] {
   const root = path.join(repoRoot, '.build', 'functions');
@@ -68,10 +99,12 @@ export function measureBundles(runs: number): BundleResult[] {
         processRuns.push(wall);
       }
     }
+    const sizes = bundleBytes(path.join(root, name)) ?? { eager: statSync(file).size, total: statSync(file).size };
     results.push({
       name,
       inference: INFERENCE_FUNCTIONS.includes(name),
-      bytes: statSync(file).size,
+      bytes: sizes.eager,
+      totalBytes: sizes.total,
       zipBytes: existsSync(zip) ? statSync(zip).size : undefined,
       importMs: median(importRuns),
       processMs: median(processRuns),

@@ -1,4 +1,3 @@
-import { prepareOverChat } from './responses-format/over-chat';
 import type { PreparedCall, ProviderCall } from './types';
 
 /**
@@ -7,6 +6,8 @@ import type { PreparedCall, ProviderCall } from './types';
  */
 export function prepareCall(call: ProviderCall): PreparedCall | Promise<PreparedCall> {
   const { provider } = call.target;
-  if (call.operation === 'responses' && !provider.operations.includes('responses')) return prepareOverChat(call);
+  // The translation loads on the first Responses call: the chat functions never make one.
+  if (call.operation === 'responses' && !provider.operations.includes('responses'))
+    return import('./responses-format/over-chat').then((overChat) => overChat.prepareOverChat(call));
   return provider.adapter.prepare(call);
 }

@@ -1,10 +1,10 @@
 import { openAICompatibleAdapter } from './openai-compatible/adapter';
 import { openAICompatibleProviders } from './openai-compatible/providers';
-import { anthropicProvider } from './anthropic';
+import { anthropicProvider } from './anthropic/provider';
 import { googleProvider } from './google';
 import { vertexAiProvider } from './vertex-ai';
 import { azureAIProvider } from './azure-ai';
-import { azureOpenAIProvider } from './azure-openai';
+import { azureOpenAIProvider } from './azure-openai/provider';
 import { cohereProvider } from './cohere';
 import { bedrockProvider } from './bedrock';
 import { allOperations } from './capabilities';

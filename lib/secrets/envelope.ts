@@ -18,7 +18,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DecryptCommand, GenerateDataKeyCommand } from '@aws-sdk/client-kms';
 import { kmsClient } from '../store/clients';
 
 export type SecretValue = string | object;
@@ -133,7 +132,10 @@ async function newDataKey(workspaceId: string): Promise<{ key: Buffer; wrapped: 
   }
   const keyId = process.env[kmsKeyIdEnv];
   if (!keyId) throw new Error(`${kmsKeyIdEnv} is not set; serverless.yml's provider.environment sets it to the stack's SecretsKey.`);
-  const result = await kmsClient().send(new GenerateDataKeyCommand({ KeyId: keyId, KeySpec: 'AES_256', EncryptionContext: { workspace_id: workspaceId } }));
+  const { GenerateDataKeyCommand } = await import('../store/kms');
+  const result = await (await kmsClient()).send(
+    new GenerateDataKeyCommand({ KeyId: keyId, KeySpec: 'AES_256', EncryptionContext: { workspace_id: workspaceId } }),
+  );
   if (!result.Plaintext || !result.CiphertextBlob) throw new Error('KMS GenerateDataKey returned no key.');
   const key = Buffer.from(result.Plaintext);
   result.Plaintext.fill(0);
@@ -165,7 +167,8 @@ async function unwrapDataKey(blob: EncryptedBlob, workspaceId: string): Promise<
   } else {
     try {
       const keyId = process.env[kmsKeyIdEnv];
-      const result = await kmsClient().send(
+      const { DecryptCommand } = await import('../store/kms');
+      const result = await (await kmsClient()).send(
         new DecryptCommand({ CiphertextBlob: wrapped, EncryptionContext: { workspace_id: workspaceId }, ...(keyId ? { KeyId: keyId } : {}) }),
       );
       if (!result.Plaintext) throw new Error('KMS Decrypt returned no key.');

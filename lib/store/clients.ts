@@ -15,7 +15,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { KMSClient } from '@aws-sdk/client-kms';
+import type { KMSClient } from './kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
@@ -94,9 +94,14 @@ export function s3Client(): S3Client {
 /**
  * KMS wraps the data keys of stored secrets on AWS (lib/secrets/envelope.ts). There is no local
  * emulator: in local mode a master key file wraps them instead, so this client is never created.
+ * Its code loads on first use: a data key, once unwrapped, is kept, so most cold starts never call
+ * KMS, and the ones that do call it once.
  */
-export function kmsClient(): KMSClient {
-  kms ??= withoutSdkLogging(new KMSClient({ requestHandler: requestHandler() }));
+export async function kmsClient(): Promise<KMSClient> {
+  if (!kms) {
+    const { KMSClient } = await import('./kms');
+    kms ??= withoutSdkLogging(new KMSClient({ requestHandler: requestHandler() }));
+  }
   return kms;
 }
 

@@ -1,6 +1,7 @@
 /**
  * What goes into the function bundles, read from the esbuild metafiles the build writes beside them
- * (`.build/functions/<name>/meta.json`).
+ * (`.build/functions/<name>/meta.json`): index.mjs and the chunks it imports, statically or with
+ * `import()`.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,10 +9,55 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadServerlessConfig } from '../../lib/local/template/serverless-config';
 import { PACKAGE_TIMEOUT_MS, PROJECT_ROOT, STAGE, builtFunctions } from './packaged-template';
 
+interface Output {
+  imports: { path: string; kind: string; external?: boolean }[];
+  inputs: Record<string, { bytesInOutput: number }>;
+}
+
 /** Every source file esbuild read for a function's bundle, relative to the project root. */
 let bundleInputs: Map<string, string[]>;
-/** The source files with code in a function's bundle (esbuild also reads files it then shakes out). */
+/** The source files with code in a function's files (esbuild also reads files it then shakes out). */
 let bundleContents: Map<string, string[]>;
+/** The source files with code in what a cold start loads: index.mjs and the chunks it imports statically. */
+let startContents: Map<string, string[]>;
+/** The files of a function's bundle (index.mjs and its chunks), by name. */
+let bundleFiles: Map<string, string[]>;
+/** The serverless.yml artifact of each function. */
+let artifacts: Map<string, string>;
+
+const withCode = (outputs: Output[]) => [
+  ...new Set(outputs.flatMap((output) => Object.entries(output.inputs).flatMap(([input, { bytesInOutput }]) => (bytesInOutput > 0 ? [input] : [])))),
+];
+
+/** index.mjs and the outputs it imports statically, directly or through another chunk. */
+function loadedAtStart(outputs: Record<string, Output>): Output[] {
+  const entry = Object.keys(outputs).find((file) => path.basename(file) === 'index.mjs')!;
+  const loaded = new Set([entry]);
+  const pending = [entry];
+  while (pending.length > 0) {
+    for (const { path: imported, kind, external } of outputs[pending.pop()!]!.imports) {
+      if (kind === 'import-statement' && !external && !loaded.has(imported)) {
+        loaded.add(imported);
+        pending.push(imported);
+      }
+    }
+  }
+  return [...loaded].map((file) => outputs[file]!);
+}
+
+/** The names of the files in a zip, from its central directory. */
+function zipEntryNames(zip: Buffer): string[] {
+  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const count = zip.readUInt16LE(end + 10);
+  let offset = zip.readUInt32LE(end + 16);
+  const names: string[] = [];
+  for (let index = 0; index < count; index++) {
+    const nameLength = zip.readUInt16LE(offset + 28);
+    names.push(zip.subarray(offset + 46, offset + 46 + nameLength).toString('utf8'));
+    offset += 46 + nameLength + zip.readUInt16LE(offset + 30) + zip.readUInt16LE(offset + 32);
+  }
+  return names;
+}
 
 beforeAll(async () => {
   await builtFunctions();
@@ -20,12 +66,17 @@ beforeAll(async () => {
     (fn) => [fn.name, JSON.parse(readFileSync(path.join(PROJECT_ROOT, '.build', 'functions', fn.name, 'meta.json'), 'utf8'))] as const,
   );
   bundleInputs = new Map(metas.map(([name, meta]) => [name, Object.keys(meta.inputs as Record<string, unknown>)]));
-  bundleContents = new Map(
-    metas.map(([name, meta]) => {
-      const [output] = Object.values(meta.outputs as Record<string, { inputs: Record<string, { bytesInOutput: number }> }>);
-      return [name, Object.entries(output!.inputs).flatMap(([input, { bytesInOutput }]) => (bytesInOutput > 0 ? [input] : []))];
-    }),
+  bundleContents = new Map(metas.map(([name, meta]) => [name, withCode(Object.values(meta.outputs as Record<string, Output>))]));
+  startContents = new Map(metas.map(([name, meta]) => [name, withCode(loadedAtStart(meta.outputs as Record<string, Output>))]));
+  bundleFiles = new Map(
+    metas.map(([name, meta]) => [
+      name,
+      Object.keys(meta.outputs as Record<string, Output>)
+        .map((file) => path.basename(file))
+        .sort(),
+    ]),
   );
+  artifacts = new Map(config.functions.map((fn) => [fn.name, fn.artifact]));
 }, PACKAGE_TIMEOUT_MS);
 
 describe('function bundles', () => {
@@ -68,5 +119,35 @@ describe('function bundles', () => {
     }
     expect(bundleContents.get('promptCompletions')!).toEqual(expect.arrayContaining(['lib/prompts/run-route.ts', 'lib/inference/run-inference.ts']));
     expect(bundleContents.get('promptCompletions')!.some((input) => input.includes('node_modules/mustache/'))).toBe(true);
+  });
+
+  it('are zipped whole: index.mjs at the root, with every chunk it imports beside it', () => {
+    for (const [name, files] of bundleFiles) {
+      expect(files, name).toContain('index.mjs');
+      expect(zipEntryNames(readFileSync(path.join(PROJECT_ROOT, artifacts.get(name)!))).sort(), name).toEqual(files);
+    }
+  });
+
+  it('on the inference path load the native providers, the Responses translation, KMS and jose only when first used', () => {
+    const lazy = [
+      /^lib\/providers\/(anthropic|azure-ai|azure-openai|bedrock|cohere|google|vertex-ai)\/adapter\.ts$/,
+      /^lib\/providers\/responses-format\/(over-chat|native)\.ts$/,
+      /node_modules\/@aws-sdk\/client-kms\//,
+      /node_modules\/jose\//,
+    ];
+    for (const name of ['chatCompletions', 'completions', 'embeddings', 'passthrough']) {
+      const atStart = startContents.get(name)!;
+      const anywhere = bundleContents.get(name)!;
+      for (const pattern of lazy) {
+        expect(
+          atStart.filter((input) => pattern.test(input)),
+          `${name}: ${pattern}`,
+        ).toEqual([]);
+        expect(
+          anywhere.some((input) => pattern.test(input)),
+          `${name}: ${pattern}`,
+        ).toBe(true);
+      }
+    }
   });
 });

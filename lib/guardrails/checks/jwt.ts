@@ -1,4 +1,4 @@
-import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, jwtVerify, type JWTVerifyOptions } from 'jose';
+import type { createLocalJWKSet, JSONWebKeySet, JWTVerifyOptions } from 'jose';
 import { isPlainObject } from '../../core/plain-object';
 import { CheckParameterError } from '../check-types';
 import { defineCheck } from '../define-check';
@@ -25,6 +25,10 @@ interface CachedKeySet {
 const keySets = new Map<string, CachedKeySet>();
 const inFlight = new Map<string, Promise<CachedKeySet>>();
 
+// The verifier loads with the first token a check verifies: most functions never run this check.
+let jose: Promise<typeof import('./jose-verify')> | undefined;
+const loadJose = () => (jose ??= import('./jose-verify'));
+
 /** Forgets every cached key set (tests; an operator who rotated keys in a hurry restarts instead). */
 export function clearJwksCache(): void {
   keySets.clear();
@@ -38,6 +42,7 @@ function fetchKeySet(url: URL, maxAgeSeconds: number, signal: AbortSignal | unde
     const what = `The JWKS endpoint at ${url.host}`;
     const body = await callForJson({ what, url, method: 'GET', timeoutMs: fetchTimeoutMs, signal });
     if (!isPlainObject(body) || !Array.isArray(body.keys)) throw new Error(`${what} answered without a \`keys\` list.`);
+    const { createLocalJWKSet } = await loadJose();
     const now = Date.now();
     const entry = { resolve: createLocalJWKSet(body as unknown as JSONWebKeySet), fetchedAt: now, expiresAt: now + maxAgeSeconds * 1000 };
     if (keySets.size >= maxCachedKeySets && !keySets.has(key)) keySets.delete(keySets.keys().next().value!);
@@ -125,6 +130,7 @@ export const jwt = defineCheck({
     const value = input.headers[header];
     if (!value) return { verdict: false, data: { explanation: `The request has no ${header} header.` } };
     const token = value.replace(bearer, '').trim();
+    const { errors: joseErrors, jwtVerify } = await loadJose();
     let keySet = await keySetFor(url, cacheMaxAge, input.signal);
     for (let attempt = 0; ; attempt++) {
       try {

@@ -31,21 +31,30 @@ export interface QueuePollers {
   stop(): Promise<void>;
 }
 
-/** A receive waits this long for messages: short, so a stop is never kept waiting. */
-const waitSeconds = 1;
+/**
+ * A receive waits this long for messages (SQS's longest): each empty receive costs the runtime's
+ * process about a millisecond of SDK work, which the requests it serves meanwhile wait behind, so
+ * the dozens of pollers wait as long as they may. A stop aborts the receives under way.
+ */
+const waitSeconds = 20;
 /** How long a stop waits for the invocations under way. */
 const stopGraceMs = 1_500;
 
 export function startQueuePollers(options: QueuePollerOptions): QueuePollers {
   let stopping = false;
+  // One per loop: a loop has one receive under way at a time, and a signal shared by dozens of
+  // receives would pass the listener count Node warns at.
+  const receives: AbortController[] = [];
   const loops: Promise<void>[] = [];
   for (const entry of options.sources) {
     for (let worker = 0; worker < entry.concurrency; worker++) {
+      const receive = new AbortController();
+      receives.push(receive);
       loops.push(
         (async () => {
           while (!stopping) {
             try {
-              await pollOnce(entry, options, () => stopping);
+              await pollOnce(entry, options, () => stopping, receive.signal);
             } catch (error) {
               if (stopping) break;
               console.error(`The ${entry.fn.name} queue poller failed; it tries again in a second`, error);
@@ -59,6 +68,7 @@ export function startQueuePollers(options: QueuePollerOptions): QueuePollers {
   return {
     async stop() {
       stopping = true;
+      for (const receive of receives) receive.abort();
       // Invocations still running after the grace are left, as when a Lambda dies mid-work: their
       // messages come back and the workers' idempotent writes finish the work on the next start.
       let timer: NodeJS.Timeout | undefined;
@@ -68,7 +78,12 @@ export function startQueuePollers(options: QueuePollerOptions): QueuePollers {
   };
 }
 
-async function pollOnce(entry: QueuePollerOptions['sources'][number], options: QueuePollerOptions, stopping: () => boolean): Promise<void> {
+async function pollOnce(
+  entry: QueuePollerOptions['sources'][number],
+  options: QueuePollerOptions,
+  stopping: () => boolean,
+  abortSignal: AbortSignal,
+): Promise<void> {
   const { source, fn, queueUrl, queueArn } = entry;
   const received = await sqsClient().send(
     new ReceiveMessageCommand({
@@ -79,6 +94,7 @@ async function pollOnce(entry: QueuePollerOptions['sources'][number], options: Q
       MessageSystemAttributeNames: ['All'],
       MessageAttributeNames: ['All'],
     }),
+    { abortSignal },
   );
   const messages = received.Messages ?? [];
   if (messages.length === 0 || stopping()) return;

@@ -1,13 +1,4 @@
-import type { ProviderDefinition } from '../types';
-import { anthropicAdapter } from './adapter';
-
-/** Anthropic's Messages API (`x-api-key` auth). */
-export const anthropicProvider: ProviderDefinition = {
-  name: 'anthropic',
-  baseUrl: 'https://api.anthropic.com/v1',
-  operations: ['chat'],
-  adapter: anthropicAdapter,
-};
+export { anthropicProvider } from './provider';
 
 // The Messages mapping, for other hosts of Claude (Google Vertex AI's rawPredict/streamRawPredict).
 export type { MessagesBody, MessageResponse, StreamEvent } from './api';

@@ -1,4 +1,7 @@
-import { azureAuthHeaders, bearerAuthHeaders, prepareOnAzure, promptFilterHook } from '../azure-openai';
+// The modules themselves, not the provider's index: that holds the definition, which loads this adapter.
+import { prepareOnAzure } from '../azure-openai/adapter';
+import { azureAuthHeaders, bearerAuthHeaders } from '../azure-openai/auth';
+import { promptFilterHook } from '../azure-openai/stream';
 import { openAICompatibleAdapter } from '../openai-compatible/adapter';
 import type { PreparedCall, ProviderAdapter, ProviderCall, ProviderSettings, RawRequest } from '../types';
 import { azureAIUrl, endpointKind } from './request';

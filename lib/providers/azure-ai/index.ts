@@ -1,6 +1,6 @@
 import { allOperations } from '../capabilities';
 import type { ProviderDefinition } from '../types';
-import { azureAIAdapter } from './adapter';
+import { lazyAdapter } from '../lazy-adapter';
 import { azureAIBaseUrl } from './request';
 
 /** Azure AI Foundry models and Azure ML endpoints through the Azure AI model inference API. */
@@ -9,5 +9,5 @@ export const azureAIProvider: ProviderDefinition = {
   baseUrl: 'https://{resource}.services.ai.azure.com/models',
   baseUrlFor: azureAIBaseUrl,
   operations: allOperations,
-  adapter: azureAIAdapter,
+  adapter: lazyAdapter(() => import('../native-adapters').then((adapters) => adapters.azureAIAdapter)),
 };

@@ -1,5 +1,5 @@
 import { badRequest } from '../../core/errors';
-import { hostLabel } from '../azure-openai';
+import { hostLabel } from '../azure-openai/request';
 import type { Operation, ProviderSettings } from '../types';
 
 /**

@@ -1,5 +1,5 @@
 import type { ProviderDefinition } from '../types';
-import { bedrockAdapter } from './adapter';
+import { lazyAdapter } from '../lazy-adapter';
 import { bedrockBaseUrl } from './auth';
 
 /**
@@ -12,5 +12,5 @@ export const bedrockProvider: ProviderDefinition = {
   baseUrl: 'https://bedrock-runtime.{region}.amazonaws.com',
   baseUrlFor: bedrockBaseUrl,
   operations: ['chat', 'embeddings'],
-  adapter: bedrockAdapter,
+  adapter: lazyAdapter(() => import('../native-adapters').then((adapters) => adapters.bedrockAdapter)),
 };

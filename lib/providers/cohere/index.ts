@@ -1,10 +1,10 @@
 import type { ProviderDefinition } from '../types';
-import { cohereAdapter } from './adapter';
+import { lazyAdapter } from '../lazy-adapter';
 
 /** Cohere's v2 API (Bearer auth): chat, streaming, tools, vision and embeddings. */
 export const cohereProvider: ProviderDefinition = {
   name: 'cohere',
   baseUrl: 'https://api.cohere.com/v2',
   operations: ['chat', 'embeddings'],
-  adapter: cohereAdapter,
+  adapter: lazyAdapter(() => import('../native-adapters').then((adapters) => adapters.cohereAdapter)),
 };

@@ -1,10 +1,10 @@
 import type { ProviderDefinition } from '../types';
-import { googleAdapter } from './adapter';
+import { lazyAdapter } from '../lazy-adapter';
 
 /** Google's Gemini API (`x-goog-api-key` auth). */
 export const googleProvider: ProviderDefinition = {
   name: 'google',
   baseUrl: 'https://generativelanguage.googleapis.com/v1beta',
   operations: ['chat', 'embeddings'],
-  adapter: googleAdapter,
+  adapter: lazyAdapter(() => import('../native-adapters').then((adapters) => adapters.googleAdapter)),
 };

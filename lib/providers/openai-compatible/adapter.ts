@@ -1,6 +1,5 @@
 import { GatewayError } from '../../core/errors';
 import { assertOperationSupported } from '../capabilities';
-import { nativeResponsesCall } from '../responses-format/native';
 import type { JsonObject, PreparedCall, ProviderAdapter, ProviderCall, ResolvedTarget } from '../types';
 import { providerError } from '../provider-error';
 import type { OpenAICompatibleProvider } from './providers';
@@ -12,16 +11,18 @@ const operationPaths = { chat: '/chat/completions', completions: '/completions',
 /** The adapter every OpenAI-compatible provider shares; the row supplies its differences. */
 export function openAICompatibleAdapter(row: OpenAICompatibleProvider): ProviderAdapter {
   return {
-    prepare(call: ProviderCall): PreparedCall {
+    prepare(call: ProviderCall): PreparedCall | Promise<PreparedCall> {
       if (call.operation === 'responses') {
         // Only a provider that declares the Responses API gets it as it is (see `responsesApi`).
         assertOperationSupported(call);
-        return nativeResponsesCall(call, {
+        const options = {
           provider: row.name,
           url: new URL(`${call.target.baseUrl}/responses`),
           authHeaders: authHeaders(row, call.target),
-          readError: (status, body) => providerError(row.name, status, body),
-        });
+          readError: (status: number, body: Buffer) => providerError(row.name, status, body),
+        };
+        // Loaded on the first Responses call: the chat functions never make one.
+        return import('../responses-format/native').then((native) => native.nativeResponsesCall(call, options));
       }
       const upstream = upstreamBody(row, call);
       const headers: Record<string, string> = {

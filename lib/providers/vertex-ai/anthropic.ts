@@ -1,5 +1,9 @@
 import type { GatewayError } from '../../core/errors';
-import { anthropicStreamTransform, readAnthropicError, readMessageResponse, toMessagesRequest } from '../anthropic';
+// The modules themselves, not the provider's index: that holds the definition, which loads this adapter.
+import { readAnthropicError } from '../anthropic/errors';
+import { toMessagesRequest } from '../anthropic/request';
+import { readMessageResponse } from '../anthropic/response';
+import { anthropicStreamTransform } from '../anthropic/stream';
 import { googleError } from '../google/errors';
 import type { ChatRequest } from '../openai-format/types';
 import type { PreparedCall, ProviderCall } from '../types';

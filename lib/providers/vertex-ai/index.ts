@@ -1,5 +1,5 @@
 import type { ProviderDefinition } from '../types';
-import { vertexAdapter } from './adapter';
+import { lazyAdapter } from '../lazy-adapter';
 import { vertexBaseUrl, vertexBaseUrlTemplate } from './url';
 
 /** Google Vertex AI (OAuth access tokens: a service account key, or a token sent by the client). */
@@ -8,5 +8,5 @@ export const vertexAiProvider: ProviderDefinition = {
   baseUrl: vertexBaseUrlTemplate,
   baseUrlFor: vertexBaseUrl,
   operations: ['chat', 'embeddings'],
-  adapter: vertexAdapter,
+  adapter: lazyAdapter(() => import('../native-adapters').then((adapters) => adapters.vertexAdapter)),
 };

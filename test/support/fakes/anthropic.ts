@@ -18,6 +18,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { TokenUsage } from '../../../lib/core/usage';
 import { anthropicProvider } from '../../../lib/providers/anthropic';
+import { anthropicAdapter } from '../../../lib/providers/anthropic/adapter';
 import type { PreparedCall, ProviderCall } from '../../../lib/providers/types';
 import { parseSse } from '../sse';
 
@@ -274,7 +275,8 @@ export function anthropicCall(body: Record<string, unknown>, options: CallOption
 }
 
 export function prepareAnthropic(body: Record<string, unknown>, options: CallOptions = {}): PreparedCall {
-  return anthropicProvider.adapter.prepare(anthropicCall(body, options)) as PreparedCall;
+  // The adapter itself: the provider's definition loads it on the first call, so answers with a promise then.
+  return anthropicAdapter.prepare(anthropicCall(body, options)) as PreparedCall;
 }
 
 /** The Anthropic body the adapter sends for an OpenAI request. */

@@ -18,6 +18,7 @@
 import type { ServerResponse } from 'node:http';
 import type { TokenUsage } from '../../../lib/core/usage';
 import { cohereProvider } from '../../../lib/providers/cohere';
+import { cohereAdapter } from '../../../lib/providers/cohere/adapter';
 import type { PreparedCall } from '../../../lib/providers/types';
 import { providerCall, replayPrepared, sendJson, sendSse, startRecordingServer, type CallOptions, type RecordedCall, type RecordingServer } from './azure';
 
@@ -163,7 +164,8 @@ function answerChat(body: any, res: ServerResponse): void | Promise<void> {
 // In-process helpers
 
 export function prepareCohere(body: Record<string, unknown>, options: CallOptions = {}): PreparedCall {
-  return cohereProvider.adapter.prepare(providerCall(cohereProvider, body, { settings: { api_key: 'cohere-test-key' }, ...options })) as PreparedCall;
+  // The adapter itself: the provider's definition loads it on the first call, so answers with a promise then.
+  return cohereAdapter.prepare(providerCall(cohereProvider, body, { settings: { api_key: 'cohere-test-key' }, ...options })) as PreparedCall;
 }
 
 /** The Cohere body the adapter sends for an OpenAI request. */

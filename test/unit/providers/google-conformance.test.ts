@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { googleProvider } from '../../../lib/providers/google';
+import { googleAdapter } from '../../../lib/providers/google/adapter';
 import { thoughtSignatureOf } from '../../../lib/providers/google/tool-call-id';
 import type { PreparedCall, ProviderCall, ResolvedTarget } from '../../../lib/providers/types';
 import { vertexAiProvider } from '../../../lib/providers/vertex-ai';
@@ -19,7 +20,7 @@ const vertexTarget: ResolvedTarget = {
   baseUrl: 'https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1',
   settings: { api_key: 'ya29.test' },
 };
-const prepare = (body: Record<string, unknown>) => googleProvider.adapter.prepare(chatCall(body, target) as ProviderCall) as PreparedCall;
+const prepare = (body: Record<string, unknown>) => googleAdapter.prepare(chatCall(body, target) as ProviderCall) as PreparedCall;
 const sentBody = (body: Record<string, unknown>) => JSON.parse(String((prepare(body) as any).body));
 const recording = (name: string) => readRecordingJson<any>(name);
 /** The text of a stream's events, joined, as a recording holds them. */

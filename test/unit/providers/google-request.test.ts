@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayError } from '../../../lib/core/errors';
 import { googleProvider } from '../../../lib/providers/google';
+import { googleAdapter } from '../../../lib/providers/google/adapter';
 import { toGenerateContentRequest } from '../../../lib/providers/google/request';
 import { newToolCallId } from '../../../lib/providers/google/tool-call-id';
 import type { ChatRequest } from '../../../lib/providers/openai-format/types';
@@ -15,7 +16,7 @@ const map = (request: Partial<ChatRequest>, stream = false, strictApiCompliance 
   });
 const target: ResolvedTarget = { provider: googleProvider, baseUrl: 'https://generativelanguage.googleapis.com/v1beta', settings: { api_key: 'AIza-key' } };
 const prepare = (body: Record<string, unknown>, operation: ProviderCall['operation'] = 'chat') =>
-  googleProvider.adapter.prepare({ ...chatCall(body, target), operation } as ProviderCall) as PreparedCall;
+  googleAdapter.prepare({ ...chatCall(body, target), operation } as ProviderCall) as PreparedCall;
 
 function badRequest(run: () => unknown): GatewayError {
   const error = thrownGatewayError(run);
@@ -235,7 +236,7 @@ describe('the google adapter', () => {
     expect(plain.headers.authorization).toBeUndefined();
     const streamed = prepare({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true });
     expect(streamed.url.href).toBe('https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
-    expect(googleProvider.adapter.authenticate({ method: 'GET', url: new URL('https://x'), headers: {} }, target)).toEqual({ 'x-goog-api-key': 'AIza-key' });
+    expect(googleAdapter.authenticate({ method: 'GET', url: new URL('https://x'), headers: {} }, target)).toEqual({ 'x-goog-api-key': 'AIza-key' });
   });
 
   it('refuses text completions with a 400', () => {
