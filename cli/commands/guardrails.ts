@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { readJsonFile } from '../io';
 import { field } from '../table';
-import { addCursorList, addDelete, addGet, bodyOf, contextOf, printWritten, requireFields, segment, withBody } from './shared';
+import { addCursorList, addDelete, addGet, bodyOf, contextOf, printWritten, replacementBody, requireFields, segment, withBody } from './shared';
 
 const answerOnly = ['object', 'id', 'created_at', 'updated_at'];
 
@@ -49,13 +49,8 @@ export function guardrailsCommand(program: Command): void {
     const context = await contextOf(self);
     const path = `/guardrails/${segment(id)}`;
     const fields = await fieldsOf(options);
-    let body = await bodyOf(options, fields);
     // The route replaces the whole guardrail; masked values sent back keep the stored ones.
-    if (options.bodyFile === undefined && options.body === undefined) {
-      const stored = await context.client.request<Record<string, unknown>>('GET', path);
-      for (const name of answerOnly) delete stored[name];
-      body = await bodyOf({}, { ...stored, ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) });
-    }
+    const body = await replacementBody(context, path, options, fields, answerOnly);
     printWritten(context, await context.client.request('PUT', path, { body }));
   });
 

@@ -1,7 +1,19 @@
 import type { Command } from 'commander';
 import { readSecret } from '../io';
 import { field } from '../table';
-import { addCursorList, addDelete, addGet, bodyOf, contextOf, printWritten, refuseSecretFlag, requireFields, segment, withBody } from './shared';
+import {
+  addCursorList,
+  addDelete,
+  addGet,
+  bodyOf,
+  contextOf,
+  printWritten,
+  replacementBody,
+  refuseSecretFlag,
+  requireFields,
+  segment,
+  withBody,
+} from './shared';
 
 /** Fields an answer carries that a body may repeat but that say nothing new. */
 const answerOnly = ['object', 'id', 'workspace_id', 'credentials', 'created_at', 'updated_at'];
@@ -65,13 +77,8 @@ export function providersCommand(program: Command): void {
     const apiKey = await readSecret({ file: options.apiKeyFile, stdin: options.apiKeyStdin }, "the provider's API key", '--api-key');
     const path = `/providers/${segment(slug)}`;
     const fields = { provider: options.provider, name: options.name, custom_host: options.customHost, api_key: apiKey };
-    let body = await bodyOf(options, fields);
     // A PUT replaces every non-secret field, so flags alone start from what is stored.
-    if (options.bodyFile === undefined && options.body === undefined) {
-      const stored = await context.client.request<Record<string, unknown>>('GET', path);
-      for (const name of answerOnly) delete stored[name];
-      body = await bodyOf({}, { ...stored, ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) });
-    }
+    const body = await replacementBody(context, path, options, fields, answerOnly);
     printWritten(context, await context.client.request('PUT', path, { body }));
   });
 

@@ -157,3 +157,21 @@ export function addDelete(parent: Command, spec: { path: (id: string) => string;
 export function printWritten(context: Context, answer: unknown): void {
   printRecord(context.output, answer);
 }
+
+/**
+ * The body of a PUT that replaces a whole object: the body given (`--body-file`/`--body -`) as it
+ * is, or else the stored object (less the fields only answers carry) with the flags that were set
+ * laid over it, so an update by flags changes only what they name.
+ */
+export async function replacementBody(
+  context: Context,
+  path: string,
+  options: BodyOptions,
+  fields: Record<string, unknown>,
+  answerOnly: readonly string[],
+): Promise<Record<string, unknown>> {
+  if (options.bodyFile !== undefined || options.body !== undefined) return bodyOf(options, fields);
+  const stored = await context.client.request<Record<string, unknown>>('GET', path);
+  for (const name of answerOnly) delete stored[name];
+  return bodyOf({}, { ...stored, ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) });
+}
