@@ -169,13 +169,15 @@ describe('request logs', () => {
     expect(paged).toEqual(all.map((log) => log.id));
   });
 
-  it('answers a trace that fits in one page as before, with the cursor fields added', async () => {
+  it('answers a trace that fits in one page as before, with the cursor fields and its feedback added', async () => {
     const traceId = `log-short-${Date.now()}`;
     await sendTraced(traceId, 2);
     const logs = await waitForLogs(traceId, { count: 2 });
     const body = await traceLogs(traceId);
-    expect(Object.keys(body)).toEqual(['object', 'trace_id', 'data', 'has_more', 'first_id', 'last_id']);
-    expect(body).toEqual({ object: 'list', trace_id: traceId, data: logs, has_more: false, first_id: logs[0].id, last_id: logs[1].id });
+    expect(Object.keys(body)).toEqual(['object', 'trace_id', 'data', 'has_more', 'first_id', 'last_id', 'feedback']);
+    expect(body).toEqual({ object: 'list', trace_id: traceId, data: logs, has_more: false, first_id: logs[0].id, last_id: logs[1].id, feedback: [] });
+    // Later pages carry the records only.
+    expect(await traceLogs(traceId, `?after=${logs[1].id}`)).not.toHaveProperty('feedback');
     expect((await gatewayFetch(`/logs/${traceId}?limit=0`)).status).toBe(400);
     expect((await gatewayFetch(`/logs/${traceId}?limit=101`)).status).toBe(400);
   });
