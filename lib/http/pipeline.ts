@@ -11,27 +11,39 @@ import { authorizeToken } from './token-scope';
 import { readTraceContext, type TraceContext } from '../observability/trace';
 import type { GatewayRequest, GatewayResponse } from './types';
 
-/** What a route gets: the request, who is calling, the trace, and the recorder of its log line. */
-export interface RouteContext {
+/** What every route gets: the request, the trace, and the recorder of its log line. */
+export interface PublicRouteContext {
   request: GatewayRequest;
-  auth: AuthContext;
   trace: TraceContext;
   recorder: RequestRecorder;
   /** Work (state writes) that must finish before the invocation ends but must not delay the answer. */
   waitUntil(work: Promise<unknown>): void;
 }
 
-export type RouteHandler = ((context: RouteContext) => Promise<GatewayResponse>) & {
+/** What a route that needs a caller gets: the above, and who is calling. */
+export interface RouteContext extends PublicRouteContext {
+  auth: AuthContext;
+}
+
+interface RouteOptions {
   /** The 413 for a body above the limit, for a route that can say where a larger body goes instead. */
   readonly tooLarge?: (bytes: number, request: GatewayRequest) => GatewayError;
-};
+}
+
+/**
+ * A route. `public: true` marks one anyone may call (a static page): it is run without
+ * authentication and is handed no caller, so it cannot answer with anything of a workspace.
+ */
+export type RouteHandler =
+  | (((context: RouteContext) => Promise<GatewayResponse>) & RouteOptions & { readonly public?: false })
+  | (((context: PublicRouteContext) => Promise<GatewayResponse>) & RouteOptions & { readonly public: true });
 
 /** Decoded request bodies above this size are refused (API Gateway's and Lambda's limits sit above it). */
 export const maxRequestBodyBytes = 4 * 1024 * 1024;
 
 /**
  * Runs one HTTP request through the steps every route shares: size limit, tracing headers,
- * gateway authentication, the route itself, the error body, and the request log written once the
+ * gateway authentication (unless the route is public), the route itself, the error body, and the request log written once the
  * response body is complete.
  */
 export async function runRoute(sent: GatewayRequest, route: RouteHandler, waitUntil: (work: Promise<unknown>) => void): Promise<GatewayResponse> {
@@ -55,12 +67,15 @@ export async function runRoute(sent: GatewayRequest, route: RouteHandler, waitUn
     }
     trace = readTraceContext(request.headers, recorder.id);
     recorder.traced(trace);
-    const auth = await authenticate(request.headers);
-    recorder.authenticated(auth);
-    authorizeToken(auth, request);
-    // A gateway token sent in Authorization is the gateway's credential, never a provider key.
-    const routed = auth.token?.via === 'authorization' ? { ...request, headers: withoutAuthorization(request.headers) } : request;
-    response = await route({ request: routed, auth, trace, recorder, waitUntil });
+    if (route.public) response = await route({ request, trace, recorder, waitUntil });
+    else {
+      const auth = await authenticate(request.headers);
+      recorder.authenticated(auth);
+      authorizeToken(auth, request);
+      // A gateway token sent in Authorization is the gateway's credential, never a provider key.
+      const routed = auth.token?.via === 'authorization' ? { ...request, headers: withoutAuthorization(request.headers) } : request;
+      response = await route({ request: routed, auth, trace, recorder, waitUntil });
+    }
   } catch (error) {
     const gatewayError = toGatewayError(error);
     if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') console.error('Unhandled error', error);
