@@ -21,6 +21,8 @@ if (!hasChromium) console.log(`console browser test skipped: ${chromiumPath} is 
 
 const screenshots = path.join(repoRoot, '.build', 'console');
 
+const wordLimit = { id: 'short-questions', deny: true, checks: [{ id: 'default.wordCount', parameters: { maxWords: 300 } }] };
+
 describe.skipIf(!hasChromium)('the console in a browser', () => {
   const traceId = `console-${randomUUID()}`;
   let consoleUrl: string;
@@ -47,7 +49,8 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
           'x-gateway-trace-id': traceId,
           'x-gateway-span-id': span!,
           'x-gateway-span-name': `${span} step`,
-          ...(parent ? { 'x-gateway-parent-span-id': parent } : {}),
+          // The child runs a hook, for the trace's hook results.
+          ...(parent ? { 'x-gateway-parent-span-id': parent, 'x-gateway-config': JSON.stringify({ before_request_hooks: [wordLimit] }) } : {}),
         },
         body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `The ${span} step` }] }),
       });
@@ -147,6 +150,11 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
     expect(await detail.textContent()).toContain('openai');
     expect(await detail.locator('table.attempts tbody tr').count()).toBe(1);
     expect(await detail.textContent()).toContain('No hooks ran.');
+    await tree.locator('> ul > li > button.request').click();
+    const hook = detail.locator('ul.hooks > li');
+    await hook.waitFor();
+    expect(await hook.textContent()).toContain('passed before: short-questions');
+    expect(await hook.textContent()).toContain('default.wordCount: passed');
     await mkdir(screenshots, { recursive: true });
     const traceShot = path.join(screenshots, 'console.png');
     await page.screenshot({ path: traceShot, fullPage: true });
