@@ -1,5 +1,6 @@
 import type { PublicRouteContext, RouteHandler } from '../http/pipeline';
 import { staticFiles } from '../http/static-files';
+import type { GatewayResponse } from '../http/types';
 
 /**
  * The console's page and assets (docs/console.md). Public: the files hold nothing of a workspace;
@@ -44,8 +45,17 @@ const routes = [
   { method: 'GET', path: '/console/{file}' },
 ] as const;
 
+/**
+ * The page loads its assets relative to `/console`; at `/console/` they would resolve one folder
+ * too deep, so that address is sent to the page's own. Relative, as the stage prefix is unknown here.
+ */
+const toPage: GatewayResponse = { status: 308, headers: { ...headers, location: '../console' }, body: '' };
+
 /** GET /console (the page) and GET /console/{file} (its script and stylesheet). */
 export const consoleRoute: RouteHandler & { readonly routes: typeof routes } = Object.assign(
-  ({ request }: PublicRouteContext) => files(request.resource === '/console' ? 'index.html' : (request.pathParameters.file ?? '')),
+  async ({ request }: PublicRouteContext) => {
+    if (request.resource !== '/console') return files(request.pathParameters.file ?? '');
+    return request.path.endsWith('/') ? toPage : files('index.html');
+  },
   { public: true as const, routes },
 );

@@ -118,6 +118,8 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
       expect(asset.headers.get('content-type'), file).toMatch(type);
       expect(asset.headers.get('content-security-policy'), file).toBe(policy);
     }
+    const slash = await fetch(`${consoleUrl}/`, { redirect: 'manual' });
+    expect([slash.status, new URL(slash.headers.get('location')!, `${consoleUrl}/`).href]).toEqual([308, consoleUrl]);
     expect((await fetch(`${consoleUrl}/..%2Fserverless.yml`)).status).toBe(404);
     expect((await fetch(`${consoleUrl}/index.mjs`)).status).toBe(404);
   });
