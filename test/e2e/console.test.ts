@@ -138,6 +138,15 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
     await expect.poll(() => page.locator('table.requests tbody tr').count()).toBe(2);
     expect(await rows.count()).toBe(2);
     expect(await rows.first().textContent()).toContain('gpt-4o-mini');
+    // The filters combine: no 5xx in the trace, both requests of the provider and the model.
+    await page.fill('input[name="status_code"]', '5xx');
+    await page.click('form.filters button[type="submit"]');
+    await page.getByText('No requests match.').waitFor();
+    await page.fill('input[name="status_code"]', '');
+    await page.fill('input[name="provider"]', 'openai');
+    await page.fill('input[name="model"]', 'gpt-4o-mini');
+    await page.click('form.filters button[type="submit"]');
+    await expect.poll(() => rows.count()).toBe(2);
 
     await rows.first().click();
     await page.waitForSelector('#trace-id');
