@@ -43,8 +43,8 @@ export const maxRequestBodyBytes = 4 * 1024 * 1024;
 
 /**
  * Runs one HTTP request through the steps every route shares: size limit, tracing headers,
- * gateway authentication (unless the route is public), the route itself, the error body, and the request log written once the
- * response body is complete.
+ * gateway authentication (unless the route is public), the route itself, the error body, and the
+ * request log written once the response body is complete.
  */
 export async function runRoute(sent: GatewayRequest, route: RouteHandler, waitUntil: (work: Promise<unknown>) => void): Promise<GatewayResponse> {
   const { headers, portkey } = withPortkeyAliases(sent.headers);
