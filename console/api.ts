@@ -1,4 +1,7 @@
-import { savedKey } from './key-store';
+import { forgetKey, savedKey } from './key-store';
+
+/** Sent on the window when the gateway refuses the key; its detail is the gateway's message. */
+export const keyRefused = 'gateway-key-refused';
 
 /** An answer other than 2xx, with the gateway's own message. */
 export class ApiError extends Error {
@@ -20,13 +23,19 @@ export function apiUrl(path: string, query: Record<string, string | undefined> =
   return url.toString();
 }
 
-/** GET of a JSON answer, with the tab's key; a refused key surfaces as an ApiError of 401. */
+/** GET of a JSON answer, with the tab's key. */
 export async function getJson<T = any>(path: string, query: Record<string, string | undefined> = {}): Promise<T> {
   const key = savedKey();
   if (!key) throw new ApiError(401, 'Not signed in.');
   const response = await fetch(apiUrl(path, query), { headers: { 'x-gateway-api-key': key }, credentials: 'omit', cache: 'no-store' });
   const body = await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, body?.error?.message ?? `${response.status} ${response.statusText}`);
+  const message = body?.error?.message ?? `${response.status} ${response.statusText}`;
+  // A key refused now (revoked, its workspace archived) is forgotten, whichever view asked.
+  if (response.status === 401) {
+    forgetKey();
+    dispatchEvent(new CustomEvent(keyRefused, { detail: message }));
+  }
+  if (!response.ok) throw new ApiError(response.status, message);
   return body as T;
 }
 

@@ -1,6 +1,6 @@
 import 'uplot/dist/uPlot.min.css';
 import './styles.css';
-import { ApiError, getJson } from './api';
+import { getJson, keyRefused } from './api';
 import { el, show } from './dom';
 import { currentPlace, href } from './router';
 import { forgetKey, savedKey, saveKey } from './key-store';
@@ -30,6 +30,8 @@ function signIn(message?: string): void {
       await getJson('logs', { limit: '1' });
       render();
     } catch (error) {
+      // A refused key has brought the form back already, with the gateway's message.
+      if (!savedKey()) return;
       forgetKey();
       status.textContent = error instanceof Error ? error.message : String(error);
     }
@@ -62,7 +64,7 @@ function render(): void {
     content,
   );
   void open(place.view, place.args, content).catch((error) => {
-    if (error instanceof ApiError && error.status === 401) return signIn('The key was refused: sign in again.');
+    if (!savedKey()) return;
     show(content, el('p', { class: 'error' }, error instanceof Error ? error.message : String(error)), el('a', { href: href('requests') }, 'Recent requests'));
   });
 }
@@ -75,4 +77,5 @@ async function open(view: string, args: string[], content: HTMLElement): Promise
 }
 
 window.addEventListener('hashchange', render);
+window.addEventListener(keyRefused, (event) => signIn((event as CustomEvent<string>).detail));
 render();

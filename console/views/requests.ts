@@ -49,14 +49,15 @@ export function requestsView(root: HTMLElement): void {
     field('end_time', 'To', el('input', { name: 'end_time', type: 'datetime-local' })),
     el('button', { type: 'submit' }, 'Filter'),
   );
+  const failed = (error: Error) => show(table, el('p', { class: 'error' }, error.message));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    void load(false).catch((error) => show(table, el('p', { class: 'error' }, String(error.message))));
+    void load(false).catch(failed);
   });
-  more.addEventListener('click', () => void load(true));
+  more.addEventListener('click', () => void load(true).catch(failed));
 
   show(root, el('h1', {}, 'Recent requests'), form, table, more);
-  void load(false).catch((error) => show(table, el('p', { class: 'error' }, String(error.message))));
+  void load(false).catch(failed);
 }
 
 function header(): HTMLElement {

@@ -127,6 +127,11 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
   it('signs in, lists the request, opens its trace, and draws the charts', async () => {
     const { adminKey } = env();
     await page.goto(consoleUrl);
+    // A key the gateway refuses is not kept, and the form says why.
+    await page.fill('input[name="key"]', 'gwk_not_a_key_of_this_gateway');
+    await page.click('form.sign-in button[type="submit"]');
+    await page.getByText('Invalid x-gateway-api-key').waitFor();
+    expect(await page.evaluate<string>('JSON.stringify({ ...sessionStorage })')).toBe('{}');
     await page.fill('input[name="key"]', adminKey);
     await page.click('form.sign-in button[type="submit"]');
 
