@@ -196,12 +196,27 @@ describe.skipIf(!hasChromium)('the console in a browser', () => {
     console.log(`console screenshot: ${path.relative(repoRoot, chartsShot)}`);
   });
 
-  it('reads the catalog and the saved objects', async () => {
+  it('reads the catalog and the saved objects, a saved config in detail without its key', async () => {
+    const secret = `sk-console-${randomUUID()}`;
+    const created = await gatewayFetch('/configs', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'console config', config: { provider: 'openai', api_key: secret } }),
+    });
+    expect(created.status).toBe(200);
+    const { id } = await created.json();
+
     for (const kind of ['providers', 'configs', 'prompts', 'guardrails', 'rate-limits', 'usage-limits']) {
       await page.click(`header nav a[href="#/catalog/${kind}"]`);
       await page.waitForSelector('.content table.resources, .content p.muted:not(:empty)');
       expect(await page.locator('.content p.error').count(), kind).toBe(0);
     }
+    // Opened by its address: other tests' configs may push it off the list's first page.
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/catalog/configs/${id}`)}`);
+    const detail = page.locator('.content pre.json');
+    await detail.waitFor();
+    expect(await detail.textContent()).toContain('console config');
+    expect(await page.content()).not.toContain(secret);
   });
 
   it('keeps the key in the tab only, and asks nothing of another origin', async () => {
