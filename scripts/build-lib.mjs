@@ -2,6 +2,8 @@
 // `package.artifact`; with `local`, also the local runtime entry points (npm packages external).
 //
 //   functions/<kebab-name>.ts → .build/functions/<name>/index.mjs, its chunk-*.mjs (+ meta.json) → <package.artifact>
+//   console/main.ts (browser) → .build/functions/console/console/{index.html,console.js,console.css},
+//                               zipped beside the console function's index.mjs
 //   lib/local/main.ts         → .build/local/main.mjs
 //   scripts/bootstrap.ts      → .build/local/bootstrap.mjs
 //   lib/local/triggers/log-worker.ts   → .build/local/log-worker.mjs
@@ -86,6 +88,35 @@ function outputFile(result, suffix) {
   return Buffer.from(file.contents.buffer, file.contents.byteOffset, file.contents.byteLength);
 }
 
+/**
+ * The console's page and assets: the browser code bundled on its own (DOM, no Node), with the CSS
+ * it imports (its own and the chart library's) as one stylesheet. Relative names: the function
+ * reads them beside its index.mjs.
+ */
+async function consoleAssets(root) {
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: { console: 'console/main.ts' },
+    outdir: path.join(root, BUILD_DIR, 'console-assets'),
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'none',
+    write: false,
+    logLevel: 'warning',
+  });
+  return [
+    { name: 'console/index.html', data: await readFile(path.join(root, 'console', 'index.html')) },
+    { name: 'console/console.js', data: outputFile(result, 'console.js') },
+    { name: 'console/console.css', data: outputFile(result, 'console.css') },
+  ];
+}
+
+/** Files a function serves, zipped beside its code. */
+const functionAssets = new Map([['console', consoleAssets]]);
+
 async function bundleFunction(fn, root) {
   const outdir = path.join(root, BUILD_DIR, 'functions', fn.name);
   const artifact = path.join(root, fn.artifact);
@@ -124,10 +155,13 @@ async function bundleFunction(fn, root) {
   // Chunks first, so a reader that finds the new index.mjs finds every chunk it imports.
   files.sort((a, b) => Number(a.name === 'index.mjs') - Number(b.name === 'index.mjs'));
   for (const file of files) await writeAtomic(path.join(outdir, file.name), file.data);
+  // Files the function reads at run time (the console's page and assets), beside its code.
+  const assets = (await functionAssets.get(fn.name)?.(root)) ?? [];
+  for (const asset of assets) await writeAtomic(path.join(outdir, asset.name), asset.data);
   await writeAtomic(path.join(outdir, 'meta.json'), JSON.stringify(result.metafile));
   await removeStaleChunks(outdir, new Set(files.map((file) => file.name)));
   // Lambda runs index.mjs from the zip's root; the chunks it imports sit beside it.
-  const zip = await zipBuffer(files);
+  const zip = await zipBuffer([...files, ...assets]);
   await writeAtomic(artifact, zip);
   const entry = files.find((file) => file.name === 'index.mjs');
   return {

@@ -132,6 +132,7 @@ export const groupColumns = [
   'avg_input_tokens',
   'avg_output_tokens',
   'avg_latency',
+  'p50_latency',
   'p95_latency',
   'p99_latency',
   'success_rate',
@@ -259,6 +260,8 @@ function columnValue(totals: Totals, column: GroupColumn): number | string | nul
       return ratio(totals.output_tokens, requests);
     case 'avg_latency':
       return requests === 0 ? null : round(totals.latency_sum / requests, 3);
+    case 'p50_latency':
+      return nullableRound(sketchQuantile(totals.histogram, 0.5));
     case 'p95_latency':
       return nullableRound(sketchQuantile(totals.histogram, 0.95));
     case 'p99_latency':

@@ -56,6 +56,17 @@ export interface RequestLogRecord {
   /** A request authenticated by a JWT: the token's `sub`, and the claims its identity provider's `log_claims` names. */
   jwt_sub?: string;
   jwt_claims?: Record<string, unknown>;
+  /** Each call to a provider, in order (retries and fallbacks add more): the client spans of the request. */
+  attempts?: LoggedAttempt[];
+}
+
+/** One call to a provider; `status` is 0 when no answer came (a timeout, a broken connection). */
+export interface LoggedAttempt {
+  provider: string;
+  model?: string;
+  status: number;
+  started_at: string;
+  latency_ms: number;
 }
 
 /** Filter pattern of the CloudWatch Logs subscription that feeds the log-ingest function. */

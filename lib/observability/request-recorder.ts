@@ -5,7 +5,7 @@ import type { TraceContext } from './trace';
 import type { TokenUsage } from '../core/usage';
 import type { HookResult, HookResults } from '../guardrails/run-hooks';
 import { costOf, priceOf, roundUsd } from '../pricing/prices';
-import { emitRequestLog, type RequestLogRecord } from './request-log';
+import { emitRequestLog, type LoggedAttempt, type RequestLogRecord } from './request-log';
 
 /** How the exchange ended, known once the answer's body is complete. */
 export interface RecordedEnd {
@@ -273,6 +273,18 @@ export class RequestRecorder {
       created_at: new Date().toISOString(),
       jwt_sub: this.auth?.token?.subject,
       jwt_claims: this.auth?.token?.logClaims,
+      attempts: this.attempts.length > 0 ? this.attempts.map(loggedAttempt) : undefined,
     };
   }
+}
+
+/** An attempt as the record keeps it: when it started, and for how long, rather than two clock readings. */
+function loggedAttempt(attempt: AttemptTiming): LoggedAttempt {
+  return {
+    provider: attempt.provider,
+    model: attempt.model,
+    status: attempt.status,
+    started_at: new Date(attempt.startedAt).toISOString(),
+    latency_ms: Math.round((attempt.endedAt - attempt.startedAt) * 1000) / 1000,
+  };
 }

@@ -3,7 +3,7 @@
  * (`.build/functions/<name>/meta.json`): index.mjs and the chunks it imports, statically or with
  * `import()`.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadServerlessConfig } from '../../lib/local/template/serverless-config';
@@ -149,5 +149,16 @@ describe('function bundles', () => {
         ).toBe(true);
       }
     }
+  });
+
+  it('zip the console’s page, script and stylesheet beside the console function’s code, where the local runtime finds them too', () => {
+    // A zip's central directory keeps each entry's name as it is.
+    const zip = readFileSync(path.join(PROJECT_ROOT, '.build', 'artifacts', 'console.zip')).toString('latin1');
+    for (const file of ['index.mjs', 'console/index.html', 'console/console.js', 'console/console.css']) {
+      expect(zip, file).toContain(file);
+      expect(existsSync(path.join(PROJECT_ROOT, '.build', 'functions', 'console', file)), file).toBe(true);
+    }
+    // The page's code is the browser's own bundle, never the function's.
+    expect(bundleInputs.get('console')!.filter((input) => input.startsWith('console/'))).toEqual([]);
   });
 });

@@ -27,6 +27,8 @@ import {
 
 const INFERENCE_FUNCTIONS = ['chatCompletions', 'completions', 'embeddings', 'promptCompletions', 'passthrough'];
 const CONTROL_FUNCTIONS = ['apiKeys', 'logs', 'providers', 'configs', 'prompts'];
+/** Functions of public routes that are not defined routes (`isPublic` on the handler): static files. */
+const PUBLIC_FUNCTIONS = ['console'];
 const REQUEST_LOG_FILTER = '{ $.type = "gateway.request" }';
 const IAM_TYPES = new Set(['AWS::IAM::Role', 'AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy']);
 
@@ -339,13 +341,14 @@ describe('serverless package --stage ci', () => {
   });
 
   it('lets every function behind a route authenticate: API keys by key, token issuers by query, on the control table', () => {
-    // A function that serves public routes only reads no key, so it gets no table at all.
+    // A function that serves public routes only reads no key, so it gets no table at all: the
+    // OpenAPI document (a defined route of role "public") and the console's static files.
     const publicRoutes = new Set(definedRoutes.filter((route) => route.role === 'public').map((route) => `${route.method} ${route.path}`));
     const routes = templateRoutes(template);
-    const publicOnly = httpFunctions.filter((name) =>
-      routes.every((route) => route.functionName !== name || publicRoutes.has(`${route.method} ${route.path}`)),
+    const publicOnly = httpFunctions.filter(
+      (name) => PUBLIC_FUNCTIONS.includes(name) || routes.every((route) => route.functionName !== name || publicRoutes.has(`${route.method} ${route.path}`)),
     );
-    expect(publicOnly).toEqual(['openapi']);
+    expect(publicOnly.sort()).toEqual(['console', 'openapi']);
     for (const name of publicOnly) expect(allowedActions(policyStatements(roleOf(name)[1]), 'dynamodb').size, name).toBe(0);
     for (const name of httpFunctions.filter((name) => !publicOnly.includes(name))) {
       const [, role] = roleOf(name);

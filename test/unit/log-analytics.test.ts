@@ -89,7 +89,7 @@ describe('groups queries', () => {
     expect(refusal(() => groupsQuery('team', {}, now))).toEqual({ status: 400, param: 'groupBy' });
     expect(refusal(() => groupsQuery('model', { trace_id: 'x' }, now))).toEqual({ status: 400, param: 'trace_id' });
     expect(refusal(() => groupsQuery('model', { 'metadata.team': 'red' }, now))).toEqual({ status: 400, param: 'metadata.team' });
-    expect(refusal(() => groupsQuery('model', { columns: 'cost,p50_latency' }, now))).toEqual({ status: 400, param: 'columns' });
+    expect(refusal(() => groupsQuery('model', { columns: 'cost,p90_latency' }, now))).toEqual({ status: 400, param: 'columns' });
     expect(refusal(() => groupsQuery('model', { interval: 'minute' }, now))).toEqual({ status: 400, param: 'interval' });
   });
 });
