@@ -1,3 +1,4 @@
+import { openAIOperation } from '../capabilities';
 import { azureAuthHeaders, bearerAuthHeaders, prepareOnAzure, promptFilterHook } from '../azure-openai';
 import { openAICompatibleAdapter } from '../openai-compatible/adapter';
 import type { PreparedCall, ProviderAdapter, ProviderCall, ProviderSettings, RawRequest } from '../types';
@@ -33,7 +34,7 @@ export const azureAIAdapter: ProviderAdapter = {
   async prepare(call: ProviderCall): Promise<PreparedCall> {
     const { settings } = call.target;
     return prepareOnAzure(inner, call, {
-      url: azureAIUrl(call.target.baseUrl, call.operation, settings),
+      url: azureAIUrl(call.target.baseUrl, openAIOperation(call), settings),
       // A Foundry resource routes by `model`: the deployment name, when the target names one.
       model: endpointKind(settings) === 'foundry' ? settings.cloudC_deployment_name : undefined,
       headers: azureAIHeaders(settings, call.requestHeaders),
