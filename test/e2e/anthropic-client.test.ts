@@ -188,6 +188,38 @@ describe('Anthropic clients on /v1/messages', () => {
     expect(refused.error.error.message).toContain('openai has none');
   });
 
+  it('caches a message under its own operation, and replays a hit as Anthropic events', async () => {
+    const config = { provider: 'openai', custom_host: `${upstream.url}/v1`, cache: { mode: 'simple', max_age: 600 } };
+    const cached = anthropicClient({ 'x-gateway-config': JSON.stringify(config) });
+    const body = { model: 'gpt-4o-mini', max_tokens: 32, messages: [{ role: 'user' as const, content: `Cache me ${run}` }] };
+    const first = await cached.messages.create(body).withResponse();
+    expect(first.response.headers.get('x-gateway-cache-status')).toBe('MISS');
+    const calls = chatRequests().length;
+    const second = await cached.messages.create(body).withResponse();
+    expect(second.response.headers.get('x-gateway-cache-status')).toBe('HIT');
+    expect(second.data.content).toEqual(first.data.content);
+    const replayed = await cached.messages.stream(body).finalMessage();
+    expect(replayed.content).toEqual([{ type: 'text', text: `echo: Cache me ${run}` }]);
+    expect(chatRequests().length).toBe(calls);
+  });
+
+  it('runs input guardrails on the last user text and refuses in Anthropic shape with the hook results', async () => {
+    const config = {
+      provider: 'openai',
+      custom_host: `${upstream.url}/v1`,
+      before_request_hooks: [{ id: 'short', deny: true, checks: [{ id: 'default.wordCount', parameters: { maxWords: 3 } }] }],
+    };
+    const guarded = anthropicClient({ 'x-gateway-config': JSON.stringify(config) });
+    const refused = await guarded.messages
+      .create({ model: 'gpt-4o-mini', max_tokens: 8, messages: [{ role: 'user', content: 'Please tell me everything about Paris' }] })
+      .catch((error) => error);
+    expect(refused).toBeInstanceOf(Anthropic.APIError);
+    expect(refused.status).toBe(446);
+    expect(refused.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' }, hook_results: { before_request_hooks: [{ id: 'short' }] } });
+    const passed = await guarded.messages.create({ model: 'gpt-4o-mini', max_tokens: 8, messages: [{ role: 'user', content: 'Hi there' }] });
+    expect(passed.content).toEqual([{ type: 'text', text: 'echo: Hi there' }]);
+  });
+
   it('answers errors in Anthropic shape: 401 without a gateway key, 400 for a bad body, a provider error', async () => {
     const keyless = anthropicClient({ 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${upstream.url}/v1` }, { gatewayKey: null });
     const unauthorized = await keyless.messages

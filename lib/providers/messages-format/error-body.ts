@@ -47,8 +47,13 @@ export function anthropicErrorType(status: number | undefined, type: string | un
   return typeByStatus[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
 }
 
+/**
+ * The error in Anthropic's shape. What the gateway's own body adds beside `error` (the results of
+ * the checks that refused a request) stays beside it.
+ */
 export function anthropicErrorBody(error: GatewayError): AnthropicErrorBody {
-  return { type: 'error', error: { type: anthropicErrorType(error.status, error.type), message: error.message } };
+  const { error: _gatewayShape, ...beside } = error.toBody();
+  return { ...beside, type: 'error', error: { type: anthropicErrorType(error.status, error.type), message: error.message } };
 }
 
 /** The `error` event that ends a stream which failed after it began. */

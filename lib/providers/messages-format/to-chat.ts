@@ -45,7 +45,7 @@ export function toChatRequest(request: MessagesRequest, options: ToChatOptions):
     if (request[field] !== undefined && request[field] !== null) throw onlyAtAnthropic(field, field, options.provider);
   }
   const messages: ChatMessage[] = [];
-  const system = systemMessage(request.system);
+  const system = systemMessage(request.system, options);
   if (system) messages.push(system);
   request.messages.forEach((message, index) => {
     messages.push(
@@ -73,16 +73,19 @@ function onlyAtAnthropic(what: string, param: string, provider: string) {
   );
 }
 
-function systemMessage(system: MessagesRequest['system']): ChatMessage | undefined {
+function systemMessage(system: MessagesRequest['system'], options: ToChatOptions): ChatMessage | undefined {
   if (system === undefined || system === null || system.length === 0) return undefined;
   if (typeof system === 'string') return { role: 'system', content: system };
-  return { role: 'system', content: system.map((block) => withCacheControl({ type: 'text' as const, text: block.text }, block)) };
+  return { role: 'system', content: system.map((block) => withCacheControl({ type: 'text' as const, text: block.text }, block, options)) };
 }
 
-/** A prompt-caching mark travels on the part, where the anthropic-family adapters read it. */
-function withCacheControl<Part extends object>(part: Part, block: object): Part {
+/**
+ * A prompt-caching mark travels on the part, where the anthropic-family adapters read it; other
+ * providers cache prompts on their own and would refuse a field they do not know.
+ */
+function withCacheControl<Part extends object>(part: Part, block: object, options: ToChatOptions): Part {
   const mark = (block as { cache_control?: unknown }).cache_control;
-  return mark === undefined ? part : { ...part, cache_control: mark };
+  return mark === undefined || !options.anthropicFields ? part : { ...part, cache_control: mark };
 }
 
 function userMessages(message: MessageParam, at: string, options: ToChatOptions): ChatMessage[] {
@@ -93,33 +96,43 @@ function userMessages(message: MessageParam, at: string, options: ToChatOptions)
   message.content.forEach((block, index) => {
     const where = `${at}.content.${index}`;
     if (block.type === 'tool_result') {
+      if (typeof block.tool_use_id !== 'string' || !block.tool_use_id) {
+        throw badRequest(`${where}.tool_use_id is required: the id of the tool_use block this result answers.`, `${where}.tool_use_id`, 'invalid_content');
+      }
       const { text, images } = toolResultContent(block.content, where);
       tools.push({ role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error ? `Error: ${text}` : text });
       toolImages.push(...images);
       return;
     }
-    parts.push(userPart(block, where, options.provider));
+    parts.push(userPart(block, where, options));
   });
   const after = [...toolImages, ...parts];
   return after.length > 0 ? [...tools, { role: 'user', content: after }] : tools;
 }
 
-function userPart(block: RequestBlock, where: string, provider: string): ContentPart {
+function userPart(block: RequestBlock, where: string, options: ToChatOptions): ContentPart {
   switch (block.type) {
     case 'text':
-      return withCacheControl({ type: 'text', text: block.text }, block);
+      return withCacheControl({ type: 'text', text: block.text }, block, options);
     case 'image':
-      return withCacheControl(imagePart(block.source, where), block);
+      return withCacheControl(imagePart(block.source, where), block, options);
     case 'document': {
-      const source = block.source;
-      if (source.type === 'base64') {
-        const file: { file_data: string; filename?: string } = { file_data: `data:${source.media_type};base64,${source.data}` };
-        if (block.title) file.filename = block.title;
-        return withCacheControl({ type: 'file', file }, block);
+      const source = block.source as unknown;
+      if (!isPlainObject(source) || typeof source.type !== 'string') {
+        throw badRequest(
+          `${where}.source must be a document source such as {"type":"base64","media_type":"application/pdf","data"}.`,
+          `${where}.source`,
+          'invalid_content',
+        );
       }
-      if (source.type === 'text') return withCacheControl({ type: 'text', text: source.data }, block);
+      if (source.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') {
+        const file: { file_data: string; filename?: string } = { file_data: `data:${source.media_type};base64,${source.data}` };
+        if (typeof block.title === 'string' && block.title) file.filename = block.title;
+        return withCacheControl({ type: 'file', file }, block, options);
+      }
+      if (source.type === 'text' && typeof source.data === 'string') return withCacheControl({ type: 'text', text: source.data }, block, options);
       throw badRequest(
-        `${where}.source: a ${source.type} document is read by Anthropic itself; ${provider} takes documents as base64 data or text.`,
+        `${where}.source: a ${source.type} document is read by Anthropic itself; ${options.provider} takes documents as base64 data or text.`,
         `${where}.source`,
         'unsupported_content',
       );
@@ -129,7 +142,7 @@ function userPart(block: RequestBlock, where: string, provider: string): Content
     case 'tool_use':
       throw badRequest(`${where}: a ${block.type} block belongs to an assistant message.`, where, 'invalid_content');
     default:
-      throw onlyAtAnthropic(`${where}: a ${(block as { type: string }).type} block`, where, provider);
+      throw onlyAtAnthropic(`${where}: a ${(block as { type: string }).type} block`, where, options.provider);
   }
 }
 

@@ -35,12 +35,14 @@ describe('a Messages request as a chat request', () => {
       stop: ['END'],
       user: 'user-1',
       messages: [
-        { role: 'system', content: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }] },
+        { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },
         { role: 'user', content: 'Hello' },
       ],
     });
-    // top_k reaches only the adapters that read Anthropic's own fields.
-    expect(toChatRequest(request({ top_k: 5 }), claudeElsewhere).top_k).toBe(5);
+    // top_k and prompt-caching marks reach only the adapters that read Anthropic's own fields.
+    const claude = toChatRequest(request({ top_k: 5, system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }] }), claudeElsewhere);
+    expect(claude.top_k).toBe(5);
+    expect(claude.messages[0]).toEqual({ role: 'system', content: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }] });
   });
 
   it('turns images and documents into content parts', () => {
@@ -175,6 +177,12 @@ describe('a Messages request as a chat request', () => {
       toChatRequest(request({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_1' } }] }] }), translated),
     );
     expect(fileDocument).toMatchObject({ status: 400, param: 'messages.0.content.0.source' });
+    const noSource = thrownGatewayError(() => toChatRequest(request({ messages: [{ role: 'user', content: [{ type: 'document' } as never] }] }), translated));
+    expect(noSource).toMatchObject({ status: 400, param: 'messages.0.content.0.source' });
+    const noToolId = thrownGatewayError(() =>
+      toChatRequest(request({ messages: [{ role: 'user', content: [{ type: 'tool_result', content: 'x' } as never] }] }), translated),
+    );
+    expect(noToolId).toMatchObject({ status: 400, param: 'messages.0.content.0.tool_use_id' });
   });
 });
 
