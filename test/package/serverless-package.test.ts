@@ -24,7 +24,7 @@ import {
   type CfnTemplate,
 } from './packaged-template';
 
-const INFERENCE_FUNCTIONS = ['chatCompletions', 'completions', 'embeddings', 'promptCompletions', 'passthrough'];
+const INFERENCE_FUNCTIONS = ['chatCompletions', 'completions', 'embeddings', 'promptCompletions', 'passthrough', 'messages'];
 const CONTROL_FUNCTIONS = ['apiKeys', 'logs', 'providers', 'configs', 'prompts'];
 const REQUEST_LOG_FILTER = '{ $.type = "gateway.request" }';
 const IAM_TYPES = new Set(['AWS::IAM::Role', 'AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy']);
