@@ -8,7 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fakes/anthropic';
-import { env, readTrace, waitForLogs } from '../support/gateway-client';
+import { env, gatewayFetch, readTrace, waitForLogs } from '../support/gateway-client';
 import { connectToGatewayStore } from '../support/gateway-store';
 
 const store = connectToGatewayStore();
@@ -232,6 +232,20 @@ describe('Anthropic clients on /v1/messages', () => {
     const bad = await overChat.messages.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } as never).catch((error) => error);
     expect(bad).toBeInstanceOf(Anthropic.BadRequestError);
     expect(bad.error).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('max_tokens') } });
+
+    for (const body of [
+      'not json',
+      '[]',
+      JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'document' }] }] }),
+    ]) {
+      const response = await gatewayFetch('/messages', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${upstream.url}/v1` },
+        body,
+      });
+      expect(response.status, body).toBe(400);
+      expect(await response.json(), body).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: expect.any(String) } });
+    }
 
     const limited = await native.messages.create({ model: 'error-429', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }).catch((error) => error);
     expect(limited).toBeInstanceOf(Anthropic.RateLimitError);
