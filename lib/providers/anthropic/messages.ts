@@ -46,8 +46,9 @@ export function nativeMessagesCall(call: ProviderCall, url: URL, providerHeaders
 
 /**
  * Relays Anthropic's events byte for byte. `message_start` and `message_delta` are parsed for the
- * usage (reported once, at the end: the output count grows until then); `message_stop` or an
- * `error` event ends the answer. Bytes that end before either get an `error` event of their own.
+ * usage, reported as it grows (each report replaces the last), so a stream the client leaves early
+ * is still counted for what it used; `message_stop` or an `error` event ends the answer. Bytes that
+ * end before either get an `error` event of their own.
  */
 export function relayMessagesStream(provider: string, onUsage: (usage: TokenUsage) => void): Transform {
   const splitter = new SseEventSplitter();
@@ -66,7 +67,9 @@ export function relayMessagesStream(provider: string, onUsage: (usage: TokenUsag
       }
       if (!isPlainObject(parsed)) continue;
       const reported = name === 'message_start' && isPlainObject(parsed.message) ? parsed.message.usage : parsed.usage;
-      if (isPlainObject(reported)) usage = mergeUsage(usage ?? {}, reported as MessagesUsage);
+      if (!isPlainObject(reported)) continue;
+      usage = mergeUsage(usage ?? {}, reported as MessagesUsage);
+      onUsage(mapUsage(usage));
     }
   };
   return new Transform({
@@ -76,7 +79,6 @@ export function relayMessagesStream(provider: string, onUsage: (usage: TokenUsag
     },
     flush(callback) {
       inspect(splitter.end());
-      if (usage) onUsage(mapUsage(usage));
       if (!ended) {
         const error = {
           type: 'error',

@@ -65,11 +65,14 @@ describe("Anthropic's own stream relayed", () => {
     return { out, usages };
   };
 
-  it('passes the bytes unchanged and reports the usage once, at the end', async () => {
+  it('passes the bytes unchanged and reports the usage as it grows', async () => {
     const sse = replayMessageAsSseText(message);
     const { out, usages } = await relay(sse);
     expect(out).toBe(sse);
-    expect(usages).toEqual([{ prompt_tokens: 25, completion_tokens: 30, total_tokens: 55, prompt_tokens_details: { cached_tokens: 5 } }]);
+    expect(usages).toEqual([
+      { prompt_tokens: 25, completion_tokens: 0, total_tokens: 25, prompt_tokens_details: { cached_tokens: 5 } },
+      { prompt_tokens: 25, completion_tokens: 30, total_tokens: 55, prompt_tokens_details: { cached_tokens: 5 } },
+    ]);
   });
 
   it('adds an error event to a stream that ended before message_stop', async () => {
