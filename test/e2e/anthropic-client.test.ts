@@ -220,6 +220,32 @@ describe('Anthropic clients on /v1/messages', () => {
     expect(passed.content).toEqual([{ type: 'text', text: 'echo: Hi there' }]);
   });
 
+  it('judges answers with output guardrails: a held stream passes as Anthropic events, a failed one is refused in Anthropic shape', async () => {
+    const judgedBy = (words: string[], deny: boolean) =>
+      anthropicClient({
+        'x-gateway-config': JSON.stringify({
+          provider: 'openai',
+          custom_host: `${upstream.url}/v1`,
+          after_request_hooks: [{ id: 'words', deny, checks: [{ id: 'default.contains', parameters: { words, operator: 'none' } }] }],
+        }),
+      });
+    const body = { model: 'gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user' as const, content: 'Judge me' }] };
+
+    const held = await judgedBy(['forbidden'], true).messages.stream(body).finalMessage();
+    expect(held.content).toEqual([{ type: 'text', text: 'echo: Judge me' }]);
+
+    const refused = await judgedBy(['echo'], true)
+      .messages.stream(body)
+      .finalMessage()
+      .catch((error) => error);
+    expect(refused.status).toBe(446);
+    expect(refused.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' }, hook_results: { after_request_hooks: [{ id: 'words' }] } });
+
+    const flagged = await judgedBy(['echo'], false).messages.create(body).withResponse();
+    expect(flagged.response.status).toBe(246);
+    expect(flagged.data.content).toEqual([{ type: 'text', text: 'echo: Judge me' }]);
+  });
+
   it('answers errors in Anthropic shape: 401 without a gateway key, 400 for a bad body, a provider error', async () => {
     const keyless = anthropicClient({ 'x-gateway-provider': 'openai', 'x-gateway-custom-host': `${upstream.url}/v1` }, { gatewayKey: null });
     const unauthorized = await keyless.messages
