@@ -60,9 +60,11 @@ export class MessageAssembler extends BoundedEventReader {
     const index = typeof event.index === 'number' ? event.index : -1;
     switch (event.type) {
       case 'content_block_start': {
-        if (!isPlainObject(event.content_block)) return this.fail();
+        const content = message.content as Json[];
+        // Blocks are numbered in order from 0; any other number is no message to keep.
+        if (!isPlainObject(event.content_block) || index !== content.length) return this.fail();
         const block = { ...event.content_block };
-        (message.content as Json[])[index] = block;
+        content.push(block);
         this.blocks.set(index, { block });
         return;
       }
