@@ -155,6 +155,24 @@ describe('Anthropic clients on /v1/messages', () => {
     expect(anthropic.requests.at(-1)!.headers['x-api-key']).toBe('sk-ant-config');
   });
 
+  it('falls back from Anthropic (native) to OpenAI (translated) within one request', async () => {
+    const config = {
+      strategy: { mode: 'fallback', on_status_codes: [529] },
+      targets: [
+        { provider: 'anthropic', api_key: 'sk-ant-config', custom_host: anthropic.url, override_params: { model: 'error-529' } },
+        { provider: 'openai', custom_host: `${upstream.url}/v1`, override_params: { model: 'gpt-4o-mini' } },
+      ],
+    };
+    const client = anthropicClient({ 'x-gateway-config': JSON.stringify(config) });
+    const tried = anthropic.requests.length;
+    const { data, response } = await client.messages
+      .create({ model: 'claude-sonnet-4-6', max_tokens: 16, messages: [{ role: 'user', content: 'Fall back' }] })
+      .withResponse();
+    expect(anthropic.requests.length).toBe(tried + 1);
+    expect(response.headers.get('x-gateway-last-used-option-index')).toBe('config.targets[1]');
+    expect(data).toMatchObject({ type: 'message', model: 'gpt-4o-mini', content: [{ type: 'text', text: 'echo: Fall back' }] });
+  });
+
   it('streams natively and uses a tool over two turns at Anthropic', async () => {
     const question = { role: 'user' as const, content: 'What is the weather in Paris?' };
     const stream = native.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 64, tools: [weatherTool], messages: [question] });
