@@ -84,7 +84,7 @@ describe('Anthropic clients on /v1/messages', () => {
     expect(await readTrace(traceId, store.otherWorkspaceKey)).toEqual([]);
   });
 
-  it('streams a message over chat with the SDK helper: Anthropic events, and finalMessage()', async () => {
+  it('streams a message over chat with messages.stream(): Anthropic events, and finalMessage()', async () => {
     const stream = overChat.messages.stream({ model: 'gpt-4o-mini', max_tokens: 64, messages: [{ role: 'user', content: 'Stream this' }] });
     const types: string[] = [];
     stream.on('streamEvent', (event) => types.push(event.type));
