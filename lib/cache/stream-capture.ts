@@ -2,13 +2,14 @@ import { finished, Transform, type Readable } from 'node:stream';
 import { isPlainObject } from '../core/plain-object';
 import { eventData } from '../wire/sse';
 import { BoundedEventReader } from './bounded-event-reader';
+import { MessageAssembler } from './messages-capture';
 import { FinalResponseReader } from './responses-capture';
 import type { StreamedOperation } from './sse-replay';
 
 type Json = Record<string, unknown>;
 
-/** The operations whose answers stream: chat and completions as chunks, Responses as its events. */
-export type CapturedOperation = StreamedOperation | 'responses';
+/** The operations whose answers stream: chat and completions as chunks, Responses and Messages as their events. */
+export type CapturedOperation = StreamedOperation | 'responses' | 'messages';
 
 export interface CaptureOptions {
   /**
@@ -24,7 +25,8 @@ export interface StreamCapture {
   /**
    * The answer as the non-streamed request would have returned it, once the stream ended cleanly
    * (`[DONE]`, a finish reason for every choice, no error event, no broken upstream; for Responses,
-   * the response of a `response.completed` or `response.incomplete` event); otherwise undefined.
+   * the response of a `response.completed` or `response.incomplete` event; for Messages, the message
+   * its events build up to `message_stop`); otherwise undefined.
    * Never rejects.
    */
   answer: Promise<Json | undefined>;
@@ -40,7 +42,7 @@ const defaultLimit = 8 * 1024 * 1024;
  */
 export function captureStream(operation: CapturedOperation, upstream: Readable, options: CaptureOptions = {}): StreamCapture {
   const limit = options.limit ?? defaultLimit;
-  const assembler = operation === 'responses' ? new FinalResponseReader(limit) : new AnswerAssembler(operation, limit);
+  const assembler = readerOf(operation, limit);
   // Settled by whichever comes first: the end of the upstream, or a failure on either side.
   let settle!: (answer: Json | undefined) => void;
   const answer = new Promise<Json | undefined>((resolve) => (settle = resolve));
@@ -66,6 +68,12 @@ export function captureStream(operation: CapturedOperation, upstream: Readable, 
   });
   upstream.pipe(stream);
   return { stream, answer };
+}
+
+function readerOf(operation: CapturedOperation, limit: number): { push(chunk: Buffer): void; end(): Json | undefined } {
+  if (operation === 'responses') return new FinalResponseReader(limit);
+  if (operation === 'messages') return new MessageAssembler(limit);
+  return new AnswerAssembler(operation, limit);
 }
 
 /** Keys whose strings name something (replaced by a later delta) rather than text (appended to). */

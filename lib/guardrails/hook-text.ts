@@ -1,16 +1,19 @@
 import { contentText, lastUserMessageIndex, withContentText } from '../providers/openai-format/message-text';
 import type { JsonObject, Operation } from '../providers/types';
+import { messagesAnswerText, messagesRequestText, withMessagesAnswerText, withMessagesRequestText } from './messages-text';
 import { responsesAnswerText, responsesRequestText, withResponsesAnswerText, withResponsesRequestText } from './responses-text';
 
 /**
  * The text checks read, and where a mutator's text goes back: on the request side the last user
  * message (chat), the prompt (completions), the input (embeddings) or the last user message of the
- * input (responses); on the answer side the first choice's content (chat) or text (completions), or
- * the text of the answer's messages (responses, see responses-text.ts).
+ * input (responses) or of the messages (messages); on the answer side the first choice's content
+ * (chat) or text (completions), the text of the answer's messages (responses, see responses-text.ts)
+ * or of the message's text blocks (messages, see messages-text.ts).
  */
 
 export function requestText(operation: Operation, body: JsonObject): string {
   if (operation === 'responses') return responsesRequestText(body);
+  if (operation === 'messages') return messagesRequestText(body);
   if (operation === 'chat') {
     const last = lastUserMessageIndex(body.messages);
     return last < 0 ? '' : (contentText((body.messages as JsonObject[])[last]!.content, { textOnly: false }) ?? '');
@@ -25,6 +28,7 @@ export function requestText(operation: Operation, body: JsonObject): string {
  */
 export function withRequestText(operation: Operation, body: JsonObject, text: string): JsonObject | undefined {
   if (operation === 'responses') return withResponsesRequestText(body, text);
+  if (operation === 'messages') return withMessagesRequestText(body, text);
   if (operation === 'chat') {
     const last = lastUserMessageIndex(body.messages);
     if (last < 0) return undefined;
@@ -38,6 +42,7 @@ export function withRequestText(operation: Operation, body: JsonObject, text: st
 
 export function answerText(operation: Operation, answer: JsonObject): string {
   if (operation === 'responses') return responsesAnswerText(answer);
+  if (operation === 'messages') return messagesAnswerText(answer);
   const first = firstChoice(answer);
   if (!first) return '';
   if (operation === 'completions') return typeof first.text === 'string' ? first.text : '';
@@ -46,6 +51,7 @@ export function answerText(operation: Operation, answer: JsonObject): string {
 
 export function withAnswerText(operation: Operation, answer: JsonObject, text: string): JsonObject | undefined {
   if (operation === 'responses') return withResponsesAnswerText(answer, text);
+  if (operation === 'messages') return withMessagesAnswerText(answer, text);
   const first = firstChoice(answer);
   if (!first) return undefined;
   const choices = (answer.choices as JsonObject[]).slice();

@@ -26,6 +26,8 @@ export type RouteHandler = ((context: RouteContext) => Promise<GatewayResponse>)
   readonly tooLarge?: (bytes: number, request: GatewayRequest) => GatewayError;
   /** Whether the request is for a route anyone may call: it is answered without reading a key. */
   readonly isPublic?: (request: GatewayRequest) => boolean;
+  /** The error body in the shape of the API a route speaks, for a route whose clients expect another than the gateway's. */
+  readonly errorBody?: (error: GatewayError) => unknown;
 };
 
 /** Decoded request bodies above this size are refused (API Gateway's and Lambda's limits sit above it). */
@@ -64,7 +66,7 @@ export async function runRoute(sent: GatewayRequest, route: RouteHandler, waitUn
     const gatewayError = toGatewayError(error);
     if (gatewayError.status >= 500 && gatewayError.code === 'internal_error') console.error('Unhandled error', error);
     recorder.failed(gatewayError);
-    response = jsonResponse(gatewayError.status, gatewayError.toBody(), gatewayError.headers);
+    response = jsonResponse(gatewayError.status, route.errorBody?.(gatewayError) ?? gatewayError.toBody(), gatewayError.headers);
   }
   const traceId = trace?.traceId ?? request.headers['x-gateway-trace-id']?.slice(0, 256) ?? recorder.id;
   response.headers['x-gateway-trace-id'] = traceId;

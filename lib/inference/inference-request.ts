@@ -84,6 +84,7 @@ const operationPaths: Record<Operation, string> = {
   completions: '/v1/completions',
   embeddings: '/v1/embeddings',
   responses: '/v1/responses',
+  messages: '/v1/messages',
 };
 
 /** What a caller must say of a request; the rest has the defaults of a request that named nothing. */

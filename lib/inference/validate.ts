@@ -1,5 +1,6 @@
 import { badRequest } from '../core/errors';
 import { isPlainObject } from '../core/plain-object';
+import { checkMessagesRequest } from '../providers/messages-format/request';
 import { checkResponsesRequest } from '../providers/responses-format/request';
 import type { Operation } from '../providers/types';
 
@@ -36,6 +37,8 @@ export function validateInferenceBody(operation: Operation, body: Record<string,
     checkChatFields(body);
   } else if (operation === 'responses') {
     checkResponsesRequest(body);
+  } else if (operation === 'messages') {
+    checkMessagesRequest(body);
   } else if (operation === 'completions') {
     if (body.prompt === undefined || body.prompt === null) throw badRequest('prompt is required.', 'prompt', 'missing_required_parameter');
   } else if (body.input === undefined || body.input === null) {

@@ -2,8 +2,8 @@ import type { Transform } from 'node:stream';
 import type { GatewayError } from '../core/errors';
 import type { TokenUsage } from '../core/usage';
 
-/** The three unified inference operations. */
-export type Operation = 'chat' | 'completions' | 'embeddings' | 'responses';
+/** The unified inference operations. */
+export type Operation = 'chat' | 'completions' | 'embeddings' | 'responses' | 'messages';
 
 /** A request body on its way to the provider (a parsed JSON object the adapter may adjust). */
 export type JsonObject = Record<string, unknown>;

@@ -25,7 +25,7 @@ import {
   type CfnTemplate,
 } from './packaged-template';
 
-const INFERENCE_FUNCTIONS = ['chatCompletions', 'completions', 'embeddings', 'promptCompletions', 'passthrough'];
+const INFERENCE_FUNCTIONS = ['chatCompletions', 'completions', 'embeddings', 'promptCompletions', 'passthrough', 'messages'];
 const CONTROL_FUNCTIONS = ['apiKeys', 'logs', 'providers', 'configs', 'prompts'];
 /** Functions of public routes that are not defined routes (`isPublic` on the handler): static files. */
 const PUBLIC_FUNCTIONS = ['console'];

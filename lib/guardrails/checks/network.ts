@@ -21,6 +21,7 @@ const requestTypeNames: Record<CheckOperation, string> = {
   completions: 'complete',
   embeddings: 'embed',
   responses: 'createModelResponse',
+  messages: 'messages',
 };
 
 /** What a webhook or log endpoint receives: the shape configs written for the peer gateway expect. */

@@ -174,6 +174,8 @@ function requestTypes(input: CheckInput): string[] {
     // The peer names a create the same whether it streams or not.
     case 'responses':
       return ['responses', 'createModelResponse'];
+    case 'messages':
+      return ['messages', stream ? 'stream-messages' : 'messages'];
   }
 }
 

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { toGatewayError } from '../../core/errors';
+import { toGatewayError, type GatewayError } from '../../core/errors';
 import { sseData, sseDone } from '../../wire/sse';
 import type { GatewayResponse } from '../types';
 import { isReadable } from '../../core/readable';
@@ -17,13 +17,14 @@ export function streamCommitDelayMs(): number {
  * Holds a streamed request's status until routing has a first chunk, so a provider that fails
  * before it can still be retried or fallen back from. If that takes longer than `delayMs`, commits
  * 200 and keeps the connection alive with SSE comments while routing goes on; then relays the
- * stream, or ends with an error event and `[DONE]` when every target failed. Resolves undefined
- * when routing finished in time (the caller answers normally).
+ * stream, or ends with `errorEvent` (by default an error event and `[DONE]`) when every target
+ * failed. Resolves undefined when routing finished in time (the caller answers normally).
  */
 export async function commitStreamWhileRouting(
   routing: Promise<InferenceResult>,
   context: InferenceContext,
   delayMs: number,
+  errorEvent: (error: GatewayError) => string = chatErrorEvent,
 ): Promise<GatewayResponse | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const waited = new Promise<'commit'>((resolve) => (timer = setTimeout(() => resolve('commit'), delayMs)));
@@ -54,14 +55,14 @@ export async function commitStreamWhileRouting(
         body.end(outcome.body);
       } else {
         recorder.failed(outcome.error);
-        body.end(sseData(JSON.stringify(outcome.error.toBody())) + sseDone);
+        body.end(errorEvent(outcome.error));
       }
     },
     (error) => {
       clearInterval(heartbeat);
       const gatewayError = toGatewayError(error);
       recorder.failed(gatewayError);
-      body.end(sseData(JSON.stringify(gatewayError.toBody())) + sseDone);
+      body.end(errorEvent(gatewayError));
     },
   );
   return {
@@ -69,4 +70,9 @@ export async function commitStreamWhileRouting(
     headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...cacheStatusHeader(context.cacheStatus) },
     body,
   };
+}
+
+/** How a chat or completions stream ends in failure: an error event, then `[DONE]`. */
+function chatErrorEvent(error: GatewayError): string {
+  return sseData(JSON.stringify(error.toBody())) + sseDone;
 }

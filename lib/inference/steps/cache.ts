@@ -5,8 +5,10 @@ import { embedForCache } from '../cache-embedding';
 import { defaultMaxAgeSeconds, type AnswerToKeep, type CacheSlot } from '../../cache/response-cache';
 import type { AnswerCache } from '../../cache/semantic-cache';
 import { isFinishedResponse } from '../../cache/responses-capture';
-import { replayResponseAsSse, replayResponseAsSseText } from '../../cache/responses-replay';
-import { replayAsSse, replayAsSseText } from '../../cache/sse-replay';
+import { replayMessageAsSse } from '../../cache/messages-replay';
+import { replayText } from '../../cache/replay-text';
+import { replayResponseAsSse } from '../../cache/responses-replay';
+import { replayAsSse } from '../../cache/sse-replay';
 import { captureStream, type CapturedOperation } from '../../cache/stream-capture';
 import { isReadable } from '../../core/readable';
 import type { TokenUsage } from '../../core/usage';
@@ -128,8 +130,11 @@ function answerFromCache(request: UnifiedRequest, stored: Buffer, provider: stri
   const headers = { 'x-gateway-provider': provider };
   if (!request.stream || request.operation === 'embeddings')
     return { ok: true, status: 200, headers: { ...headers, 'content-type': 'application/json' }, body: stored };
-  // A Responses stream has no usage chunk to ask for: its last event carries the whole response.
-  const includeUsage = request.operation !== 'responses' && (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+  // Responses and Messages streams have no usage chunk to ask for: their events carry the usage.
+  const includeUsage =
+    request.operation !== 'responses' &&
+    request.operation !== 'messages' &&
+    (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
   return {
     ok: true,
     status: 200,
@@ -148,13 +153,14 @@ const maxKeptReplayBytes = 64 * 1024;
 
 function replayOf(stored: Buffer, operation: CapturedOperation, includeUsage: boolean): Buffer | Readable {
   const answer = () => JSON.parse(stored.toString('utf8'));
-  if (stored.length > maxKeptReplayBytes) return operation === 'responses' ? replayResponseAsSse(answer()) : replayAsSse(answer(), operation, { includeUsage });
+  if (stored.length > maxKeptReplayBytes) {
+    if (operation === 'responses') return replayResponseAsSse(answer());
+    return operation === 'messages' ? replayMessageAsSse(answer()) : replayAsSse(answer(), operation, { includeUsage });
+  }
   let kept = replays.get(stored);
   if (!kept) replays.set(stored, (kept = {}));
   const variant = includeUsage ? 'withUsage' : 'plain';
-  return (kept[variant] ??= Buffer.from(
-    operation === 'responses' ? replayResponseAsSseText(answer()) : replayAsSseText(answer(), operation, { includeUsage }),
-  ));
+  return (kept[variant] ??= Buffer.from(replayText(answer(), operation, includeUsage)));
 }
 
 /**
@@ -179,9 +185,9 @@ function keepAnswer(inference: InferenceContext, outcome: Extract<AttemptOutcome
   if (request.operation === 'embeddings') return;
   const captured = captureStream(request.operation, outcome.body);
   outcome.body = captured.stream;
-  if (request.operation === 'responses') {
-    // The response of the last event, as it is: its usage is in the Responses form already, and
-    // the gateway's own count goes with it for the log of a later hit.
+  if (request.operation === 'responses' || request.operation === 'messages') {
+    // The response (or message) the events carried, as it is: its usage is in its own API's form
+    // already, and the gateway's own count goes with it for the log of a later hit.
     inference.waitUntil(captured.answer.then((answer) => answer && store({ body: Buffer.from(JSON.stringify(answer)), usage: inference.usage })));
     return;
   }

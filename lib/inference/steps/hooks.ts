@@ -1,6 +1,5 @@
-import { replayResponseAsSseText } from '../../cache/responses-replay';
-import { replayAsSseText } from '../../cache/sse-replay';
-import { captureStream } from '../../cache/stream-capture';
+import { replayText } from '../../cache/replay-text';
+import { captureStream, type CapturedOperation } from '../../cache/stream-capture';
 import { withRawJsonField } from '../../core/json-splice';
 import { isReadable } from '../../core/readable';
 import { runConfiguredCheck } from '../../guardrails/check-runner';
@@ -113,9 +112,8 @@ export const targetHooksStep: TargetStep = {
 
 /** An answer a mutator rewrote, as the stream the client asked for. */
 function replayOfTransformed(request: UnifiedRequest, answer: JsonObject): string {
-  if (request.operation === 'responses') return replayResponseAsSseText(answer);
   const includeUsage = (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-  return replayAsSseText(answer, request.operation as 'chat' | 'completions', { includeUsage });
+  return replayText(answer, request.operation as CapturedOperation, includeUsage);
 }
 
 /** The attempt's outcome as its output hooks judged it: withheld (446), flagged (246) or passed, with the body they left. */

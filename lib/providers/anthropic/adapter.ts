@@ -4,19 +4,22 @@ import type { PreparedCall, ProviderAdapter, ProviderCall, ResolvedTarget } from
 import { readAnthropicError } from './errors';
 import { toMessagesRequest } from './request';
 import { readMessageResponse } from './response';
+import { nativeMessagesCall } from './messages';
 import { anthropicStreamTransform } from './stream';
 
 /** The API version sent when the client does not choose one with its own `anthropic-version` header. */
 export const defaultAnthropicVersion = '2023-06-01';
 
 /**
- * Anthropic's Messages API behind the OpenAI chat format. Text completions and embeddings have no
- * Anthropic counterpart and are a 400.
+ * Anthropic's Messages API behind the OpenAI chat format, and as itself for the gateway's own
+ * `/v1/messages`. Text completions and embeddings have no Anthropic counterpart and are a 400.
  * @see https://docs.anthropic.com/en/api/messages
  */
 export const anthropicAdapter: ProviderAdapter = {
   prepare(call: ProviderCall): PreparedCall {
     assertOperationSupported(call);
+    if (call.operation === 'messages')
+      return nativeMessagesCall(call, new URL(`${call.target.baseUrl}/messages`), anthropicHeaders(call.requestHeaders, call.target));
     const provider = call.target.provider.name;
     const request = call.body as ChatRequest;
     const { body, mapping } = toMessagesRequest(request, { provider, strictApiCompliance: call.strictApiCompliance, stream: call.stream });

@@ -1,3 +1,4 @@
+import { openAIOperation } from '../capabilities';
 // The modules themselves, not the provider's index: that holds the definition, which loads this adapter.
 import { prepareOnAzure } from '../azure-openai/adapter';
 import { azureAuthHeaders, bearerAuthHeaders } from '../azure-openai/auth';
@@ -36,7 +37,7 @@ export const azureAIAdapter: ProviderAdapter = {
   async prepare(call: ProviderCall): Promise<PreparedCall> {
     const { settings } = call.target;
     return prepareOnAzure(inner, call, {
-      url: azureAIUrl(call.target.baseUrl, call.operation, settings),
+      url: azureAIUrl(call.target.baseUrl, openAIOperation(call), settings),
       // A Foundry resource routes by `model`: the deployment name, when the target names one.
       model: endpointKind(settings) === 'foundry' ? settings.cloudC_deployment_name : undefined,
       headers: azureAIHeaders(settings, call.requestHeaders),

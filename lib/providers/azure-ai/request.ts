@@ -1,6 +1,7 @@
 import { badRequest } from '../../core/errors';
 import { hostLabel } from '../azure-openai/request';
-import type { Operation, ProviderSettings } from '../types';
+import type { OpenAIOperation } from '../capabilities';
+import type { ProviderSettings } from '../types';
 
 /**
  * The Azure AI model inference API version sent when a target names none.
@@ -53,14 +54,14 @@ export function azureAIBaseUrl(settings: ProviderSettings): string {
   }
 }
 
-const operationPaths: Record<Operation, string> = {
+const operationPaths: Record<OpenAIOperation, string> = {
   chat: '/chat/completions',
   completions: '/completions',
   embeddings: '/embeddings',
   responses: '/responses',
 };
 
-export function azureAIUrl(baseUrl: string, operation: Operation, settings: ProviderSettings): URL {
+export function azureAIUrl(baseUrl: string, operation: OpenAIOperation, settings: ProviderSettings): URL {
   const url = new URL(baseUrl + operationPaths[operation]);
   url.searchParams.set('api-version', settings.cloudC_api_version ?? settings.api_version ?? defaultApiVersion);
   return url;

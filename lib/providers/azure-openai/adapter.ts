@@ -1,3 +1,4 @@
+import { openAIOperation } from '../capabilities';
 import { openAICompatibleAdapter } from '../openai-compatible/adapter';
 import type { OpenAICompatibleProvider } from '../openai-compatible/providers';
 import { providerError } from '../provider-error';
@@ -44,7 +45,7 @@ const withoutStreamOptions = row('always');
 export const azureOpenAIAdapter: ProviderAdapter = {
   async prepare(call: ProviderCall): Promise<PreparedCall> {
     const choice = chooseDeployment(call.target.settings, call.body.model);
-    const { url, model, streamOptions } = azureOpenAIRoute(call.target.baseUrl, call.operation, choice);
+    const { url, model, streamOptions } = azureOpenAIRoute(call.target.baseUrl, openAIOperation(call), choice);
     if (call.operation === 'responses') return responsesOnAzure(call, url, model);
     return prepareOnAzure(streamOptions ? withStreamOptions : withoutStreamOptions, call, { url, model, headers: azureAuthHeaders(call.target.settings) });
   },

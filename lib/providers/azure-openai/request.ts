@@ -1,5 +1,6 @@
 import { badRequest } from '../../core/errors';
-import type { Operation, ProviderSettings } from '../types';
+import type { OpenAIOperation } from '../capabilities';
+import type { ProviderSettings } from '../types';
 import { pathSegment } from '../path-segment';
 
 /**
@@ -84,7 +85,7 @@ export function azureResourceApiPath(settings: ProviderSettings, path: string): 
 /** The first dated api-version with the Responses API (2025-03-01-preview). */
 const firstResponsesVersion = '2025-03-01';
 
-const operationPaths: Record<Operation, string> = {
+const operationPaths: Record<OpenAIOperation, string> = {
   chat: '/chat/completions',
   completions: '/completions',
   embeddings: '/embeddings',
@@ -108,7 +109,7 @@ export interface AzureOpenAIRoute {
  * which has it without a version, rather than to a path that does not exist.
  * @see https://learn.microsoft.com/azure/ai-foundry/openai/how-to/responses
  */
-export function azureOpenAIRoute(baseUrl: string, operation: Operation, choice: AzureDeploymentChoice): AzureOpenAIRoute {
+export function azureOpenAIRoute(baseUrl: string, operation: OpenAIOperation, choice: AzureDeploymentChoice): AzureOpenAIRoute {
   if (v1Versions.has(choice.apiVersion) || (operation === 'responses' && choice.apiVersion.slice(0, 10) < firstResponsesVersion)) {
     const url = new URL(`${baseUrl}/v1${operationPaths[operation]}`);
     if (choice.apiVersion === 'preview') url.searchParams.set('api-version', 'preview');

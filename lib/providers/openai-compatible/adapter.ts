@@ -1,5 +1,5 @@
 import { GatewayError } from '../../core/errors';
-import { assertOperationSupported } from '../capabilities';
+import { assertOperationSupported, openAIOperation } from '../capabilities';
 import type { JsonObject, PreparedCall, ProviderAdapter, ProviderCall, ResolvedTarget } from '../types';
 import { providerError } from '../provider-error';
 import type { OpenAICompatibleProvider } from './providers';
@@ -12,7 +12,8 @@ const operationPaths = { chat: '/chat/completions', completions: '/completions',
 export function openAICompatibleAdapter(row: OpenAICompatibleProvider): ProviderAdapter {
   return {
     prepare(call: ProviderCall): PreparedCall | Promise<PreparedCall> {
-      if (call.operation === 'responses') {
+      const operation = openAIOperation(call);
+      if (operation === 'responses') {
         // Only a provider that declares the Responses API gets it as it is (see `responsesApi`).
         assertOperationSupported(call);
         const options = {
@@ -32,7 +33,7 @@ export function openAICompatibleAdapter(row: OpenAICompatibleProvider): Provider
         ...authHeaders(row, call.target),
       };
       return {
-        url: new URL(call.target.baseUrl + operationPaths[call.operation]),
+        url: new URL(call.target.baseUrl + operationPaths[operation]),
         headers,
         body: upstream.body === call.body && call.clientBytes ? call.clientBytes : JSON.stringify(upstream.body),
         readError: (status, body) => providerError(row.name, status, body),

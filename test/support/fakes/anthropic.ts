@@ -2,6 +2,7 @@
  * A fake Anthropic Messages API over real HTTP (node:http on loopback), plus helpers that drive the
  * anthropic adapter in-process.
  *
+ * `POST …/v1/messages/count_tokens` answers `{input_tokens}` (a quarter of the messages' JSON length).
  * `POST …/v1/messages` checks what the gateway sends the way Anthropic does, and answers a check that
  * fails with Anthropic's 400/401 error body, so a wrong mapping fails the calling test:
  *   headers: `x-api-key`, `anthropic-version`, JSON content type; no `authorization` or `x-gateway-*`;
@@ -204,6 +205,10 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     }
     requests.push({ path: req.url, headers: req.headers, json });
     if (!req.headers['x-api-key']) return send(res, 401, anthropicErrorBody(401, 'x-api-key header is required'));
+    if (req.url === '/v1/messages/count_tokens') {
+      if (!Array.isArray(json.messages) || typeof json.model !== 'string') return send(res, 400, anthropicErrorBody(400, 'model and messages are required'));
+      return send(res, 200, { input_tokens: Math.ceil(JSON.stringify(json.messages).length / 4) });
+    }
     const problems = checkMessagesRequest(req.headers, json);
     if (problems.length > 0) return send(res, 400, anthropicErrorBody(400, problems.join('; ')));
     const step = steps.shift();

@@ -8,6 +8,7 @@ const bodies: Record<Operation, Record<string, unknown>> = {
   completions: { model: 'm', prompt: 'hi' },
   embeddings: { model: 'm', input: 'hi' },
   responses: { model: 'm', input: 'hi' },
+  messages: { model: 'm', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
 };
 
 const callFor = (provider: ProviderDefinition, operation: Operation): ProviderCall => ({
