@@ -148,6 +148,46 @@ const promptRunBody: JsonSchema = {
   additionalProperties: true,
 };
 
+const messagesBody: JsonSchema = {
+  type: 'object',
+  required: ['model', 'max_tokens', 'messages'],
+  properties: {
+    model: { type: 'string' },
+    max_tokens: { type: 'integer' },
+    messages: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['role', 'content'],
+        properties: { role: { type: 'string', enum: ['user', 'assistant'] }, content: { type: ['string', 'array'] } },
+      },
+    },
+    system: { type: ['string', 'array'] },
+    stream: { type: 'boolean' },
+    stop_sequences: { type: 'array', items: { type: 'string' } },
+    temperature: { type: 'number' },
+    top_p: { type: 'number' },
+    top_k: { type: 'integer' },
+    tools: { type: 'array', items: { type: 'object' } },
+    tool_choice: { type: 'object' },
+    thinking: { type: 'object', description: '`{type: "enabled", budget_tokens}`.' },
+    metadata: { type: 'object' },
+  },
+  additionalProperties: true,
+};
+
+const countTokensBody: JsonSchema = {
+  type: 'object',
+  required: ['model', 'messages'],
+  properties: {
+    model: { type: 'string' },
+    messages: { type: 'array', items: { type: 'object' } },
+    system: { type: ['string', 'array'] },
+    tools: { type: 'array' },
+  },
+  additionalProperties: true,
+};
+
 const eventStream = { 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events, ending with `data: [DONE]`.' } } };
 
 /** `METHOD path` → operation, for the routes no defineRoute describes. */
@@ -168,6 +208,22 @@ export const inferenceOperations: Record<string, Operation> = {
     responseBody,
     true,
   ),
+  'POST /v1/messages': inference(
+    'createMessage',
+    'messages',
+    'Anthropic’s Messages API (answers and errors in its shapes), native at Anthropic and translated for other providers.',
+    messagesBody,
+    true,
+    'Anthropic’s',
+  ),
+  'POST /v1/messages/count_tokens': inference(
+    'countMessageTokens',
+    'messages',
+    'The input tokens of a Messages request, counted by Anthropic (a 404 for other providers).',
+    countTokensBody,
+    false,
+    'Anthropic’s',
+  ),
   'POST /v1/prompts/{promptId}/completions': {
     ...inference('runPrompt', 'prompts', 'Renders a saved prompt with `variables` and runs it as a chat completion.', promptRunBody, true),
     parameters: [
@@ -177,8 +233,8 @@ export const inferenceOperations: Record<string, Operation> = {
   },
 };
 
-function inference(operationId: string, tag: string, summary: string, body: JsonSchema, streams: boolean): Operation {
-  const answer = jsonAnswer('The provider’s answer in OpenAI’s format; `x-gateway-trace-id` names its log.');
+function inference(operationId: string, tag: string, summary: string, body: JsonSchema, streams: boolean, format = 'OpenAI’s'): Operation {
+  const answer = jsonAnswer(`The provider’s answer in ${format} format; \`x-gateway-trace-id\` names its log.`);
   return {
     operationId,
     tags: [tag],
