@@ -32,29 +32,26 @@ export interface QueuePollers {
 }
 
 /**
- * A receive waits this long for messages (SQS's longest): each empty receive costs the runtime's
- * process about a millisecond of SDK work, which the requests it serves meanwhile wait behind, so
- * the dozens of pollers wait as long as they may. A stop aborts the receives under way.
+ * A receive waits this long for messages. Each empty receive costs the runtime's process about a
+ * millisecond of SDK work that requests served meanwhile wait behind, so a longer wait is cheaper;
+ * but a receive is never cut short: the emulator would still hand the next message to a receive
+ * whose caller had gone, hiding it for its visibility timeout. A stop waits for the receives under
+ * way, so the wait stays within the stop's grace.
  */
-const waitSeconds = 20;
-/** How long a stop waits for the invocations under way. */
-const stopGraceMs = 1_500;
+const waitSeconds = 2;
+/** How long a stop waits for the receives and invocations under way. */
+const stopGraceMs = 2_500;
 
 export function startQueuePollers(options: QueuePollerOptions): QueuePollers {
   let stopping = false;
-  // One per loop: a loop has one receive under way at a time, and a signal shared by dozens of
-  // receives would pass the listener count Node warns at.
-  const receives: AbortController[] = [];
   const loops: Promise<void>[] = [];
   for (const entry of options.sources) {
     for (let worker = 0; worker < entry.concurrency; worker++) {
-      const receive = new AbortController();
-      receives.push(receive);
       loops.push(
         (async () => {
           while (!stopping) {
             try {
-              await pollOnce(entry, options, () => stopping, receive.signal);
+              await pollOnce(entry, options, () => stopping);
             } catch (error) {
               if (stopping) break;
               console.error(`The ${entry.fn.name} queue poller failed; it tries again in a second`, error);
@@ -68,7 +65,6 @@ export function startQueuePollers(options: QueuePollerOptions): QueuePollers {
   return {
     async stop() {
       stopping = true;
-      for (const receive of receives) receive.abort();
       // Invocations still running after the grace are left, as when a Lambda dies mid-work: their
       // messages come back and the workers' idempotent writes finish the work on the next start.
       let timer: NodeJS.Timeout | undefined;
@@ -78,12 +74,7 @@ export function startQueuePollers(options: QueuePollerOptions): QueuePollers {
   };
 }
 
-async function pollOnce(
-  entry: QueuePollerOptions['sources'][number],
-  options: QueuePollerOptions,
-  stopping: () => boolean,
-  abortSignal: AbortSignal,
-): Promise<void> {
+async function pollOnce(entry: QueuePollerOptions['sources'][number], options: QueuePollerOptions, stopping: () => boolean): Promise<void> {
   const { source, fn, queueUrl, queueArn } = entry;
   const received = await sqsClient().send(
     new ReceiveMessageCommand({
@@ -94,7 +85,6 @@ async function pollOnce(
       MessageSystemAttributeNames: ['All'],
       MessageAttributeNames: ['All'],
     }),
-    { abortSignal },
   );
   const messages = received.Messages ?? [];
   if (messages.length === 0 || stopping()) return;
