@@ -39,11 +39,23 @@ export interface CanonicalConfig {
  */
 export function canonicalConfigFields(input: unknown): CanonicalConfig {
   const written: CanonicalConfig['written'] = new Map();
-  const config = renameIn(input, [], written);
+  const config = renameIn(input, undefined, written);
   return { config, written };
 }
 
-function renameIn(node: unknown, path: Path, written: CanonicalConfig['written']): unknown {
+/** Where a node sits, as a chain to the root: a path array per level would cost the square of the depth. */
+interface At {
+  parent: At | undefined;
+  index: number;
+}
+
+function pathOf(at: At | undefined, field: string): Path {
+  const path: PropertyKey[] = [field];
+  for (let node = at; node; node = node.parent) path.unshift('targets', node.index);
+  return path;
+}
+
+function renameIn(node: unknown, at: At | undefined, written: CanonicalConfig['written']): unknown {
   if (!isPlainObject(node)) return node;
   let renamed: Record<string, unknown> | undefined;
   for (const field in node) {
@@ -53,14 +65,14 @@ function renameIn(node: unknown, path: Path, written: CanonicalConfig['written']
     delete renamed[field];
     if (node[ours] === undefined) {
       renamed[ours] = node[field];
-      written.set(formatPath([...path, ours]), { param: formatPath([...path, field]), field, ours });
+      written.set(formatPath(pathOf(at, ours)), { param: formatPath(pathOf(at, field)), field, ours });
     }
   }
   const targets = node.targets;
   if (Array.isArray(targets)) {
     let changed = false;
     const inner = targets.map((target, index) => {
-      const canonical = renameIn(target, [...path, 'targets', index], written);
+      const canonical = renameIn(target, { parent: at, index }, written);
       if (canonical !== target) changed = true;
       return canonical;
     });
