@@ -3,7 +3,6 @@ import { request as httpRequest } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Server } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openAIToolCallStreamSample } from '../fixtures/providers/openai';
 import { fakeBinaryBytes, SSE_RAW_BODY, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream';
 import { env, waitForLogs } from '../support/gateway-client';
 import { eventually } from '../support/poll';
@@ -87,8 +86,9 @@ describe('pass-through', () => {
     expect(Buffer.from(await response.body.arrayBuffer()).equals(sent)).toBe(true);
   };
 
-  it('replays a provider stream unchanged (samples)', async () => {
-    await replaysUnchanged(Buffer.from(openAIToolCallStreamSample), '/streamed');
+  it('replays a provider stream unchanged (written inline)', async () => {
+    const events = ['{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"a\\":"}}]}}]}', '[DONE]'];
+    await replaysUnchanged(Buffer.from(events.map((data) => `data: ${data}\n\n`).join('')), '/streamed');
   });
 
   it.skipIf(!recordingsPresent)('replays a provider stream unchanged (recordings)', async () => {

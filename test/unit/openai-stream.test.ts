@@ -2,18 +2,57 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { TokenUsage } from '../../lib/core/usage';
 import { openAIStreamTransform } from '../../lib/providers/openai-compatible/stream';
-import {
-  openAITextSample,
-  openAITextStreamSample,
-  openAIToolCallSample,
-  openAIToolCallStreamSample,
-  usageEveryChunkSample,
-  usageEveryChunkStreamSample,
-  usageOnFinishSample,
-  usageOnFinishStreamSample,
-} from '../fixtures/providers/openai';
 import { readRecordingBytes, recordingsPresent } from '../support/recordings';
 import { parseSse } from '../support/sse';
+
+/** A stream written inline: one `data:` event per chunk, then `data: [DONE]`. */
+const sse = (chunks: unknown[]) => Buffer.from([...chunks.map((chunk) => JSON.stringify(chunk)), '[DONE]'].map((data) => `data: ${data}\n\n`).join(''));
+const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'm',
+  choices,
+  ...extra,
+});
+const delta = (content: Record<string, unknown>, finish_reason: string | null = null) => ({ index: 0, delta: content, finish_reason });
+
+/** A tool call opened with the role, its arguments in two fragments, the finish, the usage chunk. */
+const toolCallStream = sse([
+  chunk([delta({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '' } }] })]),
+  chunk([delta({ tool_calls: [{ index: 0, function: { arguments: '{"id":' } }] })]),
+  chunk([delta({ tool_calls: [{ index: 0, function: { arguments: '"A-1"}' } }] })]),
+  chunk([delta({}, 'tool_calls')]),
+  chunk([], { usage: { prompt_tokens: 88, completion_tokens: 21, total_tokens: 109 } }),
+]);
+/** Text whose chunks carry `"usage": null` before the usage chunk, as OpenAI documents. */
+const textUsage = { prompt_tokens: 27, completion_tokens: 16, total_tokens: 43, completion_tokens_details: { reasoning_tokens: 0 } };
+const textStream = sse([
+  chunk([delta({ role: 'assistant', content: '' })], { usage: null }),
+  chunk([delta({ content: 'Your order' })], { usage: null }),
+  chunk([delta({ content: ' ships.' })], { usage: null }),
+  chunk([delta({}, 'stop')], { usage: null }),
+  chunk([], { usage: textUsage }),
+]);
+/** xAI: the role and the usage so far on every chunk, no `finish_reason` key until the last. */
+const everyChunkUsage = (completion: number) => ({
+  prompt_tokens: 25,
+  completion_tokens: completion,
+  total_tokens: 25 + completion,
+  prompt_tokens_details: { text_tokens: 25, audio_tokens: 0, image_tokens: 0, cached_tokens: 0 },
+});
+const everyChunkStream = sse([
+  chunk([{ index: 0, delta: { role: 'assistant', content: 'Refunds' } }], { usage: everyChunkUsage(1) }),
+  chunk([{ index: 0, delta: { role: 'assistant', content: ' arrive' } }], { usage: everyChunkUsage(2) }),
+  chunk([{ index: 0, delta: { role: 'assistant', content: ' soon' }, finish_reason: 'length' }], { usage: everyChunkUsage(3) }),
+]);
+/** Mistral: the usage on the chunk that finishes, which still has text; no usage-only chunk. */
+const finishUsage = { prompt_tokens: 19, total_tokens: 31, completion_tokens: 12 };
+const finishStream = sse([
+  chunk([delta({ role: 'assistant', content: '' })]),
+  chunk([delta({ content: 'Returns are free' })]),
+  chunk([delta({ content: ' within thirty days' }, 'length')], { usage: finishUsage }),
+]);
 
 async function run(input: Buffer, options: { dropUsageChunk: boolean; finishReasons?: Record<string, string> }, splitEvery = 13) {
   const usages: TokenUsage[] = [];
@@ -95,12 +134,8 @@ async function relaysWholeReads(sent: Buffer) {
 
 describe('OpenAI stream transform on whole provider streams', () => {
   it('relays a stream event for event and reads its usage (samples)', async () => {
-    // The role chunk with the call's id and name, ten argument fragments, the finish, the usage, [DONE].
-    const usage = await relaysEventForEvent(Buffer.from(openAIToolCallStreamSample), {
-      events: 14,
-      usage: { prompt_tokens: 88, completion_tokens: 21, total_tokens: 109 },
-    });
-    expect(usage).toMatchObject(openAIToolCallSample.usage);
+    // The role chunk with the call's id and name, two argument fragments, the finish, the usage, [DONE].
+    await relaysEventForEvent(toolCallStream, { events: 6, usage: { prompt_tokens: 88, completion_tokens: 21, total_tokens: 109 } });
   });
   itOnRecordings('relays a stream event for event and reads its usage (recordings)', async () => {
     await relaysEventForEvent(readRecordingBytes('openai_chat_stream_tool_call_with_usage.sse'), {
@@ -111,12 +146,12 @@ describe('OpenAI stream transform on whole provider streams', () => {
 
   it('drops the usage-only chunk the gateway asked for, keeping [DONE] last (samples)', async () => {
     // Every chunk before the usage chunk carries `"usage": null`, as OpenAI documents.
-    const sent = Buffer.from(openAITextStreamSample);
+    const sent = textStream;
     expect(parseSse(sent.toString()).filter((event) => event.data.includes('"usage":null'))).toHaveLength(parseSse(sent.toString()).length - 2);
     const usage = await dropsUsageChunk(sent, {
       usage: { prompt_tokens: 27, completion_tokens: 16, total_tokens: 43, completion_tokens_details: { reasoning_tokens: 0 } },
     });
-    expect(usage).toEqual(openAITextSample.usage);
+    expect(usage).toEqual(textUsage);
   });
   itOnRecordings('drops the usage-only chunk the gateway asked for, keeping [DONE] last (recordings)', async () => {
     await dropsUsageChunk(readRecordingBytes('openai_chat_stream_text_with_usage.sse'), {
@@ -125,9 +160,8 @@ describe('OpenAI stream transform on whole provider streams', () => {
   });
 
   it('keeps usage carried on content chunks (xAI sends it on every chunk) and takes the last (samples)', async () => {
-    const pieces = usageEveryChunkSample.pieces.length;
-    await takesLastUsageOfEveryChunk(Buffer.from(usageEveryChunkStreamSample), {
-      usage: { prompt_tokens: 25, completion_tokens: pieces, total_tokens: 25 + pieces, prompt_tokens_details: { text_tokens: 25, cached_tokens: 0 } },
+    await takesLastUsageOfEveryChunk(everyChunkStream, {
+      usage: { prompt_tokens: 25, completion_tokens: 3, total_tokens: 28, prompt_tokens_details: { text_tokens: 25, cached_tokens: 0 } },
     });
   });
   itOnRecordings('keeps usage carried on content chunks (xAI sends it on every chunk) and takes the last (recordings)', async () => {
@@ -137,9 +171,9 @@ describe('OpenAI stream transform on whole provider streams', () => {
   });
 
   it('reads usage from the final content chunk of a Mistral stream (samples)', async () => {
-    const sent = Buffer.from(usageOnFinishStreamSample);
+    const sent = finishStream;
     const { out, usage } = await readsUsageOnFinish(sent, { usage: { prompt_tokens: 19, completion_tokens: 12, total_tokens: 31 } });
-    expect(usage).toMatchObject(usageOnFinishSample.usage);
+    expect(usage).toMatchObject(finishUsage);
     // The usage rides on a chunk with content: nothing is dropped.
     expect(parseSse(out)).toEqual(parseSse(sent.toString()));
   });
@@ -150,7 +184,7 @@ describe('OpenAI stream transform on whole provider streams', () => {
   });
 
   it('relays reads of whole events as the same bytes, and rewrites only the reads that need it (samples)', async () => {
-    await relaysWholeReads(Buffer.from(openAITextStreamSample));
+    await relaysWholeReads(textStream);
   });
   itOnRecordings('relays reads of whole events as the same bytes, and rewrites only the reads that need it (recordings)', async () => {
     await relaysWholeReads(readRecordingBytes('openai_chat_stream_text_with_usage.sse'));

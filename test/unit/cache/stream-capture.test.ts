@@ -8,22 +8,83 @@ import { captureStream } from '../../../lib/cache/stream-capture';
 import { GatewayError } from '../../../lib/core/errors';
 import { chatCompletion, ChatChunkEmitter } from '../../../lib/providers/openai-format/chunk-emitter';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream';
-import {
-  openAIChatCompletion,
-  openAIParallelToolCallsSample,
-  openAIParallelToolCallsStreamSample,
-  openAITextSample,
-  openAITextCompletionSample,
-  openAITextStreamSample,
-  openAIToolCallsCompletionSample,
-  usageEveryChunkSample,
-  usageEveryChunkStreamSample,
-  usageOnFinishSample,
-  usageOnFinishStreamSample,
-} from '../../fixtures/providers/openai';
 import { readRecording, recordingsPresent } from '../../support/recordings';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+// Streams and answers written inline, in OpenAI's documented wire format, with this file's own content.
+const header = { id: 'chatcmpl-inline-1', created: 1767225600, model: 'gpt-4o-mini-2024-07-18', system_fingerprint: 'fp_inline01' };
+const sseOf = (chunks: unknown[]) => [...chunks.map((chunk) => JSON.stringify(chunk)), '[DONE]'].map((data) => `data: ${data}\n\n`).join('');
+const chunkOf = (choices: unknown[], extra: Json = {}, head: Json = header) => ({ ...head, object: 'chat.completion.chunk', choices, ...extra });
+const choiceOf = (delta: Json, finish_reason: string | null = null) => ({ index: 0, delta, logprobs: null, finish_reason });
+const completionOf = (message: Json, finish_reason: string, usage: Json) => ({
+  id: header.id,
+  object: 'chat.completion',
+  created: header.created,
+  model: header.model,
+  choices: [{ index: 0, message: { role: 'assistant', ...message, refusal: null }, logprobs: null, finish_reason }],
+  usage,
+  system_fingerprint: header.system_fingerprint,
+});
+
+const textUsage = { prompt_tokens: 27, completion_tokens: 16, total_tokens: 43, completion_tokens_details: { reasoning_tokens: 0 } };
+const textAnswer = 'Your order ships on Tuesday.';
+/** Text with `"usage": null` on every chunk before the usage chunk. */
+const textStream = sseOf([
+  chunkOf([choiceOf({ role: 'assistant', content: '', refusal: null })], { usage: null }),
+  ...['Your', ' order', ' ships', ' on', ' Tuesday', '.'].map((content) => chunkOf([choiceOf({ content })], { usage: null })),
+  chunkOf([choiceOf({}, 'stop')], { usage: null }),
+  chunkOf([], { usage: textUsage }),
+]);
+const textCompletion = completionOf({ content: textAnswer }, 'stop', textUsage);
+
+const calls = [
+  { id: 'call_inline_lookup', name: 'lookup_order', arguments: '{"order_id": "A-1042"}' },
+  { id: 'call_inline_track', name: 'track_parcel', arguments: '{"carrier": "dhl", "parcel_id": "GW-7781-XK"}' },
+];
+const callsUsage = { prompt_tokens: 131, completion_tokens: 47, total_tokens: 178, completion_tokens_details: { reasoning_tokens: 0 } };
+/** Two calls, index 0 then 1, after a delta with the role alone; arguments in two fragments each. */
+const parallelCallsStream = sseOf([
+  chunkOf([choiceOf({ role: 'assistant', content: null })]),
+  ...calls.flatMap((call, index) => {
+    const half = Math.floor(call.arguments.length / 2);
+    return [
+      chunkOf([choiceOf({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] })]),
+      chunkOf([choiceOf({ tool_calls: [{ index, function: { arguments: call.arguments.slice(0, half) } }] })]),
+      chunkOf([choiceOf({ tool_calls: [{ index, function: { arguments: call.arguments.slice(half) } }] })]),
+    ];
+  }),
+  chunkOf([choiceOf({}, 'tool_calls')]),
+  chunkOf([], { usage: callsUsage }),
+]);
+const callsCompletion = completionOf(
+  { content: null, tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) },
+  'tool_calls',
+  callsUsage,
+);
+
+/** Mistral: usage on the finishing chunk, which still has text; no fingerprint, no usage-only chunk. */
+const mistralHead = { id: 'mistral-inline', created: 1767225900, model: 'mistral-small-latest' };
+const mistralText = 'Returns are free within thirty days of delivery, and';
+const mistralStream = sseOf([
+  chunkOf([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }], {}, mistralHead),
+  chunkOf([{ index: 0, delta: { content: 'Returns are free within thirty days' }, finish_reason: null }], {}, mistralHead),
+  chunkOf(
+    [{ index: 0, delta: { content: ' of delivery, and' }, finish_reason: 'length' }],
+    { usage: { prompt_tokens: 19, total_tokens: 31, completion_tokens: 12 } },
+    mistralHead,
+  ),
+]);
+/** xAI: the role and the usage so far on every chunk, no `finish_reason` key until the last. */
+const xaiPieces = ['Refunds', ' reach', ' your', ' card', ' within', ' five', ' working', ' days', ' of'];
+const xaiStream = sseOf(
+  xaiPieces.map((content, at) => {
+    const choice: Json = { index: 0, delta: { content, role: 'assistant' } };
+    if (at === xaiPieces.length - 1) choice.finish_reason = 'length';
+    const usage = { prompt_tokens: 25, completion_tokens: at + 1, total_tokens: 26 + at, prompt_tokens_details: { text_tokens: 25, cached_tokens: 0 } };
+    return chunkOf([choice], { usage }, { id: 'xai-inline', created: 1767225960, model: 'grok-3-mini' });
+  }),
+);
 
 /** A Readable that hands out the given pieces, one per read, as a socket would. */
 function upstreamOf(pieces: Array<string | Buffer>): Readable {
@@ -297,15 +358,10 @@ describe('captureStream on whole provider streams', () => {
     return answer;
   };
 
-  it('OpenAI text with usage (samples)', async () => {
-    const answer = await capturesText(openAITextStreamSample, {
-      header: { id: 'chatcmpl-gw-sample-text-01', created: 1767225600, model: 'gpt-4o-mini-2024-07-18', system_fingerprint: 'fp_gw0a1b2c3d' },
-      content: 'Your order ships on Tuesday. The tracking link follows by email.',
-      usage: { prompt_tokens: 27, completion_tokens: 16, total_tokens: 43, completion_tokens_details: { reasoning_tokens: 0 } },
-    });
+  it('OpenAI text with usage (written inline)', async () => {
+    const answer = await capturesText(textStream, { header, content: textAnswer, usage: textUsage });
     // The very answer the request would have had unstreamed; `"usage": null` on the chunks leaves no trace.
-    const { header, text, usage } = openAITextSample;
-    expect(answer).toEqual(openAIChatCompletion({ ...header, content: text, usage }));
+    expect(answer).toEqual(textCompletion);
   });
 
   itOnRecordings('OpenAI text with usage (recordings)', async () => {
@@ -333,15 +389,15 @@ describe('captureStream on whole provider streams', () => {
     return answer;
   };
 
-  it('OpenAI parallel tool calls with usage (samples)', async () => {
-    const answer = await capturesParallelCalls(openAIParallelToolCallsStreamSample, {
+  it('OpenAI parallel tool calls with usage (written inline)', async () => {
+    const answer = await capturesParallelCalls(parallelCallsStream, {
       calls: [
-        ['call_gw_lookup_order_02', 'lookup_order', { order_id: 'A-1042' }],
-        ['call_gw_track_parcel_02', 'track_parcel', { carrier: 'dhl', parcel_id: 'GW-7781-XK' }],
+        ['call_inline_lookup', 'lookup_order', { order_id: 'A-1042' }],
+        ['call_inline_track', 'track_parcel', { carrier: 'dhl', parcel_id: 'GW-7781-XK' }],
       ],
-      usage: openAIParallelToolCallsSample.usage,
+      usage: callsUsage,
     });
-    expect(answer!.choices[0].message.tool_calls).toEqual((openAIToolCallsCompletionSample.choices as Json[])[0].message.tool_calls);
+    expect(answer!.choices[0].message.tool_calls).toEqual((callsCompletion.choices[0].message as Json).tool_calls);
   });
 
   itOnRecordings('OpenAI parallel tool calls with usage (recordings)', async () => {
@@ -379,17 +435,17 @@ describe('captureStream on whole provider streams', () => {
     return { mistral, xai };
   };
 
-  it('Mistral with usage in the finish chunk, and xAI with cumulative usage and the role on every chunk (samples)', async () => {
+  it('Mistral with usage in the finish chunk, and xAI with cumulative usage and the role on every chunk (written inline)', async () => {
     const { mistral, xai } = await capturesUsageOnFinishAndEveryChunk(
-      { mistral: usageOnFinishStreamSample, xai: usageEveryChunkStreamSample },
+      { mistral: mistralStream, xai: xaiStream },
       {
         mistralUsage: { prompt_tokens: 19, total_tokens: 31, completion_tokens: 12 },
         xaiContent: /^Refunds reach your card/,
         xaiUsage: { prompt_tokens: 25, completion_tokens: 9, total_tokens: 34 },
       },
     );
-    expect(mistral!.choices[0].message.content).toBe(usageOnFinishSample.text);
-    expect(xai!.choices[0].message.content).toBe(usageEveryChunkSample.pieces.join(''));
+    expect(mistral!.choices[0].message.content).toBe(mistralText);
+    expect(xai!.choices[0].message.content).toBe(xaiPieces.join(''));
   });
 
   itOnRecordings('Mistral with usage in the finish chunk, and xAI with cumulative usage and the role on every chunk (recordings)', async () => {
@@ -404,7 +460,7 @@ describe('captureStream on whole provider streams', () => {
   });
 
   it('OpenAI non-streamed answers, replayed as a stream with LF or CRLF line ends, capture back unchanged', async () => {
-    for (const answer of [openAITextCompletionSample, openAIToolCallsCompletionSample]) {
+    for (const answer of [textCompletion, callsCompletion]) {
       for (const crlf of [false, true]) {
         let bytes = await replayBytes(answer, 'chat');
         if (crlf) bytes = Buffer.from(bytes.toString('utf8').replace(/\n/g, '\r\n'));
