@@ -3,21 +3,15 @@
  * its adapter already speaks, and the answer (whole or streamed) translated back, so that routing,
  * the cache, the hooks and the logs see the Responses format whichever provider answered.
  */
-import { chainTransforms } from '../../core/chained-transform';
 import { newId } from '../../core/ids';
-import type { ChatCompletion, ChatRequest } from '../openai-format/types';
+import type { ChatRequest } from '../openai-format/types';
+import { prepareOverChatCall, thinkingProviders } from '../over-chat-call';
 import type { JsonObject, PreparedCall, ProviderCall } from '../types';
 import { responsesEventStream } from './events-from-chat';
 import { responseFromChat } from './from-chat';
 import { baseResponse } from './response-object';
 import { toChatRequest } from './to-chat';
 import type { ResponsesRequest } from './types';
-
-/**
- * Providers whose adapters take the chat request's `thinking` (a token budget) and, with strict
- * API compliance off, answer thinking as `content_blocks`, which become the `reasoning` item.
- */
-const thinkingProviders = new Set(['anthropic', 'bedrock', 'vertex-ai', 'google', 'cohere']);
 
 /**
  * `reasoning.effort` as a thinking budget: the budgets Google's own OpenAI-compatible endpoint
@@ -37,31 +31,14 @@ export async function prepareOverChat(call: ProviderCall): Promise<PreparedCall>
   const input = Array.isArray(request.input) ? request.input : [];
   const chat: ChatRequest = earlier > 0 ? toChatRequest({ ...request, input: input.slice(earlier) }, input.slice(0, earlier)) : toChatRequest(request, []);
   const thinks = thinkingProviders.has(call.target.provider.name) && askThinking(request, chat);
-  if (call.stream) Object.assign(chat, { stream: true, stream_options: { include_usage: true } });
-  const inner = await call.target.provider.adapter.prepare({
-    ...call,
-    operation: 'chat',
-    body: chat as JsonObject,
-    clientBytes: undefined,
-    // Thinking goes out, and comes back as content_blocks, only with strict compliance off.
-    strictApiCompliance: thinks ? false : call.strictApiCompliance,
-    responsesChain: undefined,
-  });
   // The id and time are the gateway's to give (the route stamps its own); these stand in until then.
   const base = () => baseResponse(request, { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000) });
-  return {
-    ...inner,
-    readResponse(bytes) {
-      const answer = inner.readResponse(bytes);
-      const completion = JSON.parse(answer.body.toString()) as ChatCompletion;
-      return { body: JSON.stringify(responseFromChat(completion, base())), usage: answer.usage };
-    },
-    streamTransform: (onUsage) =>
-      chainTransforms(
-        inner.streamTransform(onUsage),
-        responsesEventStream(base(), () => {}),
-      ),
-  };
+  return prepareOverChatCall(call, {
+    chat: chat as JsonObject,
+    thinks,
+    answerFromChat: (completion) => responseFromChat(completion, base()),
+    eventsFromChat: () => responsesEventStream(base(), () => {}),
+  });
 }
 
 /**
