@@ -2,6 +2,7 @@
  * The processes the benchmark starts and measures, started once per run: two fake OpenAI-compatible
  * upstreams, a fake Anthropic API, the emulators, the local gateway and the peer.
  */
+import { setPriority } from 'node:os';
 import path from 'node:path';
 import { cpuSeconds, descendants, memory } from './lib/proc';
 import { startEmulators, startFakeAnthropic, startFakeUpstream, startGateway, startPeer, type Service } from './lib/services';
@@ -27,6 +28,15 @@ export interface Env {
   memberKey: string;
 }
 
+/**
+ * The niceness of the local stand-ins for what runs on other machines on AWS: the emulators
+ * (DynamoDB, SQS, S3) and the log worker (CloudWatch Logs and the log-ingest function). Below the
+ * gateway's priority they take the CPU the measured systems leave, as they would not share the
+ * function's CPU when deployed; their CPU per request is still measured, after they have drained,
+ * and shown beside the gateway's. `BENCH_STAND_IN_NICE=0` runs them at the gateway's priority.
+ */
+export const STAND_IN_NICE = Number(process.env.BENCH_STAND_IN_NICE ?? 19);
+
 export async function startEnvironment(workDir: string, log: (line: string) => void): Promise<Env> {
   log('Starting the fake upstreams, the emulators and the peer …');
   const [upstream, paced, anthropic, emulators, peer] = await Promise.all([
@@ -36,6 +46,7 @@ export async function startEnvironment(workDir: string, log: (line: string) => v
     startEmulators(workDir, path.join(workDir, 'emulators')),
     startPeer(workDir),
   ]);
+  setPriority(emulators.service.pid!, STAND_IN_NICE);
   log('Starting the gateway …');
   const gateway = await startGateway(workDir, {
     GATEWAY_DATA_DIR: path.join(workDir, 'gateway'),
@@ -45,6 +56,7 @@ export async function startEnvironment(workDir: string, log: (line: string) => v
     GATEWAY_S3_ENDPOINT: emulators.endpoints.s3,
     // groq stands for an OpenAI-compatible provider without the Responses API (the responses scenario).
     GATEWAY_PROVIDER_BASE_URLS: JSON.stringify({ openai: `${upstream.url}/v1`, groq: `${upstream.url}/v1` }),
+    GATEWAY_LOG_WORKER_NICE: String(STAND_IN_NICE),
   });
   const memberKey = await createMemberKey(gateway.url);
   return { workDir, upstream, paced, anthropic, emulators, gateway, peer, memberKey };

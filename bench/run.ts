@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { measureColdHits } from './cache-cold';
 import { measureWebhookLatency } from './guardrail-webhook';
 import { measureRateLimitWrites } from './rate-limit-writes';
-import { processesAtEnd, startEnvironment, stopEnvironment } from './environment';
+import { STAND_IN_NICE, processesAtEnd, startEnvironment, stopEnvironment } from './environment';
 import { measureBundles } from './lib/bundles';
 import { hasWrk, wrkVersion } from './lib/load';
 import { busyShare, machineCpu } from './lib/proc';
@@ -136,6 +136,11 @@ async function main(): Promise<void> {
   const busyBeforePct = await machineBusyPct(notes);
   const workDir = makeWorkDir();
   const env = await startEnvironment(workDir, log);
+  notes.push(
+    STAND_IN_NICE > 0
+      ? `The emulators and the log worker (the local stand-ins for DynamoDB, SQS, S3 and the log pipeline, which run on other machines on AWS) ran at nice ${STAND_IN_NICE}: they took the CPU the measured systems left, and their CPU per request is counted after they drained (the emu and child columns). BENCH_STAND_IN_NICE=0 runs them at the gateway's priority.`
+      : "The emulators and the log worker ran at the gateway's priority (BENCH_STAND_IN_NICE=0), competing with it for the two cores.",
+  );
   log(
     `Ready after ${elapsed().toFixed(1)} s: gateway ${env.gateway.url}, peer @portkey-ai/gateway ${env.peer.version} ${env.peer.url}, upstream ${env.upstream.url}`,
   );

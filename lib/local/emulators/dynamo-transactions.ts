@@ -3,7 +3,7 @@
  * and adds it into its rollups in one (lib/store/log-rollups.ts).
  *
  * Transactions run one at a time. Each runs its items as the single-item calls they stand for,
- * against dynalite itself. Puts conditional on a free key (`attribute_not_exists(pk)`, the only
+ * handed to dynalite's request handler in this process (no HTTP between the two). Puts conditional on a free key (`attribute_not_exists(pk)`, the only
  * condition the gateway's transactions use) are checked first, all of them, so one that finds its
  * key taken cancels the transaction before anything is written, with DynamoDB's
  * TransactionCanceledException and a reason per item. Then the unconditioned items run together,
@@ -11,6 +11,7 @@
  * were written would leave them written, which DynamoDB never does: the stand-in is not for such
  * transactions.
  */
+import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 const target = 'DynamoDB_20120810.';
@@ -19,7 +20,7 @@ const operations = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem' 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
 /** Answers TransactWriteItems on `server` (dynalite's), handing every other call to dynalite. */
-export function addTransactions(server: Server, endpoint: () => string): void {
+export function addTransactions(server: Server): void {
   const [dynalite] = server.listeners('request') as Handler[];
   server.removeAllListeners('request');
   let queue: Promise<unknown> = Promise.resolve();
@@ -28,7 +29,7 @@ export function addTransactions(server: Server, endpoint: () => string): void {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const run = () => transact(endpoint(), request.headers, Buffer.concat(chunks).toString('utf8'));
+      const run = () => transact(dynalite!, request.headers, Buffer.concat(chunks).toString('utf8'));
       const answer = queue.then(run, run);
       queue = answer.catch(() => {});
       answer.then(
@@ -50,7 +51,7 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-async function transact(endpoint: string, headers: IncomingMessage['headers'], text: string): Promise<Answer> {
+async function transact(dynalite: Handler, headers: IncomingMessage['headers'], text: string): Promise<Answer> {
   const { TransactItems: items } = JSON.parse(text) as { TransactItems?: Record<string, Record<string, unknown>>[] };
   if (!Array.isArray(items) || items.length === 0 || items.length > 100) return validation('TransactItems must hold 1 to 100 items.');
   const calls: { operation: string; input: Record<string, unknown> }[] = [];
@@ -59,17 +60,7 @@ async function transact(endpoint: string, headers: IncomingMessage['headers'], t
     if (!(kind in operations)) return validation(`The local DynamoDB stand-in does not run ${kind} in a transaction.`);
     calls.push({ operation: operations[kind], input: item[kind]! });
   }
-  const send = (call: (typeof calls)[number]) =>
-    fetch(endpoint, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-amz-json-1.0',
-        'x-amz-target': target + call.operation,
-        authorization: String(headers.authorization ?? ''),
-        'x-amz-date': String(headers['x-amz-date'] ?? ''),
-      },
-      body: JSON.stringify(call.input),
-    }).then(async (answer) => ({ status: answer.status, body: (await answer.json()) as Record<string, unknown> }));
+  const send = (call: (typeof calls)[number]) => callDynalite(dynalite, headers, call.operation, call.input);
   // Puts that need their key free are checked first, all of them: a transaction that stores several
   // records cancels before writing any when one of them is stored already.
   const fresh = calls.filter((call) => call.operation === 'PutItem' && call.input.ConditionExpression === 'attribute_not_exists(pk)');
@@ -110,6 +101,36 @@ async function transact(endpoint: string, headers: IncomingMessage['headers'], t
     return answer;
   }
   return { status: 200, body: {} };
+}
+
+/**
+ * One call answered by dynalite's request handler as if it had come over HTTP with the
+ * transaction's own credentials: a request that emits the body, a response that keeps the status.
+ */
+function callDynalite(dynalite: Handler, headers: IncomingMessage['headers'], operation: string, input: unknown): Promise<Answer> {
+  return new Promise((resolve) => {
+    const request = Object.assign(new EventEmitter(), {
+      method: 'POST',
+      url: '/',
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': target + operation,
+        authorization: String(headers.authorization ?? ''),
+        'x-amz-date': String(headers['x-amz-date'] ?? ''),
+      },
+    });
+    const response = {
+      statusCode: 200,
+      contentType: '',
+      setHeader: () => undefined,
+      end(body?: string) {
+        resolve({ status: response.statusCode, body: body ? (JSON.parse(body) as Record<string, unknown>) : {} });
+      },
+    };
+    dynalite(request as unknown as IncomingMessage, response as unknown as ServerResponse);
+    request.emit('data', Buffer.from(JSON.stringify(input)));
+    request.emit('end');
+  });
 }
 
 function cancelled(reasons: { Code: string; Message?: string }[]): Answer {

@@ -110,9 +110,8 @@ async function startDynamo(dir: string, host: string, port: number): Promise<Sta
   const dynalite = fromDynalite('./index.js') as (options: Record<string, unknown>) => Server;
   // No CREATING/DELETING/UPDATING delays: provisioning on every start should take milliseconds.
   const server = dynalite({ path: dir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  let endpoint = '';
-  addTransactions(server, () => endpoint);
-  endpoint = await listen(server, port, host);
+  addTransactions(server);
+  const endpoint = await listen(server, port, host);
   return { endpoint, stop: () => closeServer(server) };
 }
 

@@ -1,4 +1,5 @@
 import '../sdk-node-notice';
+import { setPriority } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { stopSignals } from '../stop-when-told';
 import { subscriptionEvent, type LogWorkerReply, type LogWorkerRequest } from './log-delivery';
@@ -13,6 +14,7 @@ import { subscriptionEvent, type LogWorkerReply, type LogWorkerRequest } from '.
  */
 async function main(): Promise<void> {
   const [bundle, logGroup] = process.argv.slice(2);
+  yieldToServing();
   const { handler } = (await import(pathToFileURL(bundle).href)) as { handler: (event: unknown, context: unknown) => Promise<unknown> };
   const context = { functionName: 'logIngest', getRemainingTimeInMillis: () => 60_000 };
   let sequence = 0;
@@ -45,6 +47,27 @@ async function main(): Promise<void> {
       else void queue.then(() => process.exit(0));
     });
   reply({ ready: true });
+}
+
+/**
+ * `GATEWAY_LOG_WORKER_NICE` (0–19, default 0) lowers the worker's CPU priority: storing logs then
+ * gives way to serving requests, as on AWS, where ingestion runs on other machines. At a low
+ * priority the worker falls behind under a burst and catches up after (the sink holds the lines);
+ * budgets, which log ingestion adds up, lag by as much.
+ */
+function yieldToServing(): void {
+  const text = process.env.GATEWAY_LOG_WORKER_NICE;
+  if (!text) return;
+  const niceness = Number(text);
+  if (!Number.isInteger(niceness) || niceness < 0 || niceness > 19) {
+    console.error(`GATEWAY_LOG_WORKER_NICE must be a whole number from 0 to 19, got '${text}'; the log worker keeps the gateway's priority.`);
+    return;
+  }
+  try {
+    setPriority(niceness);
+  } catch (error) {
+    console.error(`The log worker could not lower its priority: ${(error as Error).message}`);
+  }
 }
 
 main().catch((error) => {
