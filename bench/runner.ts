@@ -281,7 +281,7 @@ function logPipelinePids(env: Env): number[] {
 
 /**
  * Waits until the processes stop using CPU (less than 2% of a core for longer than the local log
- * sink's flush interval), up to 30 s; returns how long that took, ms. The sampling window is not counted.
+ * sink's flush interval), up to 60 s; returns how long that took, ms. The sampling window is not counted.
  */
 export async function waitUntilIdle(pids: number[]): Promise<number> {
   const started = performance.now();
@@ -291,7 +291,7 @@ export async function waitUntilIdle(pids: number[]): Promise<number> {
   const quietCpuSeconds = (quietMs / 1000) * 0.02;
   let quietSince = performance.now();
   let cpuAtQuietStart = totalCpuSeconds(pids) ?? 0;
-  while (performance.now() - started < 30_000) {
+  while (performance.now() - started < 60_000) {
     await sleep(50);
     const now = totalCpuSeconds(pids) ?? 0;
     if (now - cpuAtQuietStart > quietCpuSeconds) {

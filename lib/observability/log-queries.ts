@@ -5,7 +5,7 @@ import { rollupKey } from '../store/keys';
 import { queryRollups } from '../store/log-rollups';
 import type { FilteredLogQuery, LogCondition } from '../store/request-logs';
 import { rollupDimensions, sketchQuantile } from './log-dimensions';
-import { hourOf, metadataDimension } from './log-rollups';
+import { hourOf, metadataDimension, unindexedStatusClass } from './log-rollups';
 
 /**
  * The query parameters of `GET /v1/logs` and the groups routes, and the groups' answers from the
@@ -109,9 +109,14 @@ export function logListQuery(query: Record<string, string>, now = Date.now()): F
     throw badRequest('after must be the last_id of the previous page, e.g. "log_01jd3…".', 'after', 'invalid_cursor');
   const found = filters(query, { ...filterParams, ...logOnlyParams });
   const rank = (filter: DimensionFilter) => indexOrder.indexOf(filter.dimension.startsWith('meta.') ? 'meta' : filter.dimension);
-  const chosen = [...found].sort((a, b) => rank(a) - rank(b))[0];
   // An exact status is read from its class's partition, and checked after the read.
-  const index = chosen && (chosen.dimension === 'status' ? { dimension: 'status_class', value: `${chosen.value[0]}xx` } : chosen);
+  const partitionOf = (filter: DimensionFilter) => (filter.dimension === 'status' ? { dimension: 'status_class', value: `${filter.value[0]}xx` } : filter);
+  const hasPartition = (filter: DimensionFilter) => {
+    const { dimension, value } = partitionOf(filter);
+    return dimension !== 'status_class' || value !== unindexedStatusClass;
+  };
+  const chosen = found.filter(hasPartition).sort((a, b) => rank(a) - rank(b))[0];
+  const index = chosen && partitionOf(chosen);
   const conditions: LogCondition[] = found
     .filter((filter) => filter !== chosen || filter.dimension === 'status')
     .map((filter) => ({

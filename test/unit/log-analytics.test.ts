@@ -50,6 +50,15 @@ describe('log list queries', () => {
     expect(logListQuery({}, now)).toMatchObject({ index: undefined, conditions: [], limit: 20 });
   });
 
+  it('reads successes from the workspace’s own partition, which holds mostly them', () => {
+    expect(logListQuery({ status_code: '2xx' }, now)).toMatchObject({ index: undefined, conditions: [{ path: ['f_status_class'], value: '2xx' }] });
+    expect(logListQuery({ status_code: '201' }, now)).toMatchObject({ index: undefined, conditions: [{ path: ['f_status'], value: 201 }] });
+    expect(logListQuery({ status_code: '200', provider: 'openai' }, now)).toMatchObject({
+      index: { dimension: 'provider', value: 'openai' },
+      conditions: [{ path: ['f_status'], value: 200 }],
+    });
+  });
+
   it('takes ISO 8601 or epoch seconds, the last 24 hours by default', () => {
     const { fromId, toId } = logListQuery({}, now);
     expect(fromId < toId).toBe(true);
