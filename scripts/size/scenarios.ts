@@ -118,6 +118,10 @@ export function measurements(ctx: ScenarioContext): Measurement[] {
       'responses',
       post('/v1/responses', '/v1/responses', inference(ctx, { model: CHAT_BODY.model, instructions: system.content, input: user.content }, 'groq')),
     ),
+    inferenceOf(
+      'messages',
+      post('/v1/messages', '/v1/messages', inference(ctx, { model: CHAT_BODY.model, max_tokens: 256, system: system.content, messages: [user] })),
+    ),
     inferenceOf('passthrough', {
       kind: 'http',
       method: 'GET',
@@ -138,6 +142,13 @@ export function measurements(ctx: ScenarioContext): Measurement[] {
     latencyTargetMs: CONTROL_LATENCY_TARGET_MS,
     request: list(ctx, '/v1/cache', 'DELETE'),
   });
+  // The public routes: the API description and the console's page.
+  for (const [functionName, path] of [
+    ['openapi', '/v1/openapi.json'],
+    ['console', '/console'],
+  ]) {
+    all.push({ functionName, label: functionName, family: 'control', waitMs: 0, latencyTargetMs: CONTROL_LATENCY_TARGET_MS, request: list(ctx, path) });
+  }
   const worker = (functionName: string, body: unknown): Measurement => ({
     functionName,
     label: functionName,

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { env, spawnSharedGateway, waitForLogs } from '../support/gateway-client';
 import type { SpawnedGateway } from '../support/spawn-gateway';
@@ -9,6 +10,7 @@ beforeAll(async () => {
   gateway = await spawnSharedGateway({
     GATEWAY_PROVIDER_BASE_URLS: JSON.stringify({ openai: `${env().upstreamUrl}/openai/v1` }),
     GATEWAY_LOG_FLUSH_MS: '20',
+    GATEWAY_LOG_WORKER_NICE: '5',
   });
 });
 afterAll(() => gateway?.stop());
@@ -48,6 +50,16 @@ async function tracedRequest(traceId: string): Promise<void> {
 }
 
 describe.skipIf(process.platform !== 'linux')('the local log worker', () => {
+  it('runs below the gateway at the niceness GATEWAY_LOG_WORKER_NICE gives it, and a worker started again does too', async () => {
+    const first = logWorkerPid();
+    expect(first).toBeDefined();
+    // Lowering a niceness the gateway inherited would need privileges: only check when 5 is lower.
+    if (getPriority(gateway.process.pid!) < 5) expect(getPriority(first!)).toBe(5);
+    process.kill(first!, 'SIGKILL');
+    const second = await newLogWorker(first!);
+    if (getPriority(gateway.process.pid!) < 5) expect(getPriority(second)).toBe(5);
+  });
+
   it('is started again when it dies, says so on stderr, and logs keep being stored', async () => {
     const first = logWorkerPid();
     expect(first).toBeDefined();

@@ -3,13 +3,13 @@
  * and adds it into its rollups in one (lib/store/log-rollups.ts).
  *
  * Transactions run one at a time. Each runs its items as the single-item calls they stand for,
- * handed to dynalite's request handler in this process (no HTTP between the two). Puts conditional on a free key (`attribute_not_exists(pk)`, the only
- * condition the gateway's transactions use) are checked first, all of them, so one that finds its
- * key taken cancels the transaction before anything is written, with DynamoDB's
- * TransactionCanceledException and a reason per item. Then the unconditioned items run together,
- * and the conditioned ones last, in order. A condition of another kind failing after other items
- * were written would leave them written, which DynamoDB never does: the stand-in is not for such
- * transactions.
+ * handed to dynalite's request handler in this process (no HTTP between the two). Puts conditional
+ * on a free key (`attribute_not_exists(pk)`, the only condition the gateway's transactions use) are
+ * checked first, all of them, so one that finds its key taken cancels the transaction before
+ * anything is written, with DynamoDB's TransactionCanceledException and a reason per item. Then
+ * the unconditioned items run together, and the conditioned ones last, in order. A condition of
+ * another kind failing after other items were written would leave them written, which DynamoDB
+ * never does: the stand-in is not for such transactions.
  */
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
