@@ -6,7 +6,7 @@
 import { runClient } from './lib/load';
 import { cpuSeconds, descendants, totalCpuSeconds } from './lib/proc';
 import { sleep } from './lib/services';
-import { delta, perRequestUs, waitUntilIdle, type Runner } from './runner';
+import { delta, logPipelinePids, perRequestUs, waitUntilIdle, type Runner } from './runner';
 import { cachedChatTarget, primeCache } from './scenarios/cache-hit';
 
 /** The first level keeps an entry this long (lib/cache/response-cache.ts); waiting past it empties it. */
@@ -55,7 +55,7 @@ export async function measureColdHits(runner: Runner, count: number): Promise<Co
   });
   const gatewayCpu = cpuSeconds(pid);
   // What the hits logged is stored by the log worker and the emulators a little later; it is theirs.
-  await waitUntilIdle([...children, ...(emulatorsPid === undefined ? [] : [emulatorsPid])]);
+  await waitUntilIdle(logPipelinePids(env));
   const after = { gateway: gatewayCpu, children: totalCpuSeconds(children), emulators: cpuSeconds(emulatorsPid) };
   const line = /BENCH_RESULT (\{.*\})/.exec(stdout)?.[1];
   if (code !== 0 || !line) throw new Error(`the cold-hit client failed (exit ${code}): ${stderr || stdout}`);

@@ -275,7 +275,7 @@ export class Runner {
 }
 
 /** The processes that store what the gateway logs: its log worker and the emulators. */
-function logPipelinePids(env: Env): number[] {
+export function logPipelinePids(env: Env): number[] {
   return [...descendants(env.gateway.service.pid), ...(env.emulators.service.pid === undefined ? [] : [env.emulators.service.pid])];
 }
 

@@ -4,7 +4,7 @@ import { roundUsd } from '../pricing/prices';
 import { rollupKey } from '../store/keys';
 import { queryRollups } from '../store/log-rollups';
 import type { FilteredLogQuery, LogCondition } from '../store/request-logs';
-import { rollupDimensions, sketchQuantile } from './log-dimensions';
+import { rollupDimensions, sketchQuantile, statusClass } from './log-dimensions';
 import { hourOf, metadataDimension, unindexedStatusClass } from './log-rollups';
 
 /**
@@ -110,7 +110,8 @@ export function logListQuery(query: Record<string, string>, now = Date.now()): F
   const found = filters(query, { ...filterParams, ...logOnlyParams });
   const rank = (filter: DimensionFilter) => indexOrder.indexOf(filter.dimension.startsWith('meta.') ? 'meta' : filter.dimension);
   // An exact status is read from its class's partition, and checked after the read.
-  const partitionOf = (filter: DimensionFilter) => (filter.dimension === 'status' ? { dimension: 'status_class', value: `${filter.value[0]}xx` } : filter);
+  const partitionOf = (filter: DimensionFilter) =>
+    filter.dimension === 'status' ? { dimension: 'status_class', value: statusClass(Number(filter.value)) } : filter;
   const hasPartition = (filter: DimensionFilter) => {
     const { dimension, value } = partitionOf(filter);
     return dimension !== 'status_class' || value !== unindexedStatusClass;
