@@ -106,6 +106,8 @@ export function logsCommand(program: Command): void {
     };
     const recent = shown(await newRecords(client, query, seen, lookback, ownTrace));
     show(options.lines === 0 ? [] : recent.slice(-options.lines));
+    // Says on stderr (so --json stays clean) that what is stored from now on will show: a record stored before this line counts as the past.
+    output.err(`Following new log records every ${options.interval}s (Ctrl-C to stop).`);
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, options.interval * 1000));
       show(shown(await newRecords(client, query, seen, lookback, ownTrace)));

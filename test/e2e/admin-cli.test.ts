@@ -241,8 +241,14 @@ describe('the admin CLI against the local gateway', { timeout: 90_000 }, () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let tailed = '';
+    let notes = '';
     tail.stdout.setEncoding('utf8').on('data', (text: string) => (tailed += text));
+    tail.stderr.setEncoding('utf8').on('data', (text: string) => (notes += text));
     try {
+      // With --lines 0 a record stored before the tail's first poll is the past: send the request once it follows.
+      const following = Date.now() + 20_000;
+      while (!notes.includes('Following new log records') && Date.now() < following) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(notes).toContain('Following new log records every 1s');
       await chat(`cli-trace-${run}`, user);
       await waitForLogs(`cli-trace-${run}`);
 
