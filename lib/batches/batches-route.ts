@@ -52,7 +52,7 @@ export const managedBatches = controlRoutes(
     async handler({ body }, context) {
       const { auth, trace } = context;
       const caller = { organisationId: auth.organisationId, workspaceId: auth.workspaceId, keyId: auth.keyId };
-      const item = await createBatch(caller, { ...body, metadata: body.metadata ?? null }, workOptionsOf(context), trace.metadata ?? {});
+      const item = await createBatch(caller, { ...body, metadata: body.metadata ?? null }, await workOptionsOf(context), trace.metadata ?? {});
       return presentBatch(item);
     },
   }),

@@ -19,8 +19,8 @@ import { jsonPath } from '../core/json-path';
 import { isPlainObject } from '../core/plain-object';
 import { queryFields, queryOperators } from './condition-query';
 import { compileSafeRegex, RegexSyntaxError } from '../core/regex/safe-regex';
-import { checkIssues } from '../guardrails/validate-checks';
 import type { HookCheck } from '../guardrails/hook-types';
+import type { CheckIssue } from '../guardrails/validate-checks';
 import type { ConfigIssue } from './types';
 
 export type Path = ReadonlyArray<PropertyKey>;
@@ -162,8 +162,15 @@ const has = (node: Record<string, unknown>, key: string) => Object.hasOwn(node, 
 
 const routingModes = new Set(['loadbalance', 'fallback', 'conditional']);
 
+/**
+ * What is wrong with a list of checks, each problem at its path: the built-in checks' own rules
+ * (`checkIssues` of guardrails/validate-checks), passed in so that what validates a config
+ * without checks never loads every check.
+ */
+export type CheckRules = (checks: readonly HookCheck[], where: (index: number) => { id: string; parameters: string }) => CheckIssue[];
+
 /** Cross-field issues of a config (see the module doc). `input` is the raw, unvalidated value. */
-export function ruleIssues(input: unknown): ConfigIssue[] {
+export function ruleIssues(input: unknown, checkRules: CheckRules): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   if (!isPlainObject(input)) return issues;
   const strategy = input.strategy;
@@ -175,11 +182,11 @@ export function ruleIssues(input: unknown): ConfigIssue[] {
         'needs at least one of: provider (its key in api_key or in the Authorization header), virtual_key, strategy + targets, cache, retry, prompt_id, forward_headers, request_timeout, before_request_hooks, after_request_hooks, input_guardrails, output_guardrails',
     });
   }
-  checkNode(input, [], issues);
+  checkNode(input, [], issues, checkRules);
   return issues;
 }
 
-function checkNode(node: Record<string, unknown>, path: PropertyKey[], issues: ConfigIssue[]): void {
+function checkNode(node: Record<string, unknown>, path: PropertyKey[], issues: ConfigIssue[], checkRules: CheckRules): void {
   const at = (...rest: PropertyKey[]) => formatPath([...path, ...rest]);
   const targets = node.targets;
   const strategy = node.strategy;
@@ -203,10 +210,10 @@ function checkNode(node: Record<string, unknown>, path: PropertyKey[], issues: C
     }
     if (mode === 'conditional') checkConditional(strategy, items, path, issues);
   }
-  checkHookChecks(node, path, issues);
+  checkHookChecks(node, path, issues, checkRules);
   if (Array.isArray(targets)) {
     targets.forEach((target, index) => {
-      if (isPlainObject(target)) checkNode(target, [...path, 'targets', index], issues);
+      if (isPlainObject(target)) checkNode(target, [...path, 'targets', index], issues, checkRules);
     });
   }
 }
@@ -218,7 +225,7 @@ const guardrailFields = new Set(['id', 'deny', 'async', 'on_fail', 'on_success']
  * Every check a node's hooks and inline guardrails run must be a built-in check, with parameters
  * it can run with: a config that names an unknown check (a typo) would otherwise pass unchecked.
  */
-function checkHookChecks(node: Record<string, unknown>, path: PropertyKey[], issues: ConfigIssue[]): void {
+function checkHookChecks(node: Record<string, unknown>, path: PropertyKey[], issues: ConfigIssue[], checkIssues: CheckRules): void {
   const at = (...rest: PropertyKey[]) => formatPath([...path, ...rest]);
   for (const field of ['before_request_hooks', 'after_request_hooks'] as const) {
     const hooks = node[field];

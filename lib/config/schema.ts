@@ -64,7 +64,7 @@ import { JsonTooDeepError, parseClientJson } from '../wire/client-json';
 import { isPlainObject } from '../core/plain-object';
 import { maxRequestTimeoutMs } from '../core/time';
 import { asWritten, canonicalConfigFields } from './portkey-fields';
-import { formatPath, ruleIssues, show, strategyModes, suggest, unknownKeyMessage, valueAt, type Path } from './schema-rules';
+import { formatPath, ruleIssues, show, strategyModes, suggest, unknownKeyMessage, valueAt, type CheckRules, type Path } from './schema-rules';
 import type { ConfigIssue, GatewayConfig } from './types';
 
 export type ConfigParseResult = { ok: true; config: GatewayConfig } | { ok: false; issues: ConfigIssue[] };
@@ -106,168 +106,175 @@ const customHostText = 'an http:// or https:// URL (the base URL of the provider
 const headerNameText = "a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)";
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-// ---- the sub-objects
-
-const strategySchema = strict(
-  {
-    mode: oneOf(strategyModes, allowed(`one of ${strategyModes.join(', ')}`)),
-    conditions: optional(
-      array(
-        strict(
-          { query: anyObject('an object (a query over metadata.*, params.* and url.pathname)'), then: string(allowed('a string naming a target')) },
-          'an object with `query` and `then`',
-        ),
-        allowed('an array of {"query": {…}, "then": "<target name>"} objects'),
-      ),
-    ),
-    default: optional(string(allowed('a string naming a target'))),
-    on_status_codes: statusCodes(),
-  },
-  'an object with `mode` (single, loadbalance, fallback or conditional)',
-);
-
-const cacheSchema = strict(
-  {
-    mode: oneOf(['simple', 'semantic'], allowed('one of simple, semantic')),
-    max_age: optional(intRange(1, 7_776_000, 'a positive integer number of seconds, at most 7776000 (90 days)')),
-  },
-  'an object with `mode` (simple or semantic) and optional `max_age` (seconds)',
-);
-
-const retrySchema = strict(
-  { attempts: intRange(0, 5, 'an integer from 0 to 5'), on_status_codes: statusCodes(), use_retry_after_headers: flag() },
-  'an object with `attempts` (0 to 5) and optional `on_status_codes`, `use_retry_after_headers`',
-);
+/** Marks the issue of a guardrail's extra property whose value is not an object (see `fromZod`). */
+const guardrailExtraText = 'an object (the parameters of the check this property names)';
+const guardrailKnown = ['id', 'deny', 'async', 'on_fail', 'on_success'];
 
 /** A breaker opens for at most a day: longer is a target switched off, which belongs in the config itself. */
 const maxCooldownMs = 86_400_000;
 const cooldownText = `a number of milliseconds from 30000 to ${maxCooldownMs} (a day)`;
 
-const circuitBreakerSchema = strict(
-  {
-    failure_threshold: numberAtLeast(1, 'a number of at least 1'),
-    cooldown_interval: number(allowed(cooldownText)).check(gte(30_000, allowed(cooldownText)), lte(maxCooldownMs, allowed(cooldownText))),
-    failure_status_codes: statusCodes(),
-  },
-  'an object with `failure_threshold` and `cooldown_interval`',
-);
-
-const deploymentSchema = strict(
-  { deployment_id: string(allowed('a string')), alias: string(allowed('a string')), api_version: string(allowed('a string')), is_default: flag() },
-  'an object with `deployment_id`, `alias` and `api_version`',
-);
-
-const feedbackSchema = strict(
-  { value: optional(number(allowed('a number'))), weight: optional(number(allowed('a number'))), metadata: optional(anyObject()) },
-  'an object with optional `value`, `weight` (numbers) and `metadata` (object)',
-);
-
-const outcome = optional(strict({ feedback: optional(feedbackSchema), deny: flag() }, 'an object with optional `feedback` and `deny`'));
-
-const checkSchema = strict({ id: name(), parameters: anyObject() }, 'an object with `id` and `parameters`');
-
-const hookText = 'a hook object with an `id`';
-const hooks = optional(
-  array(
-    strict(
-      {
-        id: name(),
-        type: optional(oneOf(['guardrail', 'mutator'], allowed('"guardrail" or "mutator"'))),
-        checks: optional(array(checkSchema, allowed('an array of {"id", "parameters"} objects'))),
-        deny: flag(),
-        async: flag(),
-        on_fail: outcome,
-        on_success: outcome,
-      },
-      hookText,
-    ),
-    allowed('an array of hook objects'),
-  ),
-);
-
-/** Marks the issue of a guardrail's extra property whose value is not an object (see `fromZod`). */
-const guardrailExtraText = 'an object (the parameters of the check this property names)';
-const guardrailKnown = ['id', 'deny', 'async', 'on_fail', 'on_success'];
-
-const guardrails = optional(
-  array(
-    union(
-      [
-        name('a non-empty string (a guardrail id)'),
-        catchall(
-          strictObject({ id: text(), deny: flag(), async: flag(), on_fail: outcome, on_success: outcome }),
-          record(string(), unknown(), allowed(guardrailExtraText)),
+/**
+ * The schema, built on first use rather than when the module loads: building it is most of what
+ * loading this module costs, which a function's cold start would pay even for requests that carry
+ * no inline config.
+ */
+function buildConfigObject() {
+  const strategySchema = strict(
+    {
+      mode: oneOf(strategyModes, allowed(`one of ${strategyModes.join(', ')}`)),
+      conditions: optional(
+        array(
+          strict(
+            { query: anyObject('an object (a query over metadata.*, params.* and url.pathname)'), then: string(allowed('a string naming a target')) },
+            'an object with `query` and `then`',
+          ),
+          allowed('an array of {"query": {…}, "then": "<target name>"} objects'),
         ),
-      ],
-      allowed('a guardrail id (a non-empty string) or a guardrail object'),
-    ),
-    allowed('an array of guardrail ids (strings) or guardrail objects'),
-  ),
-);
-
-// ---- the config object (recursive through `targets`)
-
-const configObject = strict(
-  {
-    strategy: optional(strategySchema),
-    get targets(): ZodMiniOptional<ZodMiniArray<ZodMiniType<GatewayConfig>>> {
-      return optional(array(configSchema, allowed('an array of config objects')));
+      ),
+      default: optional(string(allowed('a string naming a target'))),
+      on_status_codes: statusCodes(),
     },
-    name: optional(name()),
-    strict_api_compliance: flag(),
-    provider: optional(name('a non-empty string (a provider name or an @provider-slug)')),
-    api_key: text(),
-    virtual_key: optional(name()),
-    prompt_id: optional(name()),
-    request_timeout: optional(
-      intRange(1, maxRequestTimeoutMs, `an integer number of milliseconds from 1 to ${maxRequestTimeoutMs} (the inference functions' own timeout)`),
+    'an object with `mode` (single, loadbalance, fallback or conditional)',
+  );
+
+  const cacheSchema = strict(
+    {
+      mode: oneOf(['simple', 'semantic'], allowed('one of simple, semantic')),
+      max_age: optional(intRange(1, 7_776_000, 'a positive integer number of seconds, at most 7776000 (90 days)')),
+    },
+    'an object with `mode` (simple or semantic) and optional `max_age` (seconds)',
+  );
+
+  const retrySchema = strict(
+    { attempts: intRange(0, 5, 'an integer from 0 to 5'), on_status_codes: statusCodes(), use_retry_after_headers: flag() },
+    'an object with `attempts` (0 to 5) and optional `on_status_codes`, `use_retry_after_headers`',
+  );
+
+  const circuitBreakerSchema = strict(
+    {
+      failure_threshold: numberAtLeast(1, 'a number of at least 1'),
+      cooldown_interval: number(allowed(cooldownText)).check(gte(30_000, allowed(cooldownText)), lte(maxCooldownMs, allowed(cooldownText))),
+      failure_status_codes: statusCodes(),
+    },
+    'an object with `failure_threshold` and `cooldown_interval`',
+  );
+
+  const deploymentSchema = strict(
+    { deployment_id: string(allowed('a string')), alias: string(allowed('a string')), api_version: string(allowed('a string')), is_default: flag() },
+    'an object with `deployment_id`, `alias` and `api_version`',
+  );
+
+  const feedbackSchema = strict(
+    { value: optional(number(allowed('a number'))), weight: optional(number(allowed('a number'))), metadata: optional(anyObject()) },
+    'an object with optional `value`, `weight` (numbers) and `metadata` (object)',
+  );
+
+  const outcome = optional(strict({ feedback: optional(feedbackSchema), deny: flag() }, 'an object with optional `feedback` and `deny`'));
+
+  const checkSchema = strict({ id: name(), parameters: anyObject() }, 'an object with `id` and `parameters`');
+
+  const hookText = 'a hook object with an `id`';
+  const hooks = optional(
+    array(
+      strict(
+        {
+          id: name(),
+          type: optional(oneOf(['guardrail', 'mutator'], allowed('"guardrail" or "mutator"'))),
+          checks: optional(array(checkSchema, allowed('an array of {"id", "parameters"} objects'))),
+          deny: flag(),
+          async: flag(),
+          on_fail: outcome,
+          on_success: outcome,
+        },
+        hookText,
+      ),
+      allowed('an array of hook objects'),
     ),
-    cache: optional(cacheSchema),
-    retry: optional(retrySchema),
-    cb_config: optional(circuitBreakerSchema),
-    weight: optional(numberAtLeast(0, 'a number of 0 or more (a missing weight counts as 1)')),
-    on_status_codes: statusCodes(),
-    custom_host: optional(string(allowed(customHostText)).check(refine(httpUrl, allowed(customHostText)))),
-    forward_headers: optional(
-      array(string(allowed(headerNameText)).check(refine((value) => headerName.test(value), allowed(headerNameText))), allowed('an array of header names')),
+  );
+
+  const guardrails = optional(
+    array(
+      union(
+        [
+          name('a non-empty string (a guardrail id)'),
+          catchall(
+            strictObject({ id: text(), deny: flag(), async: flag(), on_fail: outcome, on_success: outcome }),
+            record(string(), unknown(), allowed(guardrailExtraText)),
+          ),
+        ],
+        allowed('a guardrail id (a non-empty string) or a guardrail object'),
+      ),
+      allowed('an array of guardrail ids (strings) or guardrail objects'),
     ),
-    override_params: optional(anyObject('an object of request parameters (e.g. {"model": "…"})')),
-    resource_name: text(),
-    deployment_id: text(),
-    api_version: text(),
-    deployments: optional(array(deploymentSchema, allowed('an array of deployment objects'))),
-    cloudA_access_key_id: text(),
-    cloudA_secret_access_key: text(),
-    cloudA_region: text(),
-    cloudA_session_token: text(),
-    compat_organization: text(),
-    compat_project: text(),
-    cloudB_project_id: text(),
-    cloudB_region: text(),
-    cloudB_service_account_json: optional(anyObject('an object (the service account JSON)')),
-    cloudC_region: text(),
-    cloudC_deployment_name: text(),
-    cloudC_endpoint_name: text(),
-    cloudC_api_version: text(),
-    cloudC_deployment_type: optional(oneOf(['serverless', 'managed'], allowed('one of serverless, managed'))),
-    cloudC_resource_name: text(),
-    cloudC_deployment_id: text(),
-    cloudC_model_name: text(),
-    cloudC_entra_scope: text(),
-    before_request_hooks: hooks,
-    after_request_hooks: hooks,
-    input_guardrails: guardrails,
-    output_guardrails: guardrails,
-  },
-  'a JSON object (a config)',
-  true,
-);
+  );
+
+  // The config object, recursive through `targets`.
+  const configObject = strict(
+    {
+      strategy: optional(strategySchema),
+      get targets(): ZodMiniOptional<ZodMiniArray<ZodMiniType<GatewayConfig>>> {
+        return optional(array(configObject, allowed('an array of config objects')));
+      },
+      name: optional(name()),
+      strict_api_compliance: flag(),
+      provider: optional(name('a non-empty string (a provider name or an @provider-slug)')),
+      api_key: text(),
+      virtual_key: optional(name()),
+      prompt_id: optional(name()),
+      request_timeout: optional(
+        intRange(1, maxRequestTimeoutMs, `an integer number of milliseconds from 1 to ${maxRequestTimeoutMs} (the inference functions' own timeout)`),
+      ),
+      cache: optional(cacheSchema),
+      retry: optional(retrySchema),
+      cb_config: optional(circuitBreakerSchema),
+      weight: optional(numberAtLeast(0, 'a number of 0 or more (a missing weight counts as 1)')),
+      on_status_codes: statusCodes(),
+      custom_host: optional(string(allowed(customHostText)).check(refine(httpUrl, allowed(customHostText)))),
+      forward_headers: optional(
+        array(string(allowed(headerNameText)).check(refine((value) => headerName.test(value), allowed(headerNameText))), allowed('an array of header names')),
+      ),
+      override_params: optional(anyObject('an object of request parameters (e.g. {"model": "…"})')),
+      resource_name: text(),
+      deployment_id: text(),
+      api_version: text(),
+      deployments: optional(array(deploymentSchema, allowed('an array of deployment objects'))),
+      cloudA_access_key_id: text(),
+      cloudA_secret_access_key: text(),
+      cloudA_region: text(),
+      cloudA_session_token: text(),
+      compat_organization: text(),
+      compat_project: text(),
+      cloudB_project_id: text(),
+      cloudB_region: text(),
+      cloudB_service_account_json: optional(anyObject('an object (the service account JSON)')),
+      cloudC_region: text(),
+      cloudC_deployment_name: text(),
+      cloudC_endpoint_name: text(),
+      cloudC_api_version: text(),
+      cloudC_deployment_type: optional(oneOf(['serverless', 'managed'], allowed('one of serverless, managed'))),
+      cloudC_resource_name: text(),
+      cloudC_deployment_id: text(),
+      cloudC_model_name: text(),
+      cloudC_entra_scope: text(),
+      before_request_hooks: hooks,
+      after_request_hooks: hooks,
+      input_guardrails: guardrails,
+      output_guardrails: guardrails,
+    },
+    'a JSON object (a config)',
+    true,
+  );
+  return configObject;
+}
+
+let builtSchema: ZodMiniType<GatewayConfig> | undefined;
 /** Typed as `GatewayConfig`, so the compiler checks the schema's output against the types (and `KeysMatch` the reverse). */
-const configSchema: ZodMiniType<GatewayConfig> = configObject;
+const configSchema = (): ZodMiniType<GatewayConfig> => (builtSchema ??= buildConfigObject());
 type Assert<T extends true> = T;
 type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 // biome-ignore lint/correctness/noUnusedVariables: a compile-time check that the schema and the type list the same fields
-type KeysMatch = Assert<SameKeys<keyof GatewayConfig, keyof Infer<typeof configObject>>>;
+type KeysMatch = Assert<SameKeys<keyof GatewayConfig, keyof Infer<ReturnType<typeof buildConfigObject>>>>;
 
 // ---- zod issues → ConfigIssue
 
@@ -306,14 +313,17 @@ function fromZod(issue: ZodIssue, input: unknown, base: Path, out: ConfigIssue[]
   out.push({ param: formatPath(path), message });
 }
 
-/** Validates a config object; on failure returns every violation. Never throws. */
-export function parseConfig(written: unknown): ConfigParseResult {
+/**
+ * Validates a config object, its checks by the built-in checks' rules (`checkIssues` of
+ * guardrails/validate-checks); on failure returns every violation. Never throws.
+ */
+export function parseConfig(written: unknown, checkRules: CheckRules): ConfigParseResult {
   try {
     const { config: input, written: renamed } = canonicalConfigFields(written);
-    const result = configSchema.safeParse(input);
+    const result = configSchema().safeParse(input);
     const found: ConfigIssue[] = [];
     if (!result.success) for (const issue of result.error.issues as unknown as ZodIssue[]) fromZod(issue, input, [], found);
-    found.push(...ruleIssues(input));
+    found.push(...ruleIssues(input, checkRules));
     if (found.length === 0 && result.success) return { ok: true, config: result.data };
     const issues = found.map((issue) => asWritten(issue, renamed));
     const seen = new Set<string>();
@@ -331,8 +341,24 @@ export function parseConfig(written: unknown): ConfigParseResult {
   }
 }
 
-/** x-gateway-config header value starting with `{` → parseConfig(JSON.parse(value)); malformed JSON is an issue with param 'x-gateway-config'. */
-export function parseConfigHeader(value: string): ConfigParseResult {
+/**
+ * parseConfig where the checks' rules load only for a config that runs a check: every check and
+ * what it needs (a JSON Schema validator, a regex engine) is a third of the chat function's code,
+ * which a request whose inline config has no hooks or guardrails never loads.
+ */
+export async function parseConfigLoadingChecks(written: unknown): Promise<ConfigParseResult> {
+  let runsChecks = false;
+  const withoutChecks = parseConfig(written, (checks) => {
+    if (checks.length > 0) runsChecks = true;
+    return [];
+  });
+  if (!runsChecks) return withoutChecks;
+  const { checkIssues } = await import('../guardrails/validate-checks');
+  return parseConfig(written, checkIssues);
+}
+
+/** x-gateway-config header value starting with `{` → its config, validated; malformed JSON is an issue with param 'x-gateway-config'. */
+export async function parseConfigHeader(value: string): Promise<ConfigParseResult> {
   const trimmed = value.trim();
   if (!trimmed.startsWith('{')) {
     return {
@@ -349,7 +375,7 @@ export function parseConfigHeader(value: string): ConfigParseResult {
     const reason = error instanceof Error ? error.message : String(error);
     return { ok: false, issues: [{ param: 'x-gateway-config', message: `must be valid JSON; ${reason}` }] };
   }
-  return parseConfig(parsed);
+  return parseConfigLoadingChecks(parsed);
 }
 
 /** 400 GatewayError: code 'AB01', type 'invalid_request_error', param = first issue's param, message = "Invalid config: " + all issues joined with "; ". */

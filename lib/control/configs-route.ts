@@ -16,6 +16,7 @@ import {
 import { configError, parseConfig } from '../config/schema';
 import { movedSecretError, unboundSecretIssues } from '../config/secret-destinations';
 import type { GatewayConfig } from '../config/types';
+import { checkIssues } from '../guardrails/validate-checks';
 import { GatewayError, notFound } from '../core/errors';
 import { answerFields, controlRoutes, defineRoute, knownFields } from '../http/define-route';
 import { listEnvelope, pageQuery } from '../http/pagination';
@@ -173,7 +174,7 @@ function presentSummary(summary: SavedConfigSummary) {
 
 /** A config to store: valid, and every stored credential bound to where it goes. */
 function validate(input: unknown): GatewayConfig {
-  const result = parseConfig(input);
+  const result = parseConfig(input, checkIssues);
   if (!result.ok) throw configError(result.issues);
   const unbound = unboundSecretIssues(result.config);
   if (unbound.length > 0) throw configError(unbound);

@@ -53,7 +53,7 @@ export const gatewayJobs = controlRoutes(
     async handler({ body }, context) {
       const { auth, trace } = context;
       const caller = { organisationId: auth.organisationId, workspaceId: auth.workspaceId, keyId: auth.keyId };
-      return presentJob(await createJob(caller, body, workOptionsOf(context), trace.metadata ?? {}));
+      return presentJob(await createJob(caller, body, await workOptionsOf(context), trace.metadata ?? {}));
     },
   }),
   defineRoute({

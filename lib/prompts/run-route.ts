@@ -31,7 +31,7 @@ export const promptRunRoute: RouteHandler = async function promptRun(context: Ro
   context.recorder.prompted({ id: prompt.id, version: prompt.version });
 
   const body = await renderPrompt(context.auth.workspaceId, prompt, input);
-  const request = withPromptDefaults(unifiedFromBody('chat', body, context), prompt);
+  const request = withPromptDefaults(await unifiedFromBody('chat', body, context), prompt);
   const inference = inferenceContext(request, context);
   const routing = runInference(inference);
   if (request.stream) {

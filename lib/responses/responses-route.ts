@@ -12,7 +12,7 @@ import { newId } from '../core/ids';
 import { readBody } from '../core/read-body';
 import { isReadable } from '../core/readable';
 import { controlRoutes, defineRoute } from '../http/define-route';
-import { unifiedFromBody } from '../http/inference/from-http';
+import { unifiedHttpFields, unifiedWithFields } from '../http/inference/from-http';
 import { routedResponse } from '../http/inference/routed-response';
 import { commitStreamWhileRouting, streamCommitDelayMs } from '../http/inference/stream-commit';
 import { readJsonObject } from '../http/json-body';
@@ -69,14 +69,17 @@ async function createResponse(context: RouteContext): Promise<GatewayResponse> {
     const caller = { organisationId: auth.organisationId, workspaceId, keyId: auth.keyId };
     const queued = await queueBackgroundResponse(
       { response: base, input, history: continued.history, link: continued.link, run: { request, caller, metadata: trace.metadata ?? {} } },
-      workOptionsOf(context),
+      await workOptionsOf(context),
     );
     return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(queued) };
   }
 
+  // Read once, before the first run: `inference` is set before runResponse returns.
+  context.recorder.requested({ stream: request.stream === true, model: request.model });
+  const fields = await unifiedHttpFields(context);
   let inference!: InferenceContext;
   const routing = runResponse(request, continued, (body, responsesChain) => {
-    const unified = unifiedFromBody('responses', body, context);
+    const unified = unifiedWithFields('responses', body, context, fields);
     inference = inferenceContext({ ...unified, responsesChain }, context);
     return runInference(inference);
   });

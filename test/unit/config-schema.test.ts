@@ -1,7 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { configError, parseConfig, parseConfigHeader } from '../../lib/config/schema';
+import { configError, parseConfig as parseConfigWith, parseConfigHeader, parseConfigLoadingChecks } from '../../lib/config/schema';
 import type { ConfigIssue } from '../../lib/config/types';
+import { checkIssues } from '../../lib/guardrails/validate-checks';
+
+const parseConfig = (input: unknown) => parseConfigWith(input, checkIssues);
 
 const base = { provider: 'openai', api_key: 'sk-test' };
 
@@ -783,12 +786,15 @@ describe('parseConfig: each rule rejects with the exact path', () => {
 });
 
 describe('parseConfigHeader', () => {
-  it('parses an inline JSON config', () => {
-    expect(parseConfigHeader(' {"provider":"openai","retry":{"attempts":2}} ')).toEqual({ ok: true, config: { provider: 'openai', retry: { attempts: 2 } } });
+  it('parses an inline JSON config', async () => {
+    expect(await parseConfigHeader(' {"provider":"openai","retry":{"attempts":2}} ')).toEqual({
+      ok: true,
+      config: { provider: 'openai', retry: { attempts: 2 } },
+    });
   });
 
-  it('reports malformed JSON under x-gateway-config', () => {
-    const result = parseConfigHeader('{"provider": "openai",');
+  it('reports malformed JSON under x-gateway-config', async () => {
+    const result = await parseConfigHeader('{"provider": "openai",');
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.issues).toHaveLength(1);
@@ -796,15 +802,27 @@ describe('parseConfigHeader', () => {
     expect(result.issues[0].message).toMatch(/^must be valid JSON; \S/);
   });
 
-  it('reports a value that is not inline JSON', () => {
-    expect(parseConfigHeader('cfg_123')).toEqual({
+  it('reports a value that is not inline JSON', async () => {
+    expect(await parseConfigHeader('cfg_123')).toEqual({
       ok: false,
       issues: [{ param: 'x-gateway-config', message: 'must be a JSON config object starting with "{" (a saved config id is resolved separately)' }],
     });
   });
 
-  it('reports config violations under config', () => {
-    expect(parseConfigHeader('{"provider":"openai","retry":{"attempts":6}}')).toEqual({
+  it('judges a check the way parseConfig does once the checks have loaded, and needs them for no other config', async () => {
+    const badCheck = { ...base, output_guardrails: [{ id: 'g', 'default.wordCount': { minWords: 'five' } }] };
+    expect(await parseConfigLoadingChecks(badCheck)).toEqual(parseConfig(badCheck));
+    expect(await parseConfigLoadingChecks(badCheck)).toMatchObject({
+      ok: false,
+      issues: [{ param: 'config.output_guardrails[0]["default.wordCount"].minWords' }],
+    });
+    const noChecks = { ...base, retry: { attempts: 2 } };
+    expect(parseConfigWith(noChecks, () => expect.unreachable('a config without checks asks for no check rules'))).toEqual({ ok: true, config: noChecks });
+    expect(await parseConfigLoadingChecks(noChecks)).toEqual({ ok: true, config: noChecks });
+  });
+
+  it('reports config violations under config', async () => {
+    expect(await parseConfigHeader('{"provider":"openai","retry":{"attempts":6}}')).toEqual({
       ok: false,
       issues: [{ param: 'config.retry.attempts', message: 'must be an integer from 0 to 5; got 6' }],
     });
@@ -1020,16 +1038,16 @@ describe('parseConfig: property-based', () => {
     );
   });
 
-  it('never throws on random header strings', () => {
-    fc.assert(
-      fc.property(
+  it('never throws on random header strings', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.oneof(
           fc.string(),
           fc.jsonValue().map((v) => JSON.stringify(v) ?? ''),
         ),
-        (text) => {
-          expectWellFormed(parseConfigHeader(`{${text}`));
-          expectWellFormed(parseConfigHeader(text));
+        async (text) => {
+          expectWellFormed(await parseConfigHeader(`{${text}`));
+          expectWellFormed(await parseConfigHeader(text));
         },
       ),
       { numRuns: 500 },

@@ -22,16 +22,18 @@ import {
 
 const passthroughMethods = new Set(['GET', 'POST', 'PUT', 'DELETE']);
 
+type HttpFields = Omit<InferenceFields, 'caller'>;
+
 /**
  * The inference request an HTTP request carries: the body read and validated, then every
  * `x-gateway-*` option read, so a bad header is a 400 before any provider is chosen. The model and
  * stream flag reach the log even when a header is refused.
  */
-export function fromHttp(route: Operation | 'passthrough', context: RouteContext): InferenceRequest {
+export function fromHttp(route: Operation | 'passthrough', context: RouteContext): Promise<InferenceRequest> {
   return route === 'passthrough' ? passthroughFromHttp(context) : unifiedFromHttp(route, context);
 }
 
-function unifiedFromHttp(operation: Operation, context: RouteContext): InferenceRequest {
+function unifiedFromHttp(operation: Operation, context: RouteContext): Promise<UnifiedRequest> {
   return unifiedFromBody(operation, readJsonObject(context.request), context, context.request.body);
 }
 
@@ -39,13 +41,27 @@ function unifiedFromHttp(operation: Operation, context: RouteContext): Inference
  * A chat, completions or embeddings request whose body the gateway made itself (a rendered prompt)
  * with the caller's headers and options, as `fromHttp` would read them.
  */
-export function unifiedFromBody(operation: Operation, body: JsonObject, context: RouteContext, clientBytes?: Buffer): UnifiedRequest {
-  const request = inferenceRequest({ kind: 'unified', operation, body, clientBytes, caller: callerOf(context) });
-  context.recorder.requested({ stream: request.stream, model: body.model });
-  return { ...request, ...httpFields(context, { unified: true }) };
+export async function unifiedFromBody(operation: Operation, body: JsonObject, context: RouteContext, clientBytes?: Buffer): Promise<UnifiedRequest> {
+  const request = unifiedRecorded(operation, body, context, clientBytes);
+  return { ...request, ...(await unifiedHttpFields(context)) };
 }
 
-function passthroughFromHttp(context: RouteContext): PassthroughRequest {
+/** `unifiedFromBody` for a caller that builds its requests synchronously, from fields it read once before (`unifiedHttpFields`). */
+export function unifiedWithFields(operation: Operation, body: JsonObject, context: RouteContext, fields: HttpFields): UnifiedRequest {
+  return { ...unifiedRecorded(operation, body, context), ...fields };
+}
+
+/** What a unified request's headers carry: its gateway options, metadata, path and headers. */
+export const unifiedHttpFields = (context: RouteContext): Promise<HttpFields> => httpFields(context, { unified: true });
+
+function unifiedRecorded(operation: Operation, body: JsonObject, context: RouteContext, clientBytes?: Buffer) {
+  const request = inferenceRequest({ kind: 'unified', operation, body, clientBytes, caller: callerOf(context) });
+  // Before the headers are read, so the model and stream flag reach the log even when one is refused.
+  context.recorder.requested({ stream: request.stream, model: body.model });
+  return request;
+}
+
+async function passthroughFromHttp(context: RouteContext): Promise<PassthroughRequest> {
   const { request } = context;
   if (!passthroughMethods.has(request.method)) {
     throw new GatewayError(405, `Pass-through supports GET, POST, PUT and DELETE; got ${request.method}.`, {
@@ -56,7 +72,7 @@ function passthroughFromHttp(context: RouteContext): PassthroughRequest {
   const providerPath = passthroughPath(request.pathParameters.proxy ?? '');
   const bytes = request.method === 'GET' || request.body.length === 0 ? undefined : request.body;
   const made = inferenceRequest({ kind: 'passthrough', method: request.method, providerPath, rawQuery: request.rawQuery, bytes, caller: callerOf(context) });
-  return { ...made, ...httpFields(context, { unified: false }) };
+  return { ...made, ...(await httpFields(context, { unified: false })) };
 }
 
 const callerOf = ({ auth }: RouteContext): InferenceCaller => ({ organisationId: auth.organisationId, workspaceId: auth.workspaceId, keyId: auth.keyId });
@@ -65,9 +81,9 @@ const callerOf = ({ auth }: RouteContext): InferenceCaller => ({ organisationId:
  * Pass-through sends every client header on and is never cached, so `x-gateway-forward-headers`
  * and the cache headers mean nothing there and are not read.
  */
-function httpFields({ request, trace }: RouteContext, { unified }: { unified: boolean }): Omit<InferenceFields, 'caller'> {
+async function httpFields({ request, trace }: RouteContext, { unified }: { unified: boolean }): Promise<HttpFields> {
   const headers = request.headers;
-  const config = readConfigHeader(headers);
+  const config = await readConfigHeader(headers);
   const timeoutMs = readRequestTimeoutHeader(headers);
   const forwardHeaderNames = unified ? readForwardHeaderNames(headers) : [];
   const cache = unified ? readCacheHeaders(headers) : { forceRefresh: false };

@@ -17,7 +17,7 @@ import { commitStreamWhileRouting, streamCommitDelayMs } from './stream-commit';
 const countTokensPath = 'messages/count_tokens';
 
 async function createMessage(context: RouteContext): Promise<GatewayResponse> {
-  const request = fromHttp('messages', context);
+  const request = await fromHttp('messages', context);
   const inference = inferenceContext(request, context);
   const routing = runInference(inference);
   if (request.kind === 'unified' && request.stream) {
@@ -39,7 +39,7 @@ async function createMessage(context: RouteContext): Promise<GatewayResponse> {
 async function countTokens(context: RouteContext): Promise<GatewayResponse> {
   const named = context.request.headers['x-gateway-provider']?.trim();
   if (named && named !== 'anthropic' && !context.request.headers['x-gateway-config']) throw notCountable(named);
-  const request = fromHttp('passthrough', { ...context, request: { ...context.request, pathParameters: { proxy: countTokensPath } } });
+  const request = await fromHttp('passthrough', { ...context, request: { ...context.request, pathParameters: { proxy: countTokensPath } } });
   const result = await runInference(inferenceContext(request, context));
   const answer = routedResponse(result, context.recorder);
   const provider = result.target?.provider.name;

@@ -23,10 +23,10 @@ const inlineConfigs = new Map<string, { config: GatewayConfig; plan: RequestPlan
 const maxInlineConfigs = 256;
 const maxRememberedHeaderLength = 16 * 1024;
 
-function readInlineConfig(value: string): ConfigSource {
+async function readInlineConfig(value: string): Promise<ConfigSource> {
   const known = inlineConfigs.get(value);
   if (known) return { kind: 'inline', ...known };
-  const parsed = parseConfigHeader(value);
+  const parsed = await parseConfigHeader(value);
   if (!parsed.ok) throw configError(parsed.issues);
   refusePromptId(parsed.config);
   const plan = inlinePlan(parsed.config);
@@ -42,7 +42,7 @@ function readInlineConfig(value: string): ConfigSource {
  * a saved config (`cfg_…`, optionally `@<version>`). Without it, the request's headers alone select
  * the provider.
  */
-export function readConfigHeader(headers: Record<string, string>): ConfigSource {
+export async function readConfigHeader(headers: Record<string, string>): Promise<ConfigSource> {
   const value = headers['x-gateway-config']?.trim();
   if (!value) return { kind: 'headers' };
   if (value.startsWith('{')) return readInlineConfig(value);

@@ -12,7 +12,7 @@ import { inferenceContext, runInference } from '../../inference/run-inference';
  */
 export async function passthroughRoute(context: RouteContext): Promise<GatewayResponse> {
   context.recorder.countedAsInference();
-  const request = fromHttp('passthrough', context);
+  const request = await fromHttp('passthrough', context);
   const result = await runInference(inferenceContext(request, context));
   return routedResponse(result, context.recorder);
 }

@@ -15,7 +15,7 @@ export function unifiedRoute(operation: Operation): RouteHandler {
   return async function unifiedInference(context: RouteContext): Promise<GatewayResponse> {
     // A request refused before it is routed (a body that is not valid) is still an inference request analytics counts.
     context.recorder.countedAsInference();
-    const request = fromHttp(operation, context);
+    const request = await fromHttp(operation, context);
     const inference = inferenceContext(request, context);
     const routing = runInference(inference);
     if (request.kind === 'unified' && request.stream) {

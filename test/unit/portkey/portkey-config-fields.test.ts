@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../lib/config/schema';
+import { parseConfig as parseConfigWith } from '../../../lib/config/schema';
+import { checkIssues } from '../../../lib/guardrails/validate-checks';
+
+const parseConfig = (input: unknown) => parseConfigWith(input, checkIssues);
 
 describe("a config in Portkey's field names", () => {
   it('is read as the canonical fields, at the top and in every target', () => {
