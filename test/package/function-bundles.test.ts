@@ -130,12 +130,15 @@ describe('function bundles', () => {
     }
   });
 
-  it('on the inference path load the native providers, the Responses translation, KMS and jose only when first used', () => {
+  it('on the inference path load the native providers, the Responses translation, KMS, jose and the guardrail checks only when first used', () => {
     const lazy = [
       /^lib\/providers\/(anthropic|azure-ai|azure-openai|bedrock|cohere|google|vertex-ai)\/adapter\.ts$/,
       /^lib\/providers\/responses-format\/(over-chat|native)\.ts$/,
       /node_modules\/@aws-sdk\/client-kms\//,
       /node_modules\/jose\//,
+      /^lib\/guardrails\/(registry|check-runner|validate-checks)\.ts$/,
+      /^lib\/guardrails\/checks\//,
+      /node_modules\/@cfworker\/json-schema\//,
     ];
     for (const name of ['chatCompletions', 'completions', 'embeddings', 'passthrough']) {
       const atStart = startContents.get(name)!;
