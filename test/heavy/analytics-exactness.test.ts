@@ -108,7 +108,23 @@ it.skipIf(!heavy)(
     for (const [filter, keep] of filters) {
       for (const [groupBy, pick] of groupings) {
         const answer = await get(`/analytics/groups/${groupBy}?columns=${columns.join(',')}${filter}`);
-        expectRowsMatch(answer.data, groupBy, groupOf(records.filter(keep), pick));
+        try {
+          expectRowsMatch(answer.data, groupBy, groupOf(records.filter(keep), pick));
+        } catch (error) {
+          // Which part of the filtered records the rollups miss: their requests by user and by status, both ways.
+          const breakdown: string[] = [];
+          for (const [by, of] of [
+            ['metadata._user', (record: any) => record.metadata?._user],
+            ['status_code', (record: any) => String(record.status)],
+          ] as const) {
+            const rolled = await get(`/analytics/groups/${by}?${filter.slice(1)}`);
+            const raw = groupOf(records.filter(keep), of);
+            breakdown.push(
+              `${by}: rollups ${JSON.stringify(rolled.data.map((row: any) => [row[by], row.requests]))}, records ${JSON.stringify([...raw].map(([value, group]) => [value, group.length]))}`,
+            );
+          }
+          throw new Error(`${(error as Error).message}\nUnder "${filter}":\n${breakdown.join('\n')}`);
+        }
       }
     }
   },
