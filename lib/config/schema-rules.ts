@@ -225,7 +225,7 @@ const guardrailFields = new Set(['id', 'deny', 'async', 'on_fail', 'on_success']
  * Every check a node's hooks and inline guardrails run must be a built-in check, with parameters
  * it can run with: a config that names an unknown check (a typo) would otherwise pass unchecked.
  */
-function checkHookChecks(node: Record<string, unknown>, path: PropertyKey[], issues: ConfigIssue[], checkIssues: CheckRules): void {
+function checkHookChecks(node: Record<string, unknown>, path: PropertyKey[], issues: ConfigIssue[], checkRules: CheckRules): void {
   const at = (...rest: PropertyKey[]) => formatPath([...path, ...rest]);
   for (const field of ['before_request_hooks', 'after_request_hooks'] as const) {
     const hooks = node[field];
@@ -237,7 +237,7 @@ function checkHookChecks(node: Record<string, unknown>, path: PropertyKey[], iss
         isPlainObject(check) && typeof check.id === 'string' && isPlainObject(check.parameters) ? [{ check: check as unknown as HookCheck, position }] : [],
       );
       issues.push(
-        ...checkIssues(
+        ...checkRules(
           judged.map(({ check }) => check),
           (n) => ({ id: at(field, index, 'checks', judged[n]!.position, 'id'), parameters: at(field, index, 'checks', judged[n]!.position, 'parameters') }),
         ),
@@ -252,7 +252,7 @@ function checkHookChecks(node: Record<string, unknown>, path: PropertyKey[], iss
       const checks = Object.entries(guardrail)
         .filter(([id, parameters]) => !guardrailFields.has(id) && isPlainObject(parameters))
         .map(([id, parameters]) => ({ id, parameters: parameters as Record<string, unknown> }));
-      issues.push(...checkIssues(checks, (n) => ({ id: at(field, index, checks[n]!.id), parameters: at(field, index, checks[n]!.id) })));
+      issues.push(...checkRules(checks, (n) => ({ id: at(field, index, checks[n]!.id), parameters: at(field, index, checks[n]!.id) })));
     });
   }
 }

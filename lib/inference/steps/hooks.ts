@@ -4,7 +4,7 @@ import { withRawJsonField } from '../../core/json-splice';
 import { isReadable } from '../../core/readable';
 import { hookResultsJson } from '../../guardrails/hook-results-json';
 import { hasHooks, hooksOfSide, UnknownGuardrailError, type HookSide, type HookSpec } from '../../guardrails/hook-specs';
-import { HooksFailedError, runHooks, type HookResults, type HooksOutcome, type RunCheck } from '../../guardrails/run-hooks';
+import { HooksFailedError, runHooks, type HookResults, type HooksOutcome } from '../../guardrails/run-hooks';
 import { badRequest } from '../../core/errors';
 import type { JsonObject } from '../../providers/types';
 import type { AttemptOutcome } from '../../routing/attempt-outcome';
@@ -157,7 +157,8 @@ async function runSpecs(
   const list = side === 'input' ? 'before_request_hooks' : 'after_request_hooks';
   const now = hooks.filter((hook) => !hook.async);
   const later = hooks.filter((hook) => hook.async);
-  const runConfiguredCheck = await checkRunner();
+  // The built-in checks load with the first hook that runs: a function whose requests have none never loads them.
+  const { runConfiguredCheck } = await import('../../guardrails/check-runner');
   const ran = await runHooks(now, side, { ...base, ...exchange }, runConfiguredCheck);
   const shown = results(inference);
   if (side === 'input') shown.before_request_hooks.push(...ran.results);
@@ -169,14 +170,6 @@ async function runSpecs(
     inference.waitUntil(inference.recorder.waitFor(work.then((done) => inference.recorder.hooksRan(list, done.results))));
   }
   return ran;
-}
-
-let loadedRunner: Promise<RunCheck> | undefined;
-
-/** The built-in checks load with the first hook that runs: a function whose requests have none never loads them. */
-function checkRunner(): Promise<RunCheck> {
-  loadedRunner ??= import('../../guardrails/check-runner').then((module) => module.runConfiguredCheck);
-  return loadedRunner;
 }
 
 async function specsOf(inference: InferenceContext, settings: InheritedSettings, side: HookSide): Promise<HookSpec[]> {
